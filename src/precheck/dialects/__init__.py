@@ -1,0 +1,33 @@
+"""Stage 2: recognise each file's framework and map it onto ``TrainingConfig``.
+
+Adding a framework means adding a module here and its class to ``DIALECTS``.
+"""
+
+from __future__ import annotations
+
+from ..sources import Document
+from .base import Dialect
+from .h2o_llmstudio import H2oLlmStudio
+from .hf_trainer import HfTrainer
+from .llama_recipes import LlamaRecipes
+from .ms_swift import MsSwift
+from .simpletuner import SimpleTuner
+
+DIALECTS: tuple[Dialect, ...] = (MsSwift(), SimpleTuner(), H2oLlmStudio(), LlamaRecipes(), HfTrainer())
+
+BY_NAME = {d.name: d for d in DIALECTS}
+
+
+def detect(doc: Document) -> Dialect | None:
+    """The dialect that scores highest on ``doc``, or None (not a training config)."""
+    if not doc.mapping():
+        return None
+    best, best_score = None, 0
+    for dialect in DIALECTS:
+        score = dialect.score(doc)
+        if score > best_score:
+            best, best_score = dialect, score
+    return best
+
+
+__all__ = ["DIALECTS", "BY_NAME", "Dialect", "detect"]

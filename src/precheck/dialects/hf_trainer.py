@@ -1,0 +1,96 @@
+"""HF transformers ``TrainingArguments`` / TRL configs as YAML or JSON.
+
+Covers files whose keys are TrainingArguments fields, including alignment-handbook
+and TRL CLI recipes that put model keys (``model_name_or_path``, ``torch_dtype``,
+``load_in_4bit``, ``use_peft``) beside the training keys.
+"""
+
+from __future__ import annotations
+
+from ..config import TrainingConfig
+from ..dtypes import parse_dtype
+from ..sources import Document
+from .base import Dialect, count_keys, field, to_bool, to_float
+
+TRAINING_ARGS = (
+    "output_dir",
+    "per_device_train_batch_size",
+    "per_device_eval_batch_size",
+    "gradient_accumulation_steps",
+    "learning_rate",
+    "num_train_epochs",
+    "max_steps",
+    "lr_scheduler_type",
+    "warmup_ratio",
+    "warmup_steps",
+    "weight_decay",
+    "logging_steps",
+    "save_strategy",
+    "save_steps",
+    "eval_strategy",
+    "evaluation_strategy",
+    "report_to",
+    "fp16",
+    "bf16",
+    "tf32",
+    "optim",
+    "max_grad_norm",
+    "gradient_checkpointing",
+    "half_precision_backend",
+)
+
+#: keys that mark another framework's format (its own dialect, or one precheck skips)
+FOREIGN = {
+    "base_model",  # axolotl
+    "micro_batch_size",  # axolotl
+    "stage",  # LLaMA-Factory
+    "finetuning_type",  # LLaMA-Factory
+    "model_family",  # SimpleTuner
+    "llm_backbone",  # H2O LLM Studio
+    "tuner_type",  # ms-swift
+    "train_type",  # ms-swift
+    "sft_type",  # ms-swift
+    "use_fp16",  # llama-recipes
+    "trainer",  # Lightning / NeMo
+    "zero_optimization",  # DeepSpeed
+    "distributed_type",  # accelerate
+}
+
+
+class HfTrainer(Dialect):
+    name = "hf-trainer"
+    framework = "transformers"
+    fields = (
+        field("model", "model_name_or_path", "model_id"),
+        field("torch_dtype", "torch_dtype", "dtype", "model_init_kwargs.torch_dtype", convert=parse_dtype),
+        field("fp16", "fp16", convert=to_bool),
+        field("bf16", "bf16", convert=to_bool),
+        field("tf32", "tf32", convert=to_bool),
+        field("optimizer", "optim"),
+        field("gradient_checkpointing", "gradient_checkpointing", convert=to_bool),
+        field("max_grad_norm", "max_grad_norm", convert=to_float),
+    )
+
+    def score(self, doc: Document) -> int:
+        keys = self.keys(doc)
+        if keys & FOREIGN or _instantiates_components(doc):
+            return 0
+        hits = count_keys(keys, TRAINING_ARGS)
+        return 10 + hits if hits >= 2 else 0
+
+    def finish(self, doc: Document, config: TrainingConfig) -> None:
+        for key, bits in (("load_in_4bit", 4), ("load_in_8bit", 8)):
+            node = self.node(doc, key)
+            if node is not None and to_bool(node.value):
+                self.put(config, "quantization_bits", bits, doc, node)
+        peft = self.node(doc, "use_peft")
+        if peft is not None and to_bool(peft.value) is not None:
+            self.put(config, "train_type", "lora" if to_bool(peft.value) else "full", doc, peft)
+
+
+def _instantiates_components(doc: Document) -> bool:
+    """torchtune / Hydra recipes build objects from ``_component_`` / ``_target_`` blocks."""
+    for node in doc.mapping().values():
+        if isinstance(node.value, dict) and node.value.keys() & {"_component_", "_target_"}:
+            return True
+    return False

@@ -1,0 +1,73 @@
+"""ms-swift arguments as a YAML/JSON file (``swift sft config.yaml``, ``args.json``).
+
+Key names read in modelscope/ms-swift: 3.x/4.x ``model``, ``torch_dtype``,
+``train_type`` (renamed ``tuner_type`` in 4.x), ``fp16``/``bf16``; 2.x
+``model_id_or_path``, ``sft_type``, ``dtype``. 3.x-4.x accept a JSON file as the
+first argument; 4.x also YAML, whose top-level ``ENV`` block sets environment
+variables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..config import TrainingConfig
+from ..dtypes import parse_dtype
+from ..provenance import Sourced
+from ..sources import Document
+from .base import Dialect, count_keys, field, origin_of, to_bool, to_float
+
+DISTINCTIVE = (
+    "tuner_type",
+    "train_type",
+    "sft_type",
+    "model_type",
+    "template",
+    "template_type",
+    "lora_rank",
+    "target_modules",
+    "model_author",
+    "attn_impl",
+    "tuner_backend",
+    "split_dataset_ratio",
+    "torch_dtype",
+    "system",
+    "model_id_or_path",
+    "ENV",
+)
+
+class MsSwift(Dialect):
+    name = "ms-swift"
+    framework = "ms-swift"
+    fields = (
+        field("model", "model", "model_id_or_path"),
+        field("torch_dtype", "torch_dtype", "dtype", convert=parse_dtype),
+        field("fp16", "fp16", convert=to_bool),
+        field("bf16", "bf16", convert=to_bool),
+        field("tf32", "tf32", convert=to_bool),
+        field("train_type", "train_type", "tuner_type", "sft_type"),
+        field("optimizer", "optim"),
+        field("gradient_checkpointing", "gradient_checkpointing", convert=to_bool),
+        field("max_grad_norm", "max_grad_norm", convert=to_float),
+    )
+
+    def score(self, doc: Document) -> int:
+        keys = self.keys(doc)
+        if not keys & {"model", "model_id_or_path"}:
+            return 0
+        hits = count_keys(keys, DISTINCTIVE)
+        return 20 + hits if hits >= 2 else 0
+
+    def read(self, doc: Document, env: Mapping[str, str]) -> TrainingConfig:
+        config = super().read(doc, env)
+        block = self.node(doc, "ENV")  # ms-swift 4.x: variables set by the config itself
+        if block is not None and isinstance(block.value, dict):
+            for name, node in block.value.items():
+                if node.value is not None:
+                    config.env[name] = Sourced(str(node.value), origin_of(doc, node))
+        return config
+
+    def finish(self, doc: Document, config: TrainingConfig) -> None:
+        bits = self.node(doc, "quant_bits")
+        if bits is not None and isinstance(bits.value, int) and bits.value in (4, 8):
+            self.put(config, "quantization_bits", bits.value, doc, bits)

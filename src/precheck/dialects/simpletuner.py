@@ -1,0 +1,64 @@
+"""SimpleTuner ``config.json`` / ``config.toml``.
+
+Keys may be spelled with or without a leading ``--`` (SimpleTuner's
+``json_file.normalize_args`` adds it when missing), so both spellings map to one field;
+findings keep the user's spelling. Read in bghira/SimpleTuner:
+``helpers/configuration/cmd_args.py`` (``--mixed_precision`` bf16|fp16|no, fp8 from
+2.2.0, default bf16), ``helpers/training/optimizer_param.py`` (optimizer table).
+"""
+
+from __future__ import annotations
+
+from ..sources import Document, Node
+from .base import Dialect, count_keys, field, to_bool, to_float
+
+DISTINCTIVE = (
+    "model_family",
+    "pretrained_model_name_or_path",
+    "base_model_precision",
+    "base_model_default_dtype",
+    "gradient_precision",
+    "data_backend_config",
+    "lora_type",
+    "lycoris_config",
+    "quantize_via",
+    "flow_schedule_shift",
+    "validation_prompt",
+    "checkpoint_step_interval",
+    "checkpointing_steps",
+    "train_batch_size",
+    "optimizer",
+    "mixed_precision",
+    "model_type",
+)
+
+
+class SimpleTuner(Dialect):
+    name = "simpletuner"
+    framework = "simpletuner"
+    fields = (
+        field("model", "pretrained_model_name_or_path"),
+        field("mixed_precision", "mixed_precision"),
+        field("optimizer", "optimizer"),
+        field("gradient_precision", "gradient_precision"),
+        field("gradient_checkpointing", "gradient_checkpointing", convert=to_bool),
+        field("max_grad_norm", "max_grad_norm", convert=to_float),
+        field("train_type", "model_type"),
+    )
+
+    def root(self, doc: Document) -> dict[str, Node]:
+        """Saved templates nest the arguments: ``{"_metadata": ..., "config": {...}}``."""
+        top = doc.mapping()
+        inner = top.get("config")
+        if "_metadata" in top and inner is not None and isinstance(inner.value, dict):
+            return inner.value
+        return top
+
+    def normalise_key(self, key: str) -> str:
+        return key[2:] if key.startswith("--") else key
+
+    def score(self, doc: Document) -> int:
+        keys = self.keys(doc)
+        if not keys & {"model_family", "data_backend_config"}:
+            return 0
+        return 20 + count_keys(keys, DISTINCTIVE)

@@ -1,0 +1,145 @@
+"""The pipeline, end to end: paths → sources → dialects → resolve → rules → report."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+from . import dialects, resolve, sources
+from .config import TrainingConfig
+from .discovery import iter_files
+from .errors import InputError
+from .hardware import Hardware
+from .resolve.plan import PrecisionPlan
+from .rules import RULES, select_rules
+from .rules.base import Context, Finding, Rule, Severity
+from .versions import VersionInfo, Versions, collect
+
+
+@dataclass
+class FileResult:
+    path: str
+    dialect: str | None = None
+    error: InputError | None = None
+    config: TrainingConfig | None = None
+    plan: PrecisionPlan | None = None
+    versions: Versions | None = None
+
+
+@dataclass
+class Report:
+    hardware: Hardware
+    files: list[FileResult] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    #: set when hardware-dependent rules were skipped
+    hardware_note: str | None = None
+
+    @property
+    def errors(self) -> list[InputError]:
+        return [f.error for f in self.files if f.error is not None]
+
+    def versions(self) -> dict[str, VersionInfo]:
+        merged: dict[str, VersionInfo] = {}
+        for result in self.files:
+            if result.versions:
+                for name, info in result.versions.known.items():
+                    merged.setdefault(name, info)
+        return merged
+
+    def counts(self) -> dict[Severity, int]:
+        out = {s: 0 for s in Severity}
+        for finding in self.findings:
+            out[finding.severity] += 1
+        return out
+
+    def exit_code(self, fail_on: Severity = Severity.ERROR) -> int:
+        if self.errors:
+            return 2
+        return 1 if any(f.severity >= fail_on for f in self.findings) else 0
+
+
+def check(
+    paths: Iterable[str],
+    hardware: Hardware,
+    *,
+    env: Mapping[str, str] | None = None,
+    rules: Iterable[Rule] | None = None,
+    assumed_versions: dict[str, VersionInfo] | None = None,
+) -> Report:
+    """Check config files against ``hardware``; the Python API the CLI uses."""
+    environment = dict(os.environ if env is None else env)
+    active = list(RULES.values() if rules is None else rules)
+    report = Report(hardware)
+    if not hardware.known and any(r.hardware for r in active):
+        report.hardware_note = (
+            "no GPU found: rules that need the target hardware were skipped; "
+            "name it with --gpu (e.g. --gpu A100-80GB) or --hardware FILE"
+        )
+    for file, shown in iter_files(list(paths)):
+        result = FileResult(shown)
+        report.files.append(result)
+        try:
+            document = sources.load(file, shown)
+        except InputError as error:
+            result.error = error
+            continue
+        dialect = dialects.detect(document)
+        if dialect is None:
+            continue
+        result.dialect = dialect.name
+        config = dialect.read(document, environment)
+        wanted = {config.framework, *(p.package for r in active for p in r.versions)}
+        versions = collect(str(file), wanted, assumed_versions or {})
+        plan = resolve.resolve(config, hardware, versions)
+        result.config, result.plan, result.versions = config, plan, versions
+        context = Context(config, plan, hardware, versions)
+        report.findings.extend(run_rules(context, active))
+    report.findings.sort(key=lambda f: (f.origin.path or "", f.origin.line or 0, f.origin.column or 0, f.rule))
+    return report
+
+
+def run_rules(context: Context, rules: Iterable[Rule]) -> list[Finding]:
+    out: list[Finding] = []
+    for rule in rules:
+        if rule.hardware and not context.hardware.known:
+            continue
+        if rule.frameworks and context.config.framework not in rule.frameworks:
+            continue
+        for finding in rule.check(context):
+            placed = replace(finding, rule=rule.code, name=rule.name, severity=rule.severity)
+            judged = judge_versions(rule, placed, context.versions)
+            if judged is not None:
+                out.append(judged)
+    return out
+
+
+def judge_versions(rule: Rule, finding: Finding, versions: Versions) -> Finding | None:
+    """Apply a version-dependent rule's ranges (see README, "Framework versions")."""
+    if not rule.versions:
+        return finding
+    unknown = []
+    known = []
+    for span in rule.versions:
+        info = versions.get(span.package)
+        if info is None:
+            unknown.append(span)
+        elif not span.contains(info.version):
+            return None
+        else:
+            known.append(f"{info.name} {info.version} ({info.source})")
+    if not unknown:
+        return replace(finding, message=f"{finding.message} [{', '.join(known)}]")
+    spans = ", ".join(str(s) for s in rule.versions)
+    packages = ", ".join(sorted({s.package for s in unknown}))
+    hint = f"pin it or pass --assume-version {unknown[0].package}==VERSION"
+    if rule.affects_latest:
+        note = f"holds for {spans}; the {packages} version is not known ({hint})"
+        return replace(finding, message=f"{finding.message} [{note}]", note=note)
+    severity = min(rule.severity, Severity.WARNING)
+    note = f"only {spans} behave so, and the {packages} version is not known: {hint}"
+    return replace(finding, severity=severity, message=f"{finding.message} [{note}]", note=note)
+
+
+def rules_for(select: list[str] | None, ignore: list[str] | None) -> list[Rule]:
+    return select_rules(select, ignore)

@@ -1,0 +1,33 @@
+"""Errors that end a run with exit code 2: bad usage or unreadable input."""
+
+from __future__ import annotations
+
+
+class PrecheckError(Exception):
+    """Base class: a problem precheck reports as a message and exit code 2."""
+
+
+class UsageError(PrecheckError):
+    """Bad command-line usage (an unknown GPU name, an unknown rule code...)."""
+
+
+class InputError(PrecheckError):
+    """A file that cannot be read or parsed.
+
+    ``str(error)`` is ``path:line:col: message`` (line and column 1-based, omitted when
+    unknown), the form every editor and CI annotator understands.
+    """
+
+    def __init__(self, path: str, message: str, line: int | None = None, column: int | None = None):
+        self.path = path
+        self.message = message
+        self.line = line
+        self.column = column
+        super().__init__(self.location() + ": " + message)
+
+    def location(self) -> str:
+        if self.line is None:
+            return self.path
+        if self.column is None:
+            return f"{self.path}:{self.line}"
+        return f"{self.path}:{self.line}:{self.column}"

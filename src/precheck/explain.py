@@ -1,0 +1,74 @@
+"""``precheck explain``: the resolved precision plan with where each value came from."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .engine import Report
+from .report.json_report import hardware_json
+from .resolve.plan import PLAN_FIELDS
+
+SCHEMA_VERSION = 1
+
+
+def _value(value: Any) -> str:
+    return "none" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def render_text(report: Report) -> str:
+    lines: list[str] = [f"hardware: {report.hardware.describe()} ({report.hardware.source})"]
+    for error in report.errors:
+        lines.append(str(error))
+    for result in report.files:
+        if result.plan is None or result.config is None:
+            continue
+        lines.append("")
+        lines.append(f"{result.path} ({result.dialect})")
+        if result.versions and result.versions.known:
+            for info in result.versions.known.values():
+                lines.append(f"  version  {info.name} {info.version}  [{info.source}]")
+        for name, item in result.plan.fields().items():
+            lines.append(f"  {name:<22} {_value(item.value):<10} {item.origin}")
+        for override in result.plan.overrides:
+            lines.append(
+                f"  overridden: {override.loser.origin} = {_value(override.loser.value)} "
+                f"lost to {_value(override.winner.value)} ({override.reason})"
+            )
+    return "\n".join(lines)
+
+
+def render_json(report: Report) -> str:
+    runs = []
+    for result in report.files:
+        if result.plan is None or result.config is None:
+            continue
+        runs.append(
+            {
+                "path": result.path,
+                "dialect": result.dialect,
+                "framework": result.config.framework,
+                "versions": result.versions.as_dict() if result.versions else {},
+                "plan": {
+                    name: {"value": item.value, "source": str(item.origin)} for name, item in result.plan.fields().items()
+                },
+                "overridden": [
+                    {
+                        "field": o.field,
+                        "value": o.loser.value,
+                        "source": str(o.loser.origin),
+                        "by": str(o.winner.origin),
+                        "reason": o.reason,
+                    }
+                    for o in result.plan.overrides
+                ],
+            }
+        )
+    document = {
+        "version": SCHEMA_VERSION,
+        "hardware": hardware_json(report.hardware, report.hardware_note),
+        "fields": PLAN_FIELDS,
+        "runs": runs,
+        "errors": [{"path": e.path, "line": e.line, "column": e.column, "message": e.message} for e in report.errors],
+    }
+    return json.dumps(document, indent=2)

@@ -1,0 +1,159 @@
+"""The hardware a run will get: devices in the order the run's CUDA runtime sees them.
+
+A :class:`Hardware` value comes from named profiles (``--gpu V100``), a file written by
+``precheck probe --json`` (``--hardware FILE``), or a probe of this machine
+(:mod:`precheck.probe`, never importing torch).
+
+Order and visibility follow CUDA:
+
+* ``CUDA_DEVICE_ORDER``: ``FASTEST_FIRST`` (CUDA's default) or ``PCI_BUS_ID`` (the order
+  nvidia-smi and NVML use). ``--gpu`` lists cards in CUDA's order already.
+* ``CUDA_VISIBLE_DEVICES`` then selects among them: indices into that order, ``GPU-``
+  UUID prefixes or ``MIG-`` ids; an invalid entry hides it and every entry after it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from .errors import UsageError
+from .gpu_db import GpuModel, custom_model, database
+
+HardwareSource = Literal["profile", "probe", "file", "none"]
+
+_COUNT = re.compile(r"^\s*(\d+)\s*[x×*]\s*(.+?)\s*$", re.IGNORECASE)
+_CUSTOM = re.compile(r"^\s*sm_?(\d)(\d+)\s*[:/ ]\s*(\d+(?:\.\d+)?)\s*gi?b?\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    #: CUDA index as the training process sees it (after order and visibility)
+    index: int
+    model: GpuModel
+    #: the name as given or reported
+    name: str
+    memory_gib: float
+    #: position in PCI-bus order (nvidia-smi's index) when known
+    pci_index: int | None = None
+    pci_bus_id: str | None = None
+    uuid: str | None = None
+
+    @property
+    def bf16(self) -> bool:
+        return self.model.bf16
+
+    def label(self) -> str:
+        return f"cuda:{self.index} {self.name} ({self.model.sm}, {self.memory_gib:g} GB)"
+
+
+@dataclass(slots=True)
+class Hardware:
+    source: HardwareSource
+    #: the devices the run can use, in its CUDA order
+    devices: list[Device]
+    #: every device on the machine in CUDA order, before CUDA_VISIBLE_DEVICES
+    all_devices: list[Device] = field(default_factory=list)
+    order: str = "FASTEST_FIRST"
+    visible: str | None = None
+    #: problems found while building this value (probe failures, invalid entries)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def known(self) -> bool:
+        """Whether hardware-dependent rules can run."""
+        return bool(self.devices)
+
+    @property
+    def mixed(self) -> bool:
+        return len({d.model.id for d in self.all_devices}) > 1
+
+    def describe(self) -> str:
+        if not self.devices:
+            return "no GPU"
+        counts: dict[str, int] = {}
+        for d in self.devices:
+            counts[d.name] = counts.get(d.name, 0) + 1
+        return ", ".join(f"{n}x {name}" if n > 1 else name for name, n in counts.items())
+
+
+def model_for(spec: str) -> GpuModel:
+    """The database entry for one card name, or a custom card ``sm_86:48GB``."""
+    custom = _CUSTOM.match(spec)
+    if custom:
+        return custom_model(int(custom.group(1)), int(custom.group(2)), float(custom.group(3)))
+    db = database()
+    found = db.find(spec)
+    if found is None:
+        hints = db.closest(spec)
+        hint = f"; did you mean {', '.join(repr(h) for h in hints)}?" if hints else ""
+        raise UsageError(
+            f"unknown GPU {spec!r}{hint} (describe a card the database lacks by compute "
+            "capability and memory, e.g. --gpu sm_86:48GB; `precheck gpus` lists known names)"
+        )
+    return found
+
+
+def expand_specs(specs: list[str]) -> list[GpuModel]:
+    """``["8xH100", "V100"]`` → nine models, in the order given."""
+    models: list[GpuModel] = []
+    for spec in specs:
+        count, name = 1, spec
+        match = _COUNT.match(spec)
+        if match:
+            count, name = int(match.group(1)), match.group(2)
+            if count < 1 or count > 1024:
+                raise UsageError(f"--gpu {spec!r}: the count must be between 1 and 1024")
+        models.extend([model_for(name)] * count)
+    return models
+
+
+def from_specs(specs: list[str], env: Mapping[str, str]) -> Hardware:
+    """Hardware named on the command line: cards listed in CUDA's order."""
+    models = expand_specs(specs)
+    devices = [Device(i, m, m.name, m.memory_gib) for i, m in enumerate(models)]
+    return with_visibility(Hardware("profile", devices, devices, env_order(env)), env)
+
+
+def env_order(env: Mapping[str, str]) -> str:
+    value = env.get("CUDA_DEVICE_ORDER", "").strip().upper()
+    return "PCI_BUS_ID" if value == "PCI_BUS_ID" else "FASTEST_FIRST"
+
+
+def select_visible(devices: list[Device], value: str) -> tuple[list[Device], str | None]:
+    """Apply a CUDA_VISIBLE_DEVICES value; returns the devices and a note if truncated."""
+    chosen: list[Device] = []
+    for raw in value.split(","):
+        entry = raw.strip()
+        match: Device | None = None
+        if re.fullmatch(r"\d+", entry):
+            position = int(entry)
+            match = devices[position] if position < len(devices) else None
+        elif entry.startswith(("GPU-", "MIG-")):
+            hits = [d for d in devices if d.uuid and d.uuid.startswith(entry)]
+            match = hits[0] if len(hits) == 1 else None
+        if match is None or match in chosen:
+            note = (
+                f"CUDA_VISIBLE_DEVICES={value!r}: entry {entry!r} names no device "
+                f"(there are {len(devices)}); CUDA ignores it and every entry after it"
+            )
+            return chosen, note
+        chosen.append(match)
+    return chosen, None
+
+
+def with_visibility(hardware: Hardware, env: Mapping[str, str]) -> Hardware:
+    """Renumber the devices the run will see, per CUDA_VISIBLE_DEVICES."""
+    value = env.get("CUDA_VISIBLE_DEVICES")
+    if value is None:
+        return hardware
+    chosen, note = select_visible(hardware.all_devices, value)
+    notes = hardware.notes + ([note] if note else [])
+    devices = [replace(d, index=i) for i, d in enumerate(chosen)]
+    return Hardware(hardware.source, devices, hardware.all_devices, hardware.order, value, notes)
+
+
+def no_hardware(note: str) -> Hardware:
+    return Hardware("none", [], [], notes=[note])

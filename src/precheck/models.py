@@ -1,0 +1,63 @@
+"""What precheck knows about popular checkpoints without downloading them.
+
+``native_dtype`` is the ``torch_dtype`` the publisher saved in the checkpoint's
+``config.json``: the precision the weights were trained and released in. Each family
+names where that was read; families whose value could not be confirmed are left out
+rather than guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    name: str
+    pattern: re.Pattern[str]
+    native_dtype: str
+    source: str
+
+
+FAMILIES: tuple[Family, ...] = (
+    Family(
+        "TinyLlama",
+        re.compile(r"tinyllama"),
+        "bfloat16",
+        'TinyLlama/TinyLlama-1.1B-Chat-v1.0 config.json "torch_dtype": "bfloat16" (as mirrored by unsloth/tinyllama)',
+    ),
+    Family(
+        "Llama 2",
+        re.compile(r"llama-?2"),
+        "float16",
+        'meta-llama/Llama-2-7b-hf config.json "torch_dtype": "float16" (transformers docs tip, PR #25794)',
+    ),
+    Family(
+        "Llama 3",
+        re.compile(r"llama-?3"),
+        "bfloat16",
+        'meta-llama/Llama-3.x config.json "torch_dtype": "bfloat16" (llama-recipes PR #663)',
+    ),
+    Family(
+        "Qwen2",
+        re.compile(r"qwen2|qwen3"),
+        "bfloat16",
+        'Qwen/Qwen2.5-*-Instruct config.json "torch_dtype": "bfloat16"',
+    ),
+    Family(
+        "Mistral",
+        re.compile(r"mistral|mixtral"),
+        "bfloat16",
+        'mistralai/Mistral-7B-v0.1 config.json "torch_dtype": "bfloat16"',
+    ),
+)
+
+
+def family_of(model: str) -> Family | None:
+    name = model.lower()
+    # the table lists the most specific family first (TinyLlama before Llama)
+    for family in FAMILIES:
+        if family.pattern.search(name):
+            return family
+    return None

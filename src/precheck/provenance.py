@@ -1,0 +1,61 @@
+"""Where a value came from: a key in a file, an environment variable, a default."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Generic, Literal, TypeVar
+
+T = TypeVar("T")
+
+OriginKind = Literal["file", "env", "default", "derived"]
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    kind: OriginKind
+    path: str | None = None
+    line: int | None = None
+    column: int | None = None
+    #: the key as the user spelled it (``--gradient_precision``, ``use_fp16``)
+    key: str | None = None
+    #: for defaults and derived values: whose default, what it was derived from
+    detail: str | None = None
+
+    @classmethod
+    def env(cls, name: str) -> Origin:
+        return cls("env", key=name)
+
+    @classmethod
+    def default(cls, detail: str) -> Origin:
+        return cls("default", detail=detail)
+
+    def derived(self, detail: str) -> Origin:
+        """The same place, read as the source of a value derived from it."""
+        return Origin("derived", self.path, self.line, self.column, self.key, detail)
+
+    @property
+    def in_file(self) -> bool:
+        return self.path is not None and self.line is not None
+
+    def location(self) -> str:
+        if self.path is None:
+            return ""
+        return f"{self.path}:{self.line}:{self.column}" if self.line else self.path
+
+    def __str__(self) -> str:
+        if self.kind == "env":
+            return f"env:{self.key}"
+        if self.kind == "default":
+            return self.detail or "default"
+        where = f"{self.location()} ({self.key})" if self.key else self.location()
+        if self.kind == "derived" and self.detail:
+            return f"{self.detail}, from {where}" if where else self.detail
+        return where
+
+
+@dataclass(frozen=True, slots=True)
+class Sourced(Generic[T]):
+    """A value and where it came from."""
+
+    value: T
+    origin: Origin

@@ -1,0 +1,62 @@
+"""``--format json``: the versioned document of DESIGN.md's contract (see README)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..engine import Report
+from ..hardware import Hardware
+from ..rules.base import Severity
+
+SCHEMA_VERSION = 1
+
+
+def hardware_json(hardware: Hardware, note: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "source": hardware.source,
+        "devices": [
+            {
+                "index": d.index,
+                "name": d.name,
+                "compute_capability": d.model.compute_capability,
+                "memory_gib": d.memory_gib,
+                "bf16": d.bf16,
+            }
+            for d in hardware.devices
+        ],
+    }
+    if note:
+        out["note"] = note
+    return out
+
+
+def render(report: Report) -> str:
+    counts = report.counts()
+    document = {
+        "version": SCHEMA_VERSION,
+        "hardware": hardware_json(report.hardware, report.hardware_note),
+        "files": [{"path": f.path, "dialect": f.dialect} for f in report.files if f.error is None],
+        "versions": {n: {"version": v.version, "source": v.source} for n, v in sorted(report.versions().items())},
+        "findings": [
+            {
+                "rule": f.rule,
+                "name": f.name,
+                "severity": str(f.severity),
+                "path": f.origin.path,
+                "line": f.origin.line,
+                "column": f.origin.column,
+                "key": f.origin.key,
+                "message": f.message,
+                "fix": f.fix.text() if f.fix else None,
+            }
+            for f in report.findings
+        ],
+        "errors": [{"path": e.path, "line": e.line, "column": e.column, "message": e.message} for e in report.errors],
+        "summary": {
+            "errors": counts[Severity.ERROR],
+            "warnings": counts[Severity.WARNING],
+            "info": counts[Severity.INFO],
+        },
+    }
+    return json.dumps(document, indent=2)

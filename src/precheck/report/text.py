@@ -1,0 +1,73 @@
+"""Text output: ``path:line:col: CODE severity message`` and the fix under it."""
+
+from __future__ import annotations
+
+from ..engine import Report
+from ..rules.base import Finding, Severity
+
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def finding_lines(finding: Finding) -> tuple[str, str | None]:
+    origin = finding.origin
+    head = f"{origin.location()}: {finding.rule} {finding.severity} {finding.message}"
+    return head, f"  help: {finding.fix.text()}" if finding.fix else None
+
+
+def summary(report: Report) -> str:
+    counts = report.counts()
+    checked = [f for f in report.files if f.dialect]
+    parts = [
+        _plural(counts[Severity.ERROR], "error"),
+        _plural(counts[Severity.WARNING], "warning"),
+        f"{counts[Severity.INFO]} info",
+    ]
+    where = f"in {_plural(len(checked), 'config')}"
+    skipped = len(report.files) - len(checked) - len(report.errors)
+    if skipped:
+        where += f" ({skipped} other file{'' if skipped == 1 else 's'} skipped: not a known training config)"
+    hardware = report.hardware
+    target = hardware.describe() + (f", from {'--gpu' if hardware.source == 'profile' else hardware.source}" if hardware.known else "")
+    return f"{', '.join(parts)} {where}; hardware: {target}"
+
+
+def render_plain(report: Report) -> list[str]:
+    lines: list[str] = []
+    for error in report.errors:
+        lines.append(f"{error}")
+    for finding in report.findings:
+        head, help_line = finding_lines(finding)
+        lines.append(head)
+        if help_line:
+            lines.append(help_line)
+    if report.hardware_note:
+        lines.append(f"info: {report.hardware_note}")
+    lines.append(summary(report))
+    return lines
+
+
+def print_report(report: Report, color: bool) -> None:
+    if not color:
+        print("\n".join(render_plain(report)))
+        return
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(highlight=False, soft_wrap=True)
+    for error in report.errors:
+        console.print(f"[bold]{escape(error.location())}[/]: [bold red]error[/] {escape(error.message)}")
+    for finding in report.findings:
+        style = _STYLE[finding.severity]
+        console.print(
+            f"[bold]{escape(finding.origin.location())}[/]: [{style}]{finding.rule}[/] "
+            f"[{style}]{finding.severity}[/] {escape(finding.message)}"
+        )
+        if finding.fix:
+            console.print(f"  [green]help[/]: {escape(finding.fix.text())}")
+    if report.hardware_note:
+        console.print(f"[cyan]info[/]: {escape(report.hardware_note)}")
+    console.print(summary(report), style="dim")

@@ -1,0 +1,48 @@
+"""Pieces of resolution shared by several frameworks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..config import TrainingConfig
+from ..provenance import Origin, Sourced
+
+#: what PEFT does with adapter weights: ``get_peft_model(..., autocast_adapter_dtype=True)``
+#: (the default) upcasts fp16/bf16 adapter weights to float32 (peft ``tuners_utils``
+#: ``cast_adapter_dtype``), so LoRA trains fp32 weights whatever the base dtype.
+PEFT_ADAPTERS = Origin.default("PEFT casts LoRA adapter weights to float32 (autocast_adapter_dtype=True)")
+
+
+def value(item: Sourced[Any] | None, default: Any = None) -> Any:
+    return item.value if item is not None else default
+
+
+def is_adapter_training(config: TrainingConfig, default: str = "full") -> bool:
+    kind = str(value(config.train_type, default)).lower()
+    return kind not in ("full", "none", "")
+
+
+def trainable_dtype(config: TrainingConfig, load: Sourced[str], default_train_type: str = "full") -> Sourced[str]:
+    """Trainable parameters: adapters are fp32 under PEFT; a full fine-tune trains the loaded weights."""
+    if is_adapter_training(config, default_train_type):
+        return Sourced("float32", PEFT_ADAPTERS)
+    return Sourced(load.value, load.origin.derived("full fine-tune trains the loaded weights") if load.origin.in_file else load.origin)
+
+
+def amp_flags(config: TrainingConfig) -> Sourced[str | None]:
+    """HF-style ``fp16``/``bf16`` switches → autocast dtype."""
+    if config.fp16 is not None and config.fp16.value:
+        return Sourced("float16", config.fp16.origin)
+    if config.bf16 is not None and config.bf16.value:
+        return Sourced("bfloat16", config.bf16.origin)
+    origin = (config.fp16 or config.bf16).origin if (config.fp16 or config.bf16) else Origin.default("no fp16/bf16 flag: no autocast")
+    return Sourced(None, origin)
+
+
+def scaler_for(autocast: Sourced[str | None], detail: str) -> tuple[Sourced[str], Sourced[bool]]:
+    """fp16 autocast gets dynamic loss scaling through a GradScaler; nothing else does."""
+    if autocast.value == "float16":
+        origin = autocast.origin.derived(detail) if autocast.origin.in_file else Origin.default(detail)
+        return Sourced("dynamic", origin), Sourced(True, origin)
+    none = Origin.default("loss scaling is only used with fp16 autocast")
+    return Sourced("none", none), Sourced(False, none)

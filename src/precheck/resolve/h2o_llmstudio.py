@@ -1,0 +1,64 @@
+"""H2O LLM Studio: ``environment.mixed_precision`` + ``mixed_precision_dtype``.
+
+Read in h2oai/h2o-llmstudio ``llm_studio/train.py`` ``run_train``: autocast with
+``dtype=mixed_precision_dtype``; ``GradScaler(enabled=(mixed_precision_dtype ==
+"float16"))``. ``modeling_utils.create_nlp_backbone``: a full fine-tune whose
+``backbone_dtype`` is not float32 turns mixed precision off ("Disabling mixed precision
+as dtype not set to float32."); with LoRA on an int4/int8 backbone the remaining
+fp16/bf16 parameters are cast to float32. ``environment.gpus`` picks the devices.
+"""
+
+from __future__ import annotations
+
+from ..config import TrainingConfig
+from ..hardware import Hardware
+from ..provenance import Origin, Sourced
+from ..versions import Versions
+from .common import is_adapter_training, trainable_dtype
+from .plan import Override, PrecisionPlan
+
+
+def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
+    backbone = config.torch_dtype
+    quantized = config.quantization_bits
+    if quantized is not None:
+        load: Sourced[str] = Sourced(f"int{quantized.value}", quantized.origin)
+    else:
+        load = backbone or Sourced("int4", Origin.default("H2O LLM Studio default backbone_dtype: int4"))
+    lora = is_adapter_training(config, "lora")
+    amp = config.amp or Sourced(True, Origin.default("H2O LLM Studio default mixed_precision: true"))
+    overrides: list[Override] = []
+    if amp.value and not lora and load.value != "float32":
+        off = Sourced(False, load.origin.derived("Disabling mixed precision as dtype not set to float32."))
+        overrides.append(Override(field="autocast_dtype", winner=off, loser=amp, reason=off.origin.detail or ""))
+        amp = off
+    dtype = config.amp_dtype or Sourced("bfloat16", Origin.default("H2O LLM Studio default mixed_precision_dtype: bfloat16"))
+    autocast: Sourced[str | None] = Sourced(dtype.value if amp.value else None, dtype.origin if amp.value else amp.origin)
+    weights = load if load.value.startswith("float") or load.value == "bfloat16" else Sourced("float32", load.origin)
+    params = trainable_dtype(config, weights, "lora")
+    scaler_on = bool(amp.value) and dtype.value == "float16"
+    why = Origin.default("GradScaler(enabled=(mixed_precision_dtype == 'float16'))")
+    gpus = _devices(config)
+    return PrecisionPlan(
+        framework=config.framework,
+        load_dtype=load,
+        param_dtype=params,
+        autocast_dtype=autocast,
+        grad_dtype=params,
+        optimizer_state_dtype=params,
+        loss_scaling=Sourced("dynamic" if scaler_on else "none", why),
+        grad_scaler=Sourced(scaler_on, why),
+        devices=gpus,
+        overrides=overrides,
+    )
+
+
+def _devices(config: TrainingConfig) -> Sourced[str]:
+    gpus = config.keys.get("environment")
+    if gpus is not None and isinstance(gpus.value, dict):
+        node = gpus.value.get("gpus")
+        if node is not None and isinstance(node.value, list):
+            ids = ",".join(str(item.value) for item in node.value)
+            line, column = node.anchor
+            return Sourced(ids, Origin("file", config.path, line, column, "gpus"))
+    return Sourced("all", Origin.default("H2O LLM Studio uses every visible GPU by default"))

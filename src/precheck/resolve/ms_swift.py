@@ -1,0 +1,75 @@
+"""ms-swift: ``torch_dtype`` decides fp16/bf16 (``ModelArguments._init_mixed_precision``).
+
+Read in modelscope/ms-swift (released wheels): ``torch_dtype`` float16 or float32 sets
+fp16 AMP, bfloat16 sets bf16. From 3.3.1 (PR #3909) this only fills flags left unset
+(``fp16: Optional[bool] = None``); 3.0.0 to 3.3.0.post1 overwrote explicit flags too
+(``_init_torch_dtype``: ``self.fp16, self.bf16 = True, False``). With no torch_dtype,
+``get_default_torch_dtype`` takes the checkpoint's config.json dtype, else bf16 on a
+bf16 GPU and fp16 on other GPUs. ``train_type`` defaults to lora, and ms-swift keeps
+adapter weights in float32.
+"""
+
+from __future__ import annotations
+
+from ..config import TrainingConfig
+from ..hardware import Hardware
+from ..provenance import Origin, Sourced
+from ..versions import VersionRange, Versions
+from .common import scaler_for, trainable_dtype
+from .plan import Override, PrecisionPlan
+
+#: the releases whose explicit ``--fp16 false`` lost to ``torch_dtype``
+OVERRIDES_FLAGS = VersionRange("ms-swift", "3.0.0", "3.3.1")
+
+
+def overrides_flags(versions: Versions) -> bool:
+    info = versions.get("ms-swift")
+    return info is not None and OVERRIDES_FLAGS.contains(info.version)
+
+
+def default_dtype(hardware: Hardware) -> Sourced[str]:
+    if hardware.known:
+        pick = "bfloat16" if all(d.bf16 for d in hardware.devices) else "float16"
+        return Sourced(pick, Origin.default("ms-swift default: bf16 on a bf16 GPU, else fp16 (get_default_torch_dtype)"))
+    return Sourced("auto", Origin.default("ms-swift default: the checkpoint's dtype, else by GPU"))
+
+
+def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
+    load = config.torch_dtype or default_dtype(hardware)
+    derived_fp16 = load.value in ("float16", "float32")
+    derived_bf16 = load.value == "bfloat16"
+    detail = f"ms-swift derives fp16/bf16 from torch_dtype {load.value}"
+    old = overrides_flags(versions)
+    overrides: list[Override] = []
+
+    def flag(name: str, explicit: Sourced[bool] | None, derived: bool) -> Sourced[bool]:
+        made = Sourced(derived, load.origin.derived(detail) if load.origin.in_file else Origin.default(detail))
+        if explicit is None:
+            return made
+        if old and explicit.value != derived:
+            overrides.append(Override(field=name, winner=made, loser=explicit, reason="ms-swift<3.3.1 ignores explicit fp16/bf16"))
+            return made
+        return explicit
+
+    fp16 = flag("fp16", config.fp16, derived_fp16)
+    bf16 = flag("bf16", config.bf16, derived_bf16)
+    if fp16.value:
+        autocast: Sourced[str | None] = Sourced("float16", fp16.origin)
+    elif bf16.value:
+        autocast = Sourced("bfloat16", bf16.origin)
+    else:
+        autocast = Sourced(None, fp16.origin)
+    params = trainable_dtype(config, load, "lora")
+    scaling, scaler = scaler_for(autocast, "HF Trainer (under ms-swift) creates a GradScaler for fp16")
+    return PrecisionPlan(
+        framework=config.framework,
+        load_dtype=load,
+        param_dtype=params,
+        autocast_dtype=autocast,
+        grad_dtype=params,
+        optimizer_state_dtype=params,
+        loss_scaling=scaling,
+        grad_scaler=scaler,
+        devices=Sourced("all", Origin.default("ms-swift uses every visible GPU")),
+        overrides=overrides,
+    )

@@ -1,0 +1,56 @@
+"""Stage 4: the rule registry.
+
+Families (the code's first digit): PC1xx device capability, PC2xx contradicting
+precision settings, PC3xx optimizer and gradient dtypes, PC4xx loss scaling, PC5xx
+device order and visibility, PC9xx input hygiene. Codes are never reused.
+"""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+from . import device, hygiene, optimizer, precision, scaling, topology
+from .base import Context, Edit, Finding, Fix, FixSafety, Rule, Severity
+
+_MODULES = (device, precision, optimizer, scaling, topology, hygiene)
+
+RULES: dict[str, Rule] = {
+    item.code: item for module in _MODULES for item in vars(module).values() if isinstance(item, Rule)
+}
+RULES = dict(sorted(RULES.items()))
+BY_NAME = {r.name: r for r in RULES.values()}
+
+
+def resolve_selector(selector: str) -> list[Rule]:
+    """A code (PC101), a family prefix (PC1, PC10), a slug, or ALL."""
+    text = selector.strip()
+    if text.upper() == "ALL":
+        return list(RULES.values())
+    if text in BY_NAME:
+        return [BY_NAME[text]]
+    upper = text.upper()
+    hits = [r for code, r in RULES.items() if code.startswith(upper)]
+    if upper.startswith("PC") and hits:
+        return hits
+    raise UsageError(f"unknown rule selector {selector!r} (a code like PC101, a prefix like PC1, a name, or ALL)")
+
+
+def select_rules(select: list[str] | None, ignore: list[str] | None) -> list[Rule]:
+    chosen: dict[str, Rule] = {}
+    for selector in select or ["ALL"]:
+        for item in resolve_selector(selector):
+            chosen[item.code] = item
+    for selector in ignore or []:
+        for item in resolve_selector(selector):
+            chosen.pop(item.code, None)
+    return [chosen[c] for c in sorted(chosen)]
+
+
+def get(selector: str) -> Rule:
+    text = selector.strip()
+    found = RULES.get(text.upper()) or BY_NAME.get(text)
+    if found is None:
+        raise UsageError(f"no such rule: {selector!r} (`precheck rules` lists them)")
+    return found
+
+
+__all__ = ["RULES", "Context", "Edit", "Finding", "Fix", "FixSafety", "Rule", "Severity", "get", "select_rules"]

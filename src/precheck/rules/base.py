@@ -1,0 +1,172 @@
+"""What a rule is, what it yields, and the context it reads."""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..provenance import Origin
+from ..versions import VersionRange
+
+if TYPE_CHECKING:
+    from ..config import TrainingConfig
+    from ..hardware import Hardware
+    from ..resolve.plan import PrecisionPlan
+    from ..versions import Versions
+
+
+class Severity(enum.IntEnum):
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        return cls[text.strip().upper()]
+
+
+class FixSafety(enum.Enum):
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    MANUAL = "manual"
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Set ``key`` in ``path`` to ``value`` (``None`` with ``remove`` deletes the key)."""
+
+    path: str
+    key: str
+    value: Any = None
+    line: int | None = None
+    remove: bool = False
+
+    def describe(self) -> str:
+        where = f" ({self.path}:{self.line})" if self.line else f" (in {self.path})"
+        if self.remove:
+            return f"remove `{self.key}`{where}"
+        return f"set `{self.key}: {_yaml_scalar(self.value)}`{where}"
+
+
+def _yaml_scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """The concrete change, in the user's own key and file."""
+
+    description: str
+    edits: tuple[Edit, ...] = ()
+    safety: FixSafety = FixSafety.MANUAL
+
+    def text(self) -> str:
+        if not self.edits:
+            return self.description
+        return self.description + ": " + "; ".join(e.describe() for e in self.edits)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """What a rule yields; the engine fills in the rule's code, name and severity."""
+
+    origin: Origin
+    message: str
+    fix: Fix | None = None
+    #: other places that take part (the key that overrode, the env var...)
+    related: tuple[Origin, ...] = ()
+    #: set by the engine
+    rule: str = ""
+    name: str = ""
+    severity: Severity = Severity.ERROR
+    #: why the engine changed the severity (versions not known, config override)
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Everything a rule may read. Rules never read files, probe, or print."""
+
+    config: TrainingConfig
+    plan: PrecisionPlan
+    hardware: Hardware
+    versions: Versions
+
+
+Check = Callable[[Context], Iterator[Finding]]
+
+_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_CODE = re.compile(r"^PC\d{3}$")
+DOC_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Fix")
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    check: Check
+    #: needs to know the devices (skipped when no GPU is known)
+    hardware: bool = False
+    fix_safety: FixSafety = FixSafety.MANUAL
+    #: where the behaviour holds; empty: every version
+    versions: tuple[VersionRange, ...] = ()
+    #: whether the newest release of the framework still behaves so
+    affects_latest: bool = True
+    #: the frameworks (distribution names) whose runs this rule reads
+    frameworks: tuple[str, ...] = ()
+    doc: str = field(default="", repr=False)
+
+    @property
+    def family(self) -> str:
+        return self.code[:3] + "xx"
+
+    @property
+    def summary(self) -> str:
+        for line in self.doc.splitlines():
+            if line.strip() and not line.startswith("#"):
+                return line.strip()
+        return ""
+
+
+def rule(
+    code: str,
+    name: str,
+    severity: Severity,
+    *,
+    hardware: bool = False,
+    fix_safety: FixSafety = FixSafety.MANUAL,
+    versions: tuple[VersionRange, ...] = (),
+    affects_latest: bool = True,
+    frameworks: tuple[str, ...] = (),
+) -> Callable[[Check], Rule]:
+    """Declare a rule; the function's docstring is its documentation."""
+    if not _CODE.match(code):
+        raise ValueError(f"bad rule code {code!r}")
+    if not _SLUG.match(name):
+        raise ValueError(f"rule name {name!r} is not kebab-case")
+
+    def wrap(check: Check) -> Rule:
+        return Rule(
+            code,
+            name,
+            severity,
+            check,
+            hardware,
+            fix_safety,
+            versions,
+            affects_latest,
+            frameworks,
+            inspect.cleandoc(check.__doc__ or ""),
+        )
+
+    return wrap

@@ -1,0 +1,142 @@
+"""PC2xx: precision settings that contradict each other or the model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..models import family_of
+from ..resolve.ms_swift import OVERRIDES_FLAGS
+from .base import Context, Edit, Finding, Fix, Severity, rule
+from .device import used_devices
+
+
+@rule(
+    "PC201",
+    "fp16-flag-overridden-by-torch-dtype",
+    Severity.ERROR,
+    versions=(OVERRIDES_FLAGS,),
+    affects_latest=False,
+    frameworks=("ms-swift",),
+)
+def fp16_flag_overridden_by_torch_dtype(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds an explicit `fp16: false` that ms-swift throws away because `torch_dtype` is
+    float16 or float32.
+
+    ## What it does
+    In ms-swift 3.0.0 to 3.3.0.post1, `ModelArguments._init_torch_dtype`
+    (`swift/llm/argument/base_args/model_args.py`) runs
+    `if self.torch_dtype in {torch.float16, torch.float32}: self.fp16, self.bf16 = True, False`
+    for every training run, whatever the user passed: `fp16` was a plain bool, so an
+    explicit false looked like the default. The forced flag reaches TrainingArguments,
+    which exports `ACCELERATE_MIXED_PRECISION=fp16`. Fixed in 3.3.1 (PR #3909, issue
+    #3896): flags became `Optional[bool]` and explicit values are kept.
+
+    ## Why is this bad?
+    The run trains with fp16 autocast although the config says it does not. With
+    `torch_dtype: float16` the weights are fp16 as well; fp16's range (about 6e-8 to
+    65504) overflows and the loss goes NaN (the seed: a V100 run with
+    `--torch_dtype float16 --fp16 false`). A V100 has no bf16 either, so bf16 is not
+    the way out there.
+
+    ## Example
+    ```yaml
+    torch_dtype: float16
+    fp16: false
+    ```
+    Use instead (ms-swift ≥ 3.3.1 keeps the flag):
+    ```yaml
+    torch_dtype: float32
+    fp16: false
+    ```
+
+    ## Fix
+    Upgrade to ms-swift 3.3.1 or later and use `torch_dtype: float32` with
+    `fp16: false` (full fp32). On an affected version float32 forces fp16 AMP too, so
+    the honest configuration there is fp16 AMP with fp32 weights: `torch_dtype: float32`
+    and `fp16: true` (dynamic loss scaling keeps it stable).
+    """
+    config = ctx.config
+    fp16, dtype = config.fp16, config.torch_dtype
+    if fp16 is None or fp16.value or dtype is None or dtype.value not in ("float16", "float32"):
+        return
+    no_bf16 = [d for d in used_devices(ctx) if not d.bf16] if ctx.hardware.known else []
+    tail = f"; {no_bf16[0].name} has no bf16 either, so fp32 weights are the safe choice" if no_bf16 else ""
+    path = dtype.origin.path or config.path
+    yield Finding(
+        dtype.origin,
+        f"`{dtype.origin.key}: {dtype.value}` forces fp16 mixed precision on and the explicit "
+        f"`{fp16.origin.key}: false` (line {fp16.origin.line}) is ignored: the run trains in fp16{tail}",
+        Fix(
+            "upgrade to ms-swift>=3.3.1 and train in fp32; on this version accept fp16 AMP with fp32 weights",
+            (
+                Edit(path, dtype.origin.key or "torch_dtype", "float32", dtype.origin.line),
+                Edit(path, fp16.origin.key or "fp16", True, fp16.origin.line),
+            ),
+        ),
+        related=(fp16.origin,),
+    )
+
+
+@rule("PC202", "fp16-on-bf16-model", Severity.WARNING)
+def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
+    """
+    Warns when a checkpoint released in bf16 is trained with fp16.
+
+    ## What it does
+    Looks the model up in precheck's table of popular families (`precheck.models`,
+    each with the `torch_dtype` its publisher saved in `config.json` and where that was
+    read) and reports fp16 autocast or fp16 weights for a family released in bfloat16
+    (Llama 3, TinyLlama, Qwen2, Mistral). Llama 2 was released in float16 and is not
+    reported.
+
+    ## Why is this bad?
+    A bf16 checkpoint was trained with bf16's range (up to ~3.4e38); its activations can
+    exceed fp16's maximum of 65504. In fp16 they overflow to inf, loss scaling cannot
+    recover it, and `grad_norm` turns NaN (the seed: TinyLlama trained in fp16 with
+    Unsloth, unslothai/unsloth#911, while bf16 on an RTX 4090 trained fine).
+
+    ## Example
+    ```yaml
+    model_name_or_path: TinyLlama/TinyLlama-1.1B-Chat-v1.0
+    fp16: true
+    ```
+    Use instead (on a GPU with bf16):
+    ```yaml
+    bf16: true
+    ```
+
+    ## Fix
+    `bf16: true` (and `fp16: false`) where every device supports bf16; otherwise keep
+    fp16 with gradient clipping and dynamic loss scaling, or train in fp32.
+    """
+    config = ctx.config
+    if config.model is None or not ctx.plan.uses_fp16:
+        return
+    family = family_of(str(config.model.value))
+    if family is None or family.native_dtype != "bfloat16":
+        return
+    item = ctx.plan.autocast_dtype if ctx.plan.autocast_dtype.value == "float16" else ctx.plan.load_dtype
+    origin = item.origin if item.origin.in_file else config.model.origin
+    bf16_ok = ctx.hardware.known and all(d.bf16 for d in used_devices(ctx))
+    path = origin.path or config.path
+    if bf16_ok and config.fp16 is not None and origin == config.fp16.origin:
+        bf16 = config.bf16.origin if config.bf16 is not None else None
+        fix = Fix(
+            "train in bf16: every device this run uses supports it",
+            (
+                Edit(path, origin.key or "fp16", False, origin.line),
+                Edit(path, (bf16.key if bf16 else None) or "bf16", True, bf16.line if bf16 else None),
+            ),
+        )
+    elif bf16_ok:
+        fix = Fix("train in bf16: every device this run uses supports it")
+    else:
+        fix = Fix("keep fp16 only with gradient clipping and dynamic loss scaling, or train in fp32 (bf16 needs an sm_80+ GPU)")
+    yield Finding(
+        origin,
+        f"{config.model.value} was released in bf16 ({family.name} family); training it in fp16 "
+        "overflows past fp16's maximum of 65504, which shows up as NaN grad_norm",
+        fix,
+        related=(config.model.origin,),
+    )

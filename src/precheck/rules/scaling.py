@@ -1,0 +1,130 @@
+"""PC4xx: loss scaling and GradScaler against the gradients' dtype."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..provenance import Origin
+from ..versions import VersionRange
+from .base import Context, Edit, Finding, Fix, Severity, rule
+
+
+@rule("PC401", "grad-scaler-fp16-gradients", Severity.ERROR)
+def grad_scaler_fp16_gradients(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds fp16 trainable weights under a GradScaler (fp16 AMP on an fp16 model).
+
+    ## What it does
+    Reports a plan whose trainable parameters (hence gradients) are fp16 while a torch
+    `GradScaler` is enabled: fp16 mixed precision on top of a model loaded in fp16 and
+    trained in full (adapters are fp32 under PEFT and are fine).
+
+    ## Why is this bad?
+    `GradScaler.unscale_` calls `_unscale_grads_(..., allow_fp16=False)`
+    (`torch/amp/grad_scaler.py`), which raises
+    `ValueError: Attempting to unscale FP16 gradients.` at the first optimizer step.
+    Mixed precision needs fp32 master weights. FSDP's `ShardedGradScaler` allows fp16
+    gradients and is not reported.
+
+    ## Example
+    ```yaml
+    use_fp16: true    # llama-recipes: loads the model in fp16 and adds a GradScaler
+    use_peft: false
+    ```
+    Use instead:
+    ```yaml
+    use_fp16: true
+    use_peft: true
+    ```
+
+    ## Fix
+    Load the weights in fp32 and let autocast do fp16 (`torch_dtype: float32`), train
+    adapters (LoRA) instead of the fp16 weights, or drop fp16 mixed precision.
+    """
+    plan = ctx.plan
+    if not plan.grad_scaler.value or plan.grad_dtype.value != "float16":
+        return
+    if ctx.config.fsdp is not None and ctx.config.fsdp.value:
+        return
+    origin = plan.grad_scaler.origin if plan.grad_scaler.origin.in_file else plan.load_dtype.origin
+    if not origin.in_file:
+        origin = Origin("file", ctx.config.path, 1, 1)
+    edits = ()
+    if ctx.config.torch_dtype is not None and ctx.config.torch_dtype.origin.in_file:
+        dtype = ctx.config.torch_dtype.origin
+        edits = (Edit(dtype.path or ctx.config.path, dtype.key or "torch_dtype", "float32", dtype.line),)
+    yield Finding(
+        origin,
+        "fp16 mixed precision on fp16 trainable weights: the GradScaler raises "
+        '"ValueError: Attempting to unscale FP16 gradients." at the first step',
+        Fix("keep fp32 master weights (load in float32, autocast does fp16) or train LoRA adapters", edits),
+        related=(plan.load_dtype.origin,) if plan.load_dtype.origin.in_file else (),
+    )
+
+
+H2O_SCALER_ALWAYS_ON = VersionRange("h2o-llmstudio", None, "1.5.0")
+
+
+@rule(
+    "PC402",
+    "grad-scaler-under-bf16",
+    Severity.ERROR,
+    versions=(H2O_SCALER_ALWAYS_ON,),
+    affects_latest=False,
+    frameworks=("h2o-llmstudio",),
+)
+def grad_scaler_under_bf16(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds H2O LLM Studio runs whose GradScaler meets bf16 gradients.
+
+    ## What it does
+    Reports mixed precision with bf16 trainable weights (a LoRA run on a
+    `backbone_dtype: bfloat16` backbone) or `mixed_precision_dtype: bfloat16`, for H2O
+    LLM Studio versions that create the GradScaler whenever mixed precision is on.
+
+    ## Why is this bad?
+    Up to v1.4.0, `train.py` `run_train` created `GradScaler()` for every mixed-precision
+    run and called `scaler.step(optimizer)`. torch's unscale kernel has no bf16
+    instantiation (`aten/src/ATen/native/cuda/AmpKernels.cu`), so bf16 gradients crash:
+    `"_amp_foreach_non_finite_check_and_unscale_cuda" not implemented for 'BFloat16'`
+    (h2oai/h2o-llmstudio#628). The fix, together with the `mixed_precision_dtype`
+    setting (#672, after v1.4.0; first stored in commit 0c9afe46), is
+    `GradScaler(enabled=(mixed_precision_dtype == "float16"))`. The exact release
+    (taken as 1.5.0) is inferred from dates, not read from a tag.
+
+    ## Example
+    ```yaml
+    architecture:
+        backbone_dtype: bfloat16
+    environment:
+        mixed_precision: true
+    training:
+        lora: true
+    ```
+    Use instead (before the fix): `mixed_precision: false` (bf16 needs no loss scaling),
+    or upgrade H2O LLM Studio.
+
+    ## Fix
+    Turn off the GradScaler under bf16: on an affected version set
+    `environment.mixed_precision: false`; on a fixed one use
+    `mixed_precision_dtype: bfloat16`, which disables it.
+    """
+    config = ctx.config
+    plan = ctx.plan
+    amp_on = config.amp is None or bool(config.amp.value)
+    # PEFT of that time created LoRA weights in the base layer's dtype, so a bf16
+    # backbone meant bf16 gradients
+    bf16_grads = any(item is not None and item.value == "bfloat16" for item in (config.torch_dtype, config.amp_dtype))
+    if not amp_on or not bf16_grads or plan.override_of("autocast_dtype") is not None:
+        return
+    anchor = config.amp_dtype or config.amp or config.torch_dtype
+    origin = anchor.origin if anchor is not None else Origin("file", config.path, 1, 1)
+    edits = ()
+    if config.amp is not None:
+        edits = (Edit(config.amp.origin.path or config.path, "environment.mixed_precision", False, config.amp.origin.line),)
+    yield Finding(
+        origin,
+        "mixed precision creates a GradScaler whatever the dtype, and bf16 gradients crash it: "
+        "\"_amp_foreach_non_finite_check_and_unscale_cuda\" not implemented for 'BFloat16'",
+        Fix("bf16 needs no loss scaling: turn the GradScaler off (upgrade, or disable mixed precision)", edits),
+    )

@@ -1,0 +1,65 @@
+"""Stage 1 of the pipeline: read files into plain data with positions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import InputError
+from .json_source import parse_json
+from .nodes import Document, Node, SourceNote
+from .toml_source import parse_toml
+from .yaml_source import parse_yaml
+
+__all__ = ["Document", "Node", "SourceNote", "load", "parse", "FORMATS"]
+
+#: file suffix -> format
+FORMATS = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml"}
+
+#: files larger than this are refused with a clear message rather than read
+MAX_BYTES = 64 * 1024 * 1024
+
+
+def decode(path: str, data: bytes) -> str:
+    """Text from bytes: UTF-8 (with or without BOM) or UTF-16 with a BOM."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise InputError(path, "cannot decode as UTF-16") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputError(path, f"not UTF-8 text (byte 0x{data[exc.start]:02x})", line, column) from None
+
+
+def parse(path: str, text: str, fmt: str) -> Document:
+    if "\x00" in text:
+        raise InputError(path, "binary file (contains NUL bytes), not a config")
+    if fmt == "json":
+        return parse_json(path, text)
+    if fmt == "toml":
+        return parse_toml(path, text)
+    return parse_yaml(path, text)
+
+
+def load(path: str | Path, display: str | None = None) -> Document:
+    """Read and parse one file; ``display`` is the path as the user gave it."""
+    shown = display if display is not None else str(path)
+    file = Path(path)
+    fmt = FORMATS.get(file.suffix.lower(), "yaml")
+    try:
+        size = file.stat().st_size
+        if size > MAX_BYTES:
+            raise InputError(shown, f"file is {size // (1024 * 1024)} MiB, over the {MAX_BYTES // (1024 * 1024)} MiB limit")
+        data = file.read_bytes()
+    except InputError:
+        raise
+    except FileNotFoundError:
+        raise InputError(shown, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(shown, "is a directory") from None
+    except OSError as exc:
+        raise InputError(shown, f"cannot read: {exc.strerror or exc}") from None
+    return parse(shown, decode(shown, data), fmt)

@@ -1,0 +1,154 @@
+"""JSON with positions: a small recursive-descent reader that keeps line and column.
+
+The standard library's parser drops positions, and findings must point at the key in
+the user's file, so this one records them. Strings are decoded by the standard
+library's own scanner; numbers follow RFC 8259.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json.decoder
+import re
+
+from ..errors import InputError
+from .nodes import Document, Node, SourceNote
+
+_WS = re.compile(r"[ \t\n\r]*")
+_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")
+_MAX_DEPTH = 200
+_LITERALS = {"true": True, "false": False, "null": None}
+
+
+def parse_json(path: str, text: str) -> Document:
+    reader = _Reader(path, text)
+    reader.skip()
+    if reader.pos >= len(text):
+        return Document(path, "json", Node(None, 1, 1), text, reader.notes)
+    root = reader.value(0)
+    reader.skip()
+    if reader.pos < len(text):
+        reader.fail("extra data after the JSON value")
+    return Document(path, "json", root, text, reader.notes)
+
+
+class _Reader:
+    def __init__(self, path: str, text: str):
+        self.path = path
+        self.text = text
+        self.pos = 0
+        self.notes: list[SourceNote] = []
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def where(self, pos: int) -> tuple[int, int]:
+        index = bisect.bisect_right(self.line_starts, pos) - 1
+        return index + 1, pos - self.line_starts[index] + 1
+
+    def fail(self, message: str, pos: int | None = None) -> None:
+        line, column = self.where(self.pos if pos is None else pos)
+        raise InputError(self.path, f"invalid JSON: {message}", line, column)
+
+    def skip(self) -> None:
+        match = _WS.match(self.text, self.pos)
+        assert match is not None
+        self.pos = match.end()
+        if self.text.startswith(("//", "/*"), self.pos):
+            self.fail("comments are not allowed in JSON")
+
+    def value(self, depth: int) -> Node:
+        if depth > _MAX_DEPTH:
+            self.fail(f"nesting deeper than {_MAX_DEPTH} levels")
+        text, start = self.text, self.pos
+        line, column = self.where(start)
+        char = text[start : start + 1]
+        if char == "{":
+            return Node(self.object(depth), line, column)
+        if char == "[":
+            return Node(self.array(depth), line, column)
+        if char == '"':
+            return Node(self.string(), line, column, raw=text[start : self.pos], quoted=True)
+        for word, literal in _LITERALS.items():
+            if text.startswith(word, start):
+                self.pos = start + len(word)
+                return Node(literal, line, column, raw=word)
+        match = _NUMBER.match(text, start)
+        if match is None or match.end() == start:
+            self.fail("expected a value" if char else "unexpected end of file")
+        assert match is not None
+        self.pos = match.end()
+        raw = match.group(0)
+        number: int | float = float(raw) if match.group(1) or match.group(2) else int(raw)
+        return Node(number, line, column, raw=raw)
+
+    def string(self) -> str:
+        try:
+            value, end = json.decoder.scanstring(self.text, self.pos + 1, True)
+        except json.JSONDecodeError as exc:
+            self.fail(exc.msg, exc.pos)
+            raise  # unreachable
+        self.pos = end
+        return value
+
+    def object(self, depth: int) -> dict[str, Node]:
+        result: dict[str, Node] = {}
+        self.pos += 1
+        self.skip()
+        if self.text.startswith("}", self.pos):
+            self.pos += 1
+            return result
+        while True:
+            if not self.text.startswith('"', self.pos):
+                self.fail("expected a double-quoted key")
+            key_line, key_column = self.where(self.pos)
+            key = self.string()
+            self.skip()
+            if not self.text.startswith(":", self.pos):
+                self.fail("expected ':' after the key")
+            self.pos += 1
+            self.skip()
+            child = self.value(depth + 1)
+            child.key, child.key_line, child.key_column = key, key_line, key_column
+            if key in result:
+                first = result[key]
+                self.notes.append(
+                    SourceNote(
+                        "duplicate-key",
+                        f"duplicate key `{key}` (first at line {first.key_line}); the later value wins",
+                        key_line,
+                        key_column,
+                        key,
+                    )
+                )
+            result[key] = child
+            self.skip()
+            if self.text.startswith(",", self.pos):
+                self.pos += 1
+                self.skip()
+                if self.text.startswith("}", self.pos):
+                    self.fail("trailing comma before '}'")
+                continue
+            if self.text.startswith("}", self.pos):
+                self.pos += 1
+                return result
+            self.fail("expected ',' or '}'")
+
+    def array(self, depth: int) -> list[Node]:
+        items: list[Node] = []
+        self.pos += 1
+        self.skip()
+        if self.text.startswith("]", self.pos):
+            self.pos += 1
+            return items
+        while True:
+            items.append(self.value(depth + 1))
+            self.skip()
+            if self.text.startswith(",", self.pos):
+                self.pos += 1
+                self.skip()
+                if self.text.startswith("]", self.pos):
+                    self.fail("trailing comma before ']'")
+                continue
+            if self.text.startswith("]", self.pos):
+                self.pos += 1
+                return items
+            self.fail("expected ',' or ']'")

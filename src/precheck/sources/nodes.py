@@ -1,0 +1,73 @@
+"""Plain data with positions: what every source format is read into.
+
+A :class:`Node` is a value (a scalar, a ``dict[str, Node]`` or a ``list[Node]``) with
+the 1-based line and column where it starts. A value inside a mapping also knows the key
+it sits under, spelled as in the file, and where that key starts: findings point at keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class Node:
+    value: Any
+    line: int
+    column: int
+    key: str | None = None
+    key_line: int | None = None
+    key_column: int | None = None
+    #: the scalar as written (for YAML: ``yes``, ``"false"``...), None for collections
+    raw: str | None = None
+    #: True when the scalar was quoted in the source
+    quoted: bool = False
+
+    @property
+    def anchor(self) -> tuple[int, int]:
+        """Where a finding about this value points: its key if it has one."""
+        if self.key_line is not None and self.key_column is not None:
+            return self.key_line, self.key_column
+        return self.line, self.column
+
+    def get(self, name: str) -> Node | None:
+        """The child under ``name`` when this node is a mapping."""
+        if isinstance(self.value, dict):
+            child = self.value.get(name)
+            return child if isinstance(child, Node) else None
+        return None
+
+    def plain(self) -> Any:
+        """The value without positions (for tests and debugging)."""
+        if isinstance(self.value, dict):
+            return {k: v.plain() for k, v in self.value.items()}
+        if isinstance(self.value, list):
+            return [v.plain() for v in self.value]
+        return self.value
+
+
+@dataclass(slots=True)
+class SourceNote:
+    """Something odd but readable in the input: a duplicate key, a YAML 1.1 boolean."""
+
+    kind: str
+    message: str
+    line: int
+    column: int
+    key: str | None = None
+
+
+@dataclass(slots=True)
+class Document:
+    """One parsed file."""
+
+    path: str
+    format: str  # "yaml" | "json" | "toml"
+    root: Node
+    text: str
+    notes: list[SourceNote] = field(default_factory=list)
+
+    def mapping(self) -> dict[str, Node]:
+        """The top-level mapping, or an empty one when the document is not a mapping."""
+        return self.root.value if isinstance(self.root.value, dict) else {}
