@@ -26,10 +26,14 @@ GpuOpt = Annotated[
     list[str] | None,
     typer.Option("--gpu", help="Target GPU, repeatable, in CUDA order: V100, 8xA100-80GB, 'GTX 1080 Ti', sm_86:48GB."),
 ]
-HardwareOpt = Annotated[str | None, typer.Option("--hardware", help="Hardware file written by `precheck probe --json`.")]
+HardwareOpt = Annotated[
+    str | None, typer.Option("--hardware", help="Hardware file written by `precheck probe --json`.")
+]
 AssumeOpt = Annotated[
     list[str] | None,
-    typer.Option("--assume-version", help="NAME==VERSION of a framework the run uses (repeatable); beats pins and installs."),
+    typer.Option(
+        "--assume-version", help="NAME==VERSION of a framework the run uses (repeatable); beats pins and installs."
+    ),
 ]
 FormatOpt = Annotated[str, typer.Option("--format", help="Output format: text or json.")]
 
@@ -74,10 +78,14 @@ def check(
     gpu: GpuOpt = None,
     hardware: HardwareOpt = None,
     fmt: FormatOpt = "text",
-    select: Annotated[list[str] | None, typer.Option("--select", help="Rules to run: code, prefix, name or ALL.")] = None,
+    select: Annotated[
+        list[str] | None, typer.Option("--select", help="Rules to run: code, prefix, name or ALL.")
+    ] = None,
     ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Rules to skip: code, prefix or name.")] = None,
     assume_version: AssumeOpt = None,
-    fail_on: Annotated[str, typer.Option("--fail-on", help="Lowest severity that fails: error, warning or info.")] = "error",
+    fail_on: Annotated[
+        str, typer.Option("--fail-on", help="Lowest severity that fails: error, warning or info.")
+    ] = "error",
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even with failing findings.")] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")] = False,
 ) -> None:
@@ -150,8 +158,20 @@ def gpus() -> None:
     from .gpu_db import database
 
     for model in database().models:
-        caps = [c for c, ok in (("bf16", model.bf16), ("tf32", model.tf32), ("fp8", model.fp8), ("fa2", model.flash_attention_2)) if ok]
-        print(f"{model.name:<38} {model.arch:<13} {model.compute_capability:<7} {model.memory_gib:>5g} GB  {' '.join(caps)}")
+        caps = [
+            c
+            for c, ok in (
+                ("bf16", model.bf16),
+                ("tf32", model.tf32),
+                ("fp8", model.fp8),
+                ("fa2", model.flash_attention_2),
+            )
+            if ok
+        ]
+        print(
+            f"{model.name:<38} {model.arch:<13} {model.compute_capability:<7} "
+            f"{model.memory_gib:>5g} GB  {' '.join(caps)}"
+        )
 
 
 def _route(args: list[str]) -> list[str]:

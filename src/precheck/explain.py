@@ -50,7 +50,8 @@ def render_json(report: Report) -> str:
                 "framework": result.config.framework,
                 "versions": result.versions.as_dict() if result.versions else {},
                 "plan": {
-                    name: {"value": item.value, "source": str(item.origin)} for name, item in result.plan.fields().items()
+                    name: {"value": item.value, "source": str(item.origin)}
+                    for name, item in result.plan.fields().items()
                 },
                 "overridden": [
                     {

@@ -63,8 +63,9 @@ class Hardware:
 
     @property
     def known(self) -> bool:
-        """Whether hardware-dependent rules can run."""
-        return bool(self.devices)
+        """Whether hardware-dependent rules can run: the machine's devices are known
+        (even when CUDA_VISIBLE_DEVICES hides all of them from the run)."""
+        return bool(self.all_devices)
 
     @property
     def mixed(self) -> bool:

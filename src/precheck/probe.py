@@ -260,7 +260,7 @@ def load_hardware_file(path: str, env: Mapping[str, str]) -> Hardware:
     except (OSError, ValueError) as exc:
         raise InputError(path, f"not a precheck probe file: {exc}") from None
     if not isinstance(data, dict) or data.get("version") != PROBE_SCHEMA or not isinstance(data.get("devices"), list):
-        raise InputError(path, f"not a precheck probe file (expected {{\"version\": {PROBE_SCHEMA}, \"devices\": [...]}})")
+        raise InputError(path, f'not a precheck probe file (expected {{"version": {PROBE_SCHEMA}, "devices": [...]}})')
     try:
         gpus = [
             RawGpu(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
-T = TypeVar("T")
+T = TypeVar("T", covariant=True)
 
 OriginKind = Literal["file", "env", "default", "derived"]
 

@@ -28,7 +28,7 @@ def print_rules(fmt: str) -> None:
         return
     for item in RULES.values():
         versions = f"  [{', '.join(str(v) for v in item.versions)}]" if item.versions else ""
-        print(f"{item.code}  {item.name:<38} {str(item.severity):<8} {item.summary}{versions}")
+        print(f"{item.code}  {item.name:<38} {item.severity!s:<8} {item.summary}{versions}")
 
 
 def print_rule(selector: str) -> None:

@@ -9,6 +9,7 @@ version-dependent rules say so.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -91,10 +92,8 @@ def _pin_files(config_path: Path) -> list[Path]:
     files: list[Path] = []
     folder = config_path.resolve().parent
     for _ in range(_MAX_PARENTS):
-        try:
+        with contextlib.suppress(OSError):
             files.extend(sorted(folder.glob(_PIN_FILES)))
-        except OSError:
-            pass
         if (folder / ".git").exists() or folder.parent == folder:
             break
         folder = folder.parent

@@ -30,4 +30,4 @@ def detect(doc: Document) -> Dialect | None:
     return best
 
 
-__all__ = ["DIALECTS", "BY_NAME", "Dialect", "detect"]
+__all__ = ["BY_NAME", "DIALECTS", "Dialect", "detect"]

@@ -47,8 +47,11 @@ class LlamaRecipes(Dialect):
     )
 
     def score(self, doc: Document) -> int:
-        hits = count_keys(self.keys(doc), DISTINCTIVE)
-        return 20 + hits if hits >= 2 else 0
+        keys = self.keys(doc)
+        hits = count_keys(keys, DISTINCTIVE)
+        if hits >= 2 or (hits == 1 and "model_name" in keys and "quantization" in keys):
+            return 20 + hits
+        return 0
 
     def finish(self, doc: Document, config: TrainingConfig) -> None:
         peft = self.node(doc, "use_peft")

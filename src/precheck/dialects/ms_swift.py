@@ -36,6 +36,7 @@ DISTINCTIVE = (
     "ENV",
 )
 
+
 class MsSwift(Dialect):
     name = "ms-swift"
     framework = "ms-swift"

@@ -31,7 +31,9 @@ def summary(report: Report) -> str:
     if skipped:
         where += f" ({skipped} other file{'' if skipped == 1 else 's'} skipped: not a known training config)"
     hardware = report.hardware
-    target = hardware.describe() + (f", from {'--gpu' if hardware.source == 'profile' else hardware.source}" if hardware.known else "")
+    target = hardware.describe() + (
+        f", from {'--gpu' if hardware.source == 'profile' else hardware.source}" if hardware.known else ""
+    )
     return f"{', '.join(parts)} {where}; hardware: {target}"
 
 

@@ -26,7 +26,10 @@ def trainable_dtype(config: TrainingConfig, load: Sourced[str], default_train_ty
     """Trainable parameters: adapters are fp32 under PEFT; a full fine-tune trains the loaded weights."""
     if is_adapter_training(config, default_train_type):
         return Sourced("float32", PEFT_ADAPTERS)
-    return Sourced(load.value, load.origin.derived("full fine-tune trains the loaded weights") if load.origin.in_file else load.origin)
+    return Sourced(
+        load.value,
+        load.origin.derived("full fine-tune trains the loaded weights") if load.origin.in_file else load.origin,
+    )
 
 
 def amp_flags(config: TrainingConfig) -> Sourced[str | None]:
@@ -35,8 +38,8 @@ def amp_flags(config: TrainingConfig) -> Sourced[str | None]:
         return Sourced("float16", config.fp16.origin)
     if config.bf16 is not None and config.bf16.value:
         return Sourced("bfloat16", config.bf16.origin)
-    origin = (config.fp16 or config.bf16).origin if (config.fp16 or config.bf16) else Origin.default("no fp16/bf16 flag: no autocast")
-    return Sourced(None, origin)
+    flag = config.fp16 or config.bf16
+    return Sourced(None, flag.origin if flag is not None else Origin.default("no fp16/bf16 flag: no autocast"))
 
 
 def scaler_for(autocast: Sourced[str | None], detail: str) -> tuple[Sourced[str], Sourced[bool]]:

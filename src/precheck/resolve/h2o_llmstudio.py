@@ -32,8 +32,12 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         off = Sourced(False, load.origin.derived("Disabling mixed precision as dtype not set to float32."))
         overrides.append(Override(field="autocast_dtype", winner=off, loser=amp, reason=off.origin.detail or ""))
         amp = off
-    dtype = config.amp_dtype or Sourced("bfloat16", Origin.default("H2O LLM Studio default mixed_precision_dtype: bfloat16"))
-    autocast: Sourced[str | None] = Sourced(dtype.value if amp.value else None, dtype.origin if amp.value else amp.origin)
+    dtype = config.amp_dtype or Sourced(
+        "bfloat16", Origin.default("H2O LLM Studio default mixed_precision_dtype: bfloat16")
+    )
+    autocast: Sourced[str | None] = Sourced(
+        dtype.value if amp.value else None, dtype.origin if amp.value else amp.origin
+    )
     weights = load if load.value.startswith("float") or load.value == "bfloat16" else Sourced("float32", load.origin)
     params = trainable_dtype(config, weights, "lora")
     scaler_on = bool(amp.value) and dtype.value == "float16"

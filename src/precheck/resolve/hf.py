@@ -16,7 +16,9 @@ from .plan import PrecisionPlan
 
 
 def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
-    load = config.torch_dtype or Sourced("float32", Origin.default("from_pretrained loads float32 when torch_dtype is unset"))
+    load = config.torch_dtype or Sourced(
+        "float32", Origin.default("from_pretrained loads float32 when torch_dtype is unset")
+    )
     default_kind = "lora" if config.quantization_bits else "full"
     params = trainable_dtype(config, load, default_kind)
     autocast = amp_flags(config)

@@ -30,18 +30,26 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
     else:
         family = family_of(str(value(config.model, "")))
         if family is not None:
-            load = Sourced(family.native_dtype, Origin.default(f'torch_dtype="auto": the {family.name} checkpoint\'s dtype'))
+            load = Sourced(
+                family.native_dtype, Origin.default(f'torch_dtype="auto": the {family.name} checkpoint\'s dtype')
+            )
         else:
             load = Sourced("auto", Origin.default('torch_dtype="auto": the checkpoint\'s dtype'))
     autocast: Sourced[str | None] = (
-        Sourced("float16", fp16.origin) if fp16 is not None and fp16.value else Sourced(None, Origin.default("no autocast without use_fp16"))
+        Sourced("float16", fp16.origin)
+        if fp16 is not None and fp16.value
+        else Sourced(None, Origin.default("no autocast without use_fp16"))
     )
     params = trainable_dtype(config, load, "full")
-    scaling, scaler = scaler_for(autocast, "use_fp16 creates a GradScaler" + (" (ShardedGradScaler under FSDP)" if fsdp else ""))
+    scaling, scaler = scaler_for(
+        autocast, "use_fp16 creates a GradScaler" + (" (ShardedGradScaler under FSDP)" if fsdp else "")
+    )
     if fsdp:
         devices = Sourced("all", config.fsdp.origin if config.fsdp else Origin.default("FSDP"))
     elif config.quantization_bits is not None:
-        devices = Sourced("all", config.quantization_bits.origin.derived('quantised models load with device_map="auto"'))
+        devices = Sourced(
+            "all", config.quantization_bits.origin.derived('quantised models load with device_map="auto"')
+        )
     else:
         devices = Sourced("first", Origin.default('model.to("cuda"): the first visible GPU'))
     return PrecisionPlan(

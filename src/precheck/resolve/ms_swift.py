@@ -30,7 +30,9 @@ def overrides_flags(versions: Versions) -> bool:
 def default_dtype(hardware: Hardware) -> Sourced[str]:
     if hardware.known:
         pick = "bfloat16" if all(d.bf16 for d in hardware.devices) else "float16"
-        return Sourced(pick, Origin.default("ms-swift default: bf16 on a bf16 GPU, else fp16 (get_default_torch_dtype)"))
+        return Sourced(
+            pick, Origin.default("ms-swift default: bf16 on a bf16 GPU, else fp16 (get_default_torch_dtype)")
+        )
     return Sourced("auto", Origin.default("ms-swift default: the checkpoint's dtype, else by GPU"))
 
 
@@ -47,7 +49,9 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         if explicit is None:
             return made
         if old and explicit.value != derived:
-            overrides.append(Override(field=name, winner=made, loser=explicit, reason="ms-swift<3.3.1 ignores explicit fp16/bf16"))
+            overrides.append(
+                Override(field=name, winner=made, loser=explicit, reason="ms-swift<3.3.1 ignores explicit fp16/bf16")
+            )
             return made
         return explicit
 

@@ -32,7 +32,12 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
     mode = config.mixed_precision or Sourced("bf16", Origin.default("SimpleTuner default mixed_precision: bf16"))
     weight = parse_dtype(mode.value) if mode.value in ("bf16", "fp16") else "float32"
     assert weight is not None
-    weights = Sourced(weight, mode.origin.derived("SimpleTuner's weight dtype follows mixed_precision") if mode.origin.in_file else mode.origin)
+    weights = Sourced(
+        weight,
+        mode.origin.derived("SimpleTuner's weight dtype follows mixed_precision")
+        if mode.origin.in_file
+        else mode.origin,
+    )
     autocast: Sourced[str | None] = Sourced(weight if mode.value in ("bf16", "fp16") else None, mode.origin)
     overrides: list[Override] = []
     grads = weights
@@ -41,11 +46,15 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         if keeps_fp32_gradients(versions):
             grads = Sourced("float32", wanted.origin.derived("gradients cast to fp32 after backward"))
         else:
-            kept = Sourced(weights.value, Origin.default("simpletuner>=2.2.0 rewrites gradient_precision fp32 to unmodified"))
+            kept = Sourced(
+                weights.value, Origin.default("simpletuner>=2.2.0 rewrites gradient_precision fp32 to unmodified")
+            )
             overrides.append(Override(field="grad_dtype", winner=kept, loser=wanted, reason=kept.origin.detail or ""))
             grads = kept
     optimizer = str(config.optimizer.value) if config.optimizer else ""
-    states = Sourced("bfloat16", config.optimizer.origin) if config.optimizer and optimizer in BF16_OPTIMIZERS else weights
+    states = (
+        Sourced("bfloat16", config.optimizer.origin) if config.optimizer and optimizer in BF16_OPTIMIZERS else weights
+    )
     scaling, scaler = scaler_for(autocast, "accelerate creates a GradScaler for fp16")
     return PrecisionPlan(
         framework=config.framework,

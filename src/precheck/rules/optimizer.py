@@ -69,7 +69,14 @@ def bf16_optimizer_fp32_gradients(ctx: Context) -> Iterator[Finding]:
         '"AssertionError: only bfloat 16 is supported." once gradients are cast to fp32',
         Fix(
             "drop fp32 gradients for the bf16 optimizer",
-            (Edit(precision.origin.path or ctx.config.path, precision.origin.key or "gradient_precision", remove=True, line=precision.origin.line),),
+            (
+                Edit(
+                    precision.origin.path or ctx.config.path,
+                    precision.origin.key or "gradient_precision",
+                    remove=True,
+                    line=precision.origin.line,
+                ),
+            ),
             FixSafety.SAFE,
         ),
         related=(optimizer.origin,),
@@ -112,10 +119,18 @@ def gradient_precision_ignored(ctx: Context) -> Iterator[Finding]:
         return
     yield Finding(
         precision.origin,
-        "SimpleTuner rewrites `gradient_precision: fp32` to `unmodified` for every optimizer it ships: this setting has no effect",
+        "SimpleTuner rewrites `gradient_precision: fp32` to `unmodified` for every optimizer it ships: "
+        "this setting has no effect",
         Fix(
             "remove the setting",
-            (Edit(precision.origin.path or ctx.config.path, precision.origin.key or "gradient_precision", remove=True, line=precision.origin.line),),
+            (
+                Edit(
+                    precision.origin.path or ctx.config.path,
+                    precision.origin.key or "gradient_precision",
+                    remove=True,
+                    line=precision.origin.line,
+                ),
+            ),
             FixSafety.SAFE,
         ),
     )

@@ -132,7 +132,10 @@ def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
     elif bf16_ok:
         fix = Fix("train in bf16: every device this run uses supports it")
     else:
-        fix = Fix("keep fp16 only with gradient clipping and dynamic loss scaling, or train in fp32 (bf16 needs an sm_80+ GPU)")
+        fix = Fix(
+            "keep fp16 only with gradient clipping and dynamic loss scaling, "
+            "or train in fp32 (bf16 needs an sm_80+ GPU)"
+        )
     yield Finding(
         origin,
         f"{config.model.value} was released in bf16 ({family.name} family); training it in fp16 "

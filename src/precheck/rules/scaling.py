@@ -49,7 +49,7 @@ def grad_scaler_fp16_gradients(ctx: Context) -> Iterator[Finding]:
     origin = plan.grad_scaler.origin if plan.grad_scaler.origin.in_file else plan.load_dtype.origin
     if not origin.in_file:
         origin = Origin("file", ctx.config.path, 1, 1)
-    edits = ()
+    edits: tuple[Edit, ...] = ()
     if ctx.config.torch_dtype is not None and ctx.config.torch_dtype.origin.in_file:
         dtype = ctx.config.torch_dtype.origin
         edits = (Edit(dtype.path or ctx.config.path, dtype.key or "torch_dtype", "float32", dtype.line),)
@@ -79,8 +79,10 @@ def grad_scaler_under_bf16(ctx: Context) -> Iterator[Finding]:
 
     ## What it does
     Reports mixed precision with bf16 trainable weights (a LoRA run on a
-    `backbone_dtype: bfloat16` backbone) or `mixed_precision_dtype: bfloat16`, for H2O
-    LLM Studio versions that create the GradScaler whenever mixed precision is on.
+    `backbone_dtype: bfloat16` backbone) for H2O LLM Studio versions that create the
+    GradScaler whenever mixed precision is on. A cfg.yaml that has
+    `mixed_precision_dtype` was saved by a release with the fix (the setting and the
+    fix arrived together), so with no version known it is not reported.
 
     ## Why is this bad?
     Up to v1.4.0, `train.py` `run_train` created `GradScaler()` for every mixed-precision
@@ -110,18 +112,23 @@ def grad_scaler_under_bf16(ctx: Context) -> Iterator[Finding]:
     `mixed_precision_dtype: bfloat16`, which disables it.
     """
     config = ctx.config
-    plan = ctx.plan
     amp_on = config.amp is None or bool(config.amp.value)
-    # PEFT of that time created LoRA weights in the base layer's dtype, so a bf16
-    # backbone meant bf16 gradients
-    bf16_grads = any(item is not None and item.value == "bfloat16" for item in (config.torch_dtype, config.amp_dtype))
-    if not amp_on or not bf16_grads or plan.override_of("autocast_dtype") is not None:
+    # Affected versions autocast in fp16 whatever the file says; bf16 gradients came from
+    # a bf16 backbone (PEFT of that time created LoRA weights in the base layer's dtype;
+    # int4/int8 backbones had their other weights cast to fp32).
+    bf16_backbone = config.torch_dtype is not None and config.torch_dtype.value == "bfloat16"
+    # `mixed_precision_dtype` arrived with the fix: a file that has it was written by a
+    # fixed release, which is the best guess when nothing else says which one runs it.
+    written_by_fixed = config.amp_dtype is not None and ctx.versions.get("h2o-llmstudio") is None
+    if not amp_on or not bf16_backbone or written_by_fixed or ctx.plan.override_of("autocast_dtype") is not None:
         return
-    anchor = config.amp_dtype or config.amp or config.torch_dtype
+    anchor = config.amp or config.torch_dtype
     origin = anchor.origin if anchor is not None else Origin("file", config.path, 1, 1)
-    edits = ()
+    edits: tuple[Edit, ...] = ()
     if config.amp is not None:
-        edits = (Edit(config.amp.origin.path or config.path, "environment.mixed_precision", False, config.amp.origin.line),)
+        edits = (
+            Edit(config.amp.origin.path or config.path, "environment.mixed_precision", False, config.amp.origin.line),
+        )
     yield Finding(
         origin,
         "mixed precision creates a GradScaler whatever the dtype, and bf16 gradients crash it: "

@@ -52,7 +52,8 @@ def cuda_device_order_ambiguous(ctx: Context) -> Iterator[Finding]:
         return
     used = {d.index for d in used_devices(ctx)}
     listing = "; ".join(
-        f"cuda:{d.index} = {d.name} ({d.model.sm}, {d.memory_gib:g} GB){' [used by this run]' if d.index in used else ''}"
+        f"cuda:{d.index} = {d.name} ({d.model.sm}, {d.memory_gib:g} GB)"
+        + (" [used by this run]" if d.index in used else "")
         for d in hardware.devices
     )
     yield Finding(

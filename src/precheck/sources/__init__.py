@@ -10,7 +10,7 @@ from .nodes import Document, Node, SourceNote
 from .toml_source import parse_toml
 from .yaml_source import parse_yaml
 
-__all__ = ["Document", "Node", "SourceNote", "load", "parse", "FORMATS"]
+__all__ = ["FORMATS", "Document", "Node", "SourceNote", "load", "parse"]
 
 #: file suffix -> format
 FORMATS = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml"}
@@ -52,7 +52,9 @@ def load(path: str | Path, display: str | None = None) -> Document:
     try:
         size = file.stat().st_size
         if size > MAX_BYTES:
-            raise InputError(shown, f"file is {size // (1024 * 1024)} MiB, over the {MAX_BYTES // (1024 * 1024)} MiB limit")
+            raise InputError(
+                shown, f"file is {size // (1024 * 1024)} MiB, over the {MAX_BYTES // (1024 * 1024)} MiB limit"
+            )
         data = file.read_bytes()
     except InputError:
         raise

@@ -8,8 +8,9 @@ library's own scanner; numbers follow RFC 8259.
 from __future__ import annotations
 
 import bisect
-import json.decoder
+import json
 import re
+from json.decoder import scanstring  # type: ignore[attr-defined]
 
 from ..errors import InputError
 from .nodes import Document, Node, SourceNote
@@ -82,12 +83,12 @@ class _Reader:
 
     def string(self) -> str:
         try:
-            value, end = json.decoder.scanstring(self.text, self.pos + 1, True)
+            value, end = scanstring(self.text, self.pos + 1, True)
         except json.JSONDecodeError as exc:
             self.fail(exc.msg, exc.pos)
             raise  # unreachable
         self.pos = end
-        return value
+        return str(value)
 
     def object(self, depth: int) -> dict[str, Node]:
         result: dict[str, Node] = {}

@@ -65,7 +65,7 @@ def _build(
     if isinstance(value, dict):
         children = {}
         for key, item in value.items():
-            child_path = path + (key,)
+            child_path = (*path, key)
             child_where = positions.get(child_path, where)
             child = _build(item, child_path, positions, child_where)
             child.key, child.key_line, child.key_column = key, child_where[0], child_where[1]

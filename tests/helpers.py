@@ -1,0 +1,58 @@
+"""Run rules on config snippets, yamllint-style: results are (code, line, column)."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from precheck import dialects, resolve
+from precheck.engine import run_rules
+from precheck.hardware import Hardware, from_specs, no_hardware
+from precheck.rules import RULES
+from precheck.rules.base import Context
+from precheck.sources import parse
+from precheck.versions import VersionInfo, Versions
+
+
+@dataclass
+class Case:
+    """A config snippet and what one rule must report on it (empty: nothing)."""
+
+    name: str
+    code: str
+    text: str
+    gpus: list[str] = field(default_factory=list)
+    expect: set[tuple[int, int]] = field(default_factory=set)
+    fmt: str = "yaml"
+    env: dict[str, str] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+
+
+def hardware_for(gpus: list[str], env: dict[str, str]) -> Hardware:
+    return from_specs(gpus, env) if gpus else no_hardware("none")
+
+
+def findings_for(case: Case) -> set[tuple[str, int, int]]:
+    path = f"config.{case.fmt}"
+    doc = parse(path, textwrap.dedent(case.text).lstrip("\n"), case.fmt)
+    dialect = dialects.detect(doc)
+    assert dialect is not None, f"{case.name}: no dialect recognises the snippet"
+    config = dialect.read(doc, case.env)
+    versions = Versions({n: VersionInfo(n, v, "flag") for n, v in case.versions.items()})
+    hardware = hardware_for(case.gpus, case.env)
+    plan = resolve.resolve(config, hardware, versions)
+    found = run_rules(Context(config, plan, hardware, versions), [RULES[case.code]])
+    return {(f.rule, f.origin.line or 0, f.origin.column or 0) for f in found}
+
+
+def check_case(case: Case) -> None:
+    expected = {(case.code, line, column) for line, column in case.expect}
+    assert findings_for(case) == expected, case.name
+
+
+def write(tmp: Path, name: str, text: str) -> Path:
+    target = tmp / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return target

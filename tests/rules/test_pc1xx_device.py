@@ -1,0 +1,70 @@
+import pytest
+
+from helpers import Case, check_case
+
+HF_BF16 = """
+model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
+output_dir: out
+per_device_train_batch_size: 2
+bf16: true
+"""
+HF_FP16 = HF_BF16.replace("bf16: true", "fp16: true")
+
+CASES = [
+    Case("bf16 flag on a V100", "PC101", HF_BF16, ["V100"], {(4, 1)}),
+    Case("bf16 flag on a T4", "PC101", HF_BF16, ["T4"], {(4, 1)}),
+    Case("fixed: fp16 on a V100", "PC101", HF_FP16, ["V100"]),
+    Case("bf16 on an A100 is native", "PC101", HF_BF16, ["A100"]),
+    Case("one V100 among A100s bounds the plan", "PC101", HF_BF16, ["A100", "V100"], {(4, 1)}),
+    Case("CUDA_VISIBLE_DEVICES hides the V100", "PC101", HF_BF16, ["A100", "V100"], env={"CUDA_VISIBLE_DEVICES": "0"}),
+    Case(
+        "bf16 torch_dtype on a T4",
+        "PC101",
+        "model_name_or_path: m\ntorch_dtype: bfloat16\noutput_dir: o\nlearning_rate: 1.0e-5\n",
+        ["T4"],
+        {(2, 1)},
+    ),
+    Case(
+        "ms-swift picks fp16 on a V100 when torch_dtype is unset",
+        "PC101",
+        "model: m\ntrain_type: lora\ntemplate: default\n",
+        ["V100"],
+    ),
+    Case(
+        "SimpleTuner's default mixed_precision is bf16",
+        "PC101",
+        '{"--model_family": "flux", "--optimizer": "adamw_bf16"}',
+        ["V100"],
+        {(1, 1)},
+        fmt="json",
+    ),
+    Case("fp16 on a GTX 1080 Ti is slow", "PC102", HF_FP16, ["GTX 1080 Ti"], {(4, 1)}),
+    Case("fixed: fp32 on a GTX 1080 Ti", "PC102", HF_FP16.replace("fp16: true", "fp16: false"), ["GTX 1080 Ti"]),
+    Case("fp16 on a P100 is full rate", "PC102", HF_FP16, ["P100"]),
+    Case(
+        "llama-recipes runs on the first visible card only",
+        "PC102",
+        "model_name: m\nuse_fp16: true\nuse_peft: true\n",
+        ["TITAN RTX", "GTX 1080 Ti"],
+    ),
+    Case(
+        "... unless CUDA_VISIBLE_DEVICES makes that the 1080 Ti",
+        "PC102",
+        "model_name: m\nuse_fp16: true\nuse_peft: true\n",
+        ["TITAN RTX", "GTX 1080 Ti"],
+        {(2, 1)},
+        env={"CUDA_VISIBLE_DEVICES": "1"},
+    ),
+    Case(
+        "quantised llama-recipes spreads over every visible card",
+        "PC102",
+        "model_name: m\nuse_fp16: true\nuse_peft: true\nquantization: 8bit\n",
+        ["TITAN RTX", "GTX 1080 Ti"],
+        {(2, 1)},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_case(case: Case) -> None:
+    check_case(case)

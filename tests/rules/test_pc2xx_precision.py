@@ -1,0 +1,66 @@
+import pytest
+
+from helpers import Case, check_case
+
+SWIFT = """
+model: meta-llama/Llama-2-7b-chat-hf
+train_type: lora
+torch_dtype: float16
+fp16: false
+"""
+AFFECTED = {"ms-swift": "3.2.2"}
+FIXED = {"ms-swift": "3.3.1"}
+
+TINYLLAMA = """
+model_name_or_path: TinyLlama/TinyLlama-1.1B-Chat-v1.0
+output_dir: out
+per_device_train_batch_size: 2
+fp16: true
+"""
+
+CASES = [
+    Case("seed: fp16 false ignored on ms-swift 3.2.2", "PC201", SWIFT, ["V100"], {(3, 1)}, versions=AFFECTED),
+    Case(
+        "float32 is forced to fp16 AMP too",
+        "PC201",
+        SWIFT.replace("float16", "float32"),
+        ["V100"],
+        {(3, 1)},
+        versions=AFFECTED,
+    ),
+    Case("fixed release keeps the flag", "PC201", SWIFT, ["V100"], versions=FIXED),
+    Case("version unknown: still reported (as a warning)", "PC201", SWIFT, ["V100"], {(3, 1)}),
+    Case(
+        "fixed twin: fp16 AMP with fp32 weights",
+        "PC201",
+        SWIFT.replace("float16", "float32").replace("fp16: false", "fp16: true"),
+        ["V100"],
+        versions=AFFECTED,
+    ),
+    Case(
+        "bf16 torch_dtype does not touch fp16",
+        "PC201",
+        SWIFT.replace("float16", "bfloat16"),
+        ["A100"],
+        versions=AFFECTED,
+    ),
+    Case("seed: TinyLlama in fp16", "PC202", TINYLLAMA, ["RTX 4090"], {(4, 1)}),
+    Case("fixed: TinyLlama in bf16", "PC202", TINYLLAMA.replace("fp16: true", "bf16: true"), ["RTX 4090"]),
+    Case(
+        "Llama 2 was released in fp16",
+        "PC202",
+        TINYLLAMA.replace("TinyLlama/TinyLlama-1.1B-Chat-v1.0", "meta-llama/Llama-2-7b-hf"),
+        ["V100"],
+    ),
+    Case(
+        "an unknown model is not guessed",
+        "PC202",
+        TINYLLAMA.replace("TinyLlama/TinyLlama-1.1B-Chat-v1.0", "my-org/my-model"),
+        ["RTX 4090"],
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_case(case: Case) -> None:
+    check_case(case)

@@ -1,0 +1,88 @@
+import pytest
+
+from helpers import Case, check_case
+
+RECIPES_FULL = """
+model_name: meta-llama/Llama-3.2-3B-Instruct
+use_fp16: true
+use_peft: false
+batch_size_training: 1
+"""
+HF_FP16_WEIGHTS = """
+model_name_or_path: m
+torch_dtype: float16
+output_dir: out
+learning_rate: 1.0e-5
+fp16: true
+"""
+H2O_OLD = """
+architecture:
+    backbone_dtype: bfloat16
+environment:
+    mixed_precision: true
+experiment_name: e
+llm_backbone: h2oai/h2ogpt-4096-llama2-7b
+problem_type: text_causal_language_modeling
+training:
+    lora: true
+"""
+V140 = {"h2o-llmstudio": "1.4.0"}
+
+CASES = [
+    Case("seed: llama-recipes full fine-tune with use_fp16", "PC401", RECIPES_FULL, ["TITAN RTX"], {(2, 1)}),
+    Case(
+        "fixed: LoRA adapters are fp32",
+        "PC401",
+        RECIPES_FULL.replace("use_peft: false", "use_peft: true"),
+        ["TITAN RTX"],
+    ),
+    Case("FSDP's ShardedGradScaler takes fp16", "PC401", RECIPES_FULL + "enable_fsdp: true\n", ["8xA100"]),
+    Case("HF fp16 AMP on fp16 weights", "PC401", HF_FP16_WEIGHTS, ["V100"], {(5, 1)}),
+    Case(
+        "fixed: fp32 master weights",
+        "PC401",
+        HF_FP16_WEIGHTS.replace("torch_dtype: float16", "torch_dtype: float32"),
+        ["V100"],
+    ),
+    Case("seed: H2O v1.4.0, bf16 backbone, mixed precision", "PC402", H2O_OLD, ["A100"], {(4, 5)}, versions=V140),
+    Case(
+        "fixed: mixed precision off",
+        "PC402",
+        H2O_OLD.replace("mixed_precision: true", "mixed_precision: false"),
+        ["A100"],
+        versions=V140,
+    ),
+    Case("fixed release gates the scaler on float16", "PC402", H2O_OLD, ["A100"], versions={"h2o-llmstudio": "1.5.0"}),
+    Case(
+        "full fine-tune turns mixed precision off itself",
+        "PC402",
+        H2O_OLD.replace("lora: true", "lora: false"),
+        ["A100"],
+        versions=V140,
+    ),
+    Case(
+        "a file with mixed_precision_dtype was saved by a fixed release",
+        "PC402",
+        H2O_OLD.replace("mixed_precision: true", "mixed_precision: true\n    mixed_precision_dtype: bfloat16"),
+        ["A100"],
+    ),
+    Case(
+        "int4 backbone: LoRA gradients are fp32",
+        "PC402",
+        H2O_OLD.replace("backbone_dtype: bfloat16", "backbone_dtype: int4"),
+        ["A100"],
+        versions=V140,
+    ),
+    Case(
+        "float16 backbone is not bf16",
+        "PC402",
+        H2O_OLD.replace("backbone_dtype: bfloat16", "backbone_dtype: float16"),
+        ["A100"],
+        versions=V140,
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_case(case: Case) -> None:
+    check_case(case)

@@ -1,0 +1,85 @@
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from precheck import probe as probe_mod
+from precheck.errors import InputError
+from precheck.probe import ProbeResult, load_hardware_file, parse_smi, result_to_json, to_hardware
+
+FIXTURES = Path(__file__).parent / "fixtures" / "probe"
+
+
+def test_parse_smi_mixed_box_in_pci_order() -> None:
+    result = parse_smi((FIXTURES / "mixed_titan_1080ti.csv").read_text())
+    assert [g.name for g in result.gpus] == ["NVIDIA GeForce GTX 1080 Ti", "NVIDIA TITAN RTX"]
+    assert result.gpus[1].compute_capability == "7.5" and result.driver == "550.54.14"
+
+
+def test_fastest_first_differs_from_nvidia_smi_on_the_seed_box() -> None:
+    result = parse_smi((FIXTURES / "mixed_titan_1080ti.csv").read_text())
+    default = to_hardware(result, {})
+    assert [(d.index, d.pci_index, d.model.arch) for d in default.devices] == [(0, 1, "Turing"), (1, 0, "Pascal")]
+    pci = to_hardware(result, {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"})
+    assert [d.pci_index for d in pci.devices] == [0, 1]
+    # CUDA_VISIBLE_DEVICES=1 read off nvidia-smi meant the TITAN RTX, but CUDA gives the 1080 Ti
+    wrong = to_hardware(result, {"CUDA_VISIBLE_DEVICES": "1"})
+    assert [d.model.arch for d in wrong.devices] == ["Pascal"]
+
+
+def test_uuid_visibility() -> None:
+    result = parse_smi((FIXTURES / "mixed_titan_1080ti.csv").read_text())
+    hw = to_hardware(result, {"CUDA_VISIBLE_DEVICES": "GPU-1a2b"})
+    assert [d.model.arch for d in hw.devices] == ["Turing"]
+
+
+def test_unknown_card_falls_back_to_compute_capability() -> None:
+    result = parse_smi("0, 00000000:01:00.0, NVIDIA Future GPU, GPU-x, 196608, 196000, 12.1, 600.1\n")
+    device = to_hardware(result, {}).devices[0]
+    assert device.model.bf16 and device.model.fp8 and device.memory_gib == 192
+
+
+def test_nvml_failure_falls_back_to_nvidia_smi(monkeypatch) -> None:
+    def broken() -> ProbeResult:
+        raise RuntimeError("NVML_ERROR_DRIVER_NOT_LOADED")
+
+    monkeypatch.setattr(probe_mod, "probe_nvml", broken)
+    monkeypatch.setattr(probe_mod, "probe_smi", lambda: parse_smi((FIXTURES / "mixed_titan_1080ti.csv").read_text()))
+    result = probe_mod.probe()
+    assert result.method == "nvidia-smi" and len(result.gpus) == 2
+    assert any("NVML_ERROR_DRIVER_NOT_LOADED" in n for n in result.notes)
+
+
+def test_a_hung_nvml_is_abandoned(monkeypatch) -> None:
+    monkeypatch.setattr(probe_mod, "TIMEOUT_S", 0.2)
+    monkeypatch.setattr(probe_mod, "probe_nvml", lambda: time.sleep(5))
+    monkeypatch.setattr(probe_mod, "probe_smi", lambda: ProbeResult(notes=["nvidia-smi not found"]))
+    started = time.monotonic()
+    result = probe_mod.probe()
+    assert time.monotonic() - started < 2
+    assert any("no answer" in n for n in result.notes) and not result.gpus
+
+
+def test_a_hung_nvidia_smi_is_killed(monkeypatch, tmp_path) -> None:
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text("#!/bin/sh\nexec /bin/sleep 30\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(probe_mod, "TIMEOUT_S", 0.3)
+    monkeypatch.setattr(probe_mod, "probe_nvml", lambda: ProbeResult())
+    started = time.monotonic()
+    result = probe_mod.probe()
+    assert time.monotonic() - started < 5
+    assert any("no answer" in n for n in result.notes)
+
+
+def test_probe_json_round_trips_through_hardware_file(tmp_path) -> None:
+    result = parse_smi((FIXTURES / "mixed_titan_1080ti.csv").read_text())
+    path = tmp_path / "hw.json"
+    path.write_text(json.dumps(result_to_json(result)))
+    hw = load_hardware_file(str(path), {})
+    assert hw.source == "file" and [d.name for d in hw.devices] == ["NVIDIA TITAN RTX", "NVIDIA GeForce GTX 1080 Ti"]
+    path.write_text("{}")
+    with pytest.raises(InputError):
+        load_hardware_file(str(path), {})

@@ -1,0 +1,106 @@
+import pytest
+
+from precheck.errors import InputError
+from precheck.sources import decode, load, parse
+
+
+def test_yaml_positions_point_at_keys_and_values() -> None:
+    doc = parse("t.yaml", "a: 1\nblock:\n  fp16: true\n", "yaml")
+    node = doc.mapping()["block"].get("fp16")
+    assert node is not None
+    assert (node.key_line, node.key_column, node.line, node.column) == (3, 3, 3, 9)
+    assert node.value is True
+
+
+def test_yaml_syntax_error_names_line_and_column() -> None:
+    with pytest.raises(InputError) as info:
+        parse("bad.yaml", "a: 1\nb: [1, 2\nc: 3\n", "yaml")
+    assert str(info.value).startswith("bad.yaml:3:")
+
+
+def test_yaml_never_constructs_python_objects() -> None:
+    doc = parse("t.yaml", "x: !!python/object/apply:os.system ['echo hi']\ny: !custom 3\n", "yaml")
+    assert doc.mapping()["y"].value == "3"
+    assert isinstance(doc.mapping()["x"].value, list)
+
+
+def test_yaml_notes_duplicates_and_yaml11_booleans() -> None:
+    doc = parse("t.yaml", "fp16: on\nfp16: off\n", "yaml")
+    kinds = sorted(n.kind for n in doc.notes)
+    assert kinds == ["duplicate-key", "yaml11-boolean", "yaml11-boolean"]
+    assert doc.mapping()["fp16"].value is False
+
+
+def test_yaml_alias_bomb_stays_linear() -> None:
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, 12):
+        prev = chr(ord("a") + i - 1)
+        name = chr(ord("a") + i)
+        lines.append(
+            f"{name}: &{name} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]"
+        )
+    doc = parse("bomb.yaml", "\n".join(lines) + "\n", "yaml")
+    assert "l" in doc.mapping()
+
+
+def test_yaml_merge_keys() -> None:
+    doc = parse("t.yaml", "base: &b {fp16: true}\nrun:\n  <<: *b\n  lr: 1\n", "yaml")
+    assert doc.mapping()["run"].plain() == {"lr": 1, "fp16": True}
+
+
+def test_json_positions_and_duplicates() -> None:
+    doc = parse("t.json", '{\n  "fp16": true,\n  "nested": {"bf16": false}\n}', "json")
+    nested = doc.mapping()["nested"].get("bf16")
+    assert nested is not None and (nested.key_line, nested.key_column) == (3, 14)
+    dup = parse("d.json", '{"a": 1, "a": 2}', "json")
+    assert dup.mapping()["a"].value == 2 and dup.notes[0].kind == "duplicate-key"
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ('{"a": 1,}', "t.json:1:9"),
+        ('{"a": 1 // c\n}', "t.json:1:9"),
+        ('{\n  "a": tru\n}', "t.json:2:8"),
+        ('{"a": 1} x', "t.json:1:10"),
+        ("", None),
+    ],
+)
+def test_json_errors_name_line_and_column(text: str, where: str | None) -> None:
+    if where is None:
+        assert parse("t.json", text, "json").root.value is None
+        return
+    with pytest.raises(InputError) as info:
+        parse("t.json", text, "json")
+    assert str(info.value).startswith(where)
+
+
+def test_json_numbers() -> None:
+    doc = parse("t.json", '{"a": -1.5e3, "b": 10, "c": 1e400}', "json")
+    assert doc.root.plain() == {"a": -1500.0, "b": 10, "c": float("inf")}
+
+
+def test_toml_positions_and_errors() -> None:
+    doc = parse("t.toml", '[train]\nmixed_precision = "bf16"\n"--optimizer" = "adamw_bf16"\n', "toml")
+    node = doc.mapping()["train"].get("--optimizer")
+    assert node is not None and (node.key_line, node.key_column) == (3, 1)
+    with pytest.raises(InputError) as info:
+        parse("t.toml", "a = \n", "toml")
+    assert str(info.value).startswith("t.toml:1:")
+
+
+def test_decoding() -> None:
+    assert decode("x", b"\xef\xbb\xbfa: 1") == "a: 1"
+    assert decode("x", "a: 1".encode("utf-16")) == "a: 1"
+    with pytest.raises(InputError) as info:
+        decode("x.yaml", b"a: 1\nb: \xff\n")
+    assert str(info.value).startswith("x.yaml:2:4")
+
+
+def test_load_refuses_binary_and_missing(tmp_path) -> None:
+    binary = tmp_path / "b.yaml"
+    binary.write_bytes(b"a: 1\x00\x01")
+    with pytest.raises(InputError, match="binary"):
+        load(binary)
+    with pytest.raises(InputError, match="no such file"):
+        load(tmp_path / "missing.yaml")

@@ -1,0 +1,63 @@
+from dataclasses import replace
+
+import pytest
+
+from precheck.engine import judge_versions
+from precheck.errors import UsageError
+from precheck.provenance import Origin
+from precheck.rules import RULES
+from precheck.rules.base import Finding, Severity
+from precheck.versions import VersionInfo, VersionRange, Versions, collect, parse_assumptions
+
+
+def test_range_bounds() -> None:
+    span = VersionRange("ms-swift", "3.0.0", "3.3.1")
+    assert span.contains("3.0.0") and span.contains("3.3.0.post1") and not span.contains("3.3.1")
+    assert not span.contains("2.6.1") and str(span) == "ms-swift>=3.0.0,<3.3.1"
+
+
+def test_pins_beside_the_config_and_flag_precedence(tmp_path) -> None:
+    (tmp_path / ".git").mkdir()
+    sub = tmp_path / "configs"
+    sub.mkdir()
+    (tmp_path / "requirements.txt").write_text("# pins\ntrl>=0.18\nMS_Swift == 3.2.2 ; python_version > '3.8'\n")
+    config = sub / "train.yaml"
+    config.write_text("model: m\n")
+    found = collect(str(config), ["ms-swift", "trl"], {})
+    assert found.get("ms-swift") == VersionInfo("ms-swift", "3.2.2", found.get("ms-swift").source)  # type: ignore[union-attr]
+    assert found.get("ms-swift").source.endswith("requirements.txt:3")  # type: ignore[union-attr]
+    assert found.get("trl") is None or found.get("trl").source == "installed"  # type: ignore[union-attr]
+    flagged = collect(str(config), ["ms-swift"], parse_assumptions(["ms-swift==3.3.1"]))
+    assert flagged.get("ms-swift").source == "flag"  # type: ignore[union-attr]
+
+
+def test_bad_assumption_is_a_usage_error() -> None:
+    with pytest.raises(UsageError):
+        parse_assumptions(["trl>=0.19"])
+
+
+def test_installed_distribution_metadata(tmp_path, monkeypatch) -> None:
+    dist = tmp_path / "simpletuner-3.1.6.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: simpletuner\nVersion: 3.1.6\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = collect(str(tmp_path / "c.json"), ["simpletuner"], {})
+    assert found.get("simpletuner") == VersionInfo("simpletuner", "3.1.6", "installed")
+
+
+def _finding() -> Finding:
+    return Finding(Origin("file", "c.yaml", 1, 1, "fp16"), "msg", rule="PC201", severity=Severity.ERROR)
+
+
+def test_version_judgement() -> None:
+    rule = RULES["PC201"]
+    inside = Versions({"ms-swift": VersionInfo("ms-swift", "3.2.2", "flag")})
+    outside = Versions({"ms-swift": VersionInfo("ms-swift", "3.3.1", "flag")})
+    kept = judge_versions(rule, _finding(), inside)
+    assert kept is not None and kept.severity == Severity.ERROR
+    assert judge_versions(rule, _finding(), outside) is None
+    unknown = judge_versions(rule, _finding(), Versions())
+    assert unknown is not None and unknown.severity == Severity.WARNING and "not known" in unknown.message
+    latest = replace(rule, affects_latest=True)
+    still = judge_versions(latest, _finding(), Versions())
+    assert still is not None and still.severity == Severity.ERROR
