@@ -83,3 +83,14 @@ def test_probe_json_round_trips_through_hardware_file(tmp_path) -> None:
     path.write_text("{}")
     with pytest.raises(InputError):
         load_hardware_file(str(path), {})
+
+
+def test_recorded_h100_matches_the_database() -> None:
+    """Recorded on a real NVIDIA H100 80GB HBM3 (driver 580.159.04, CUDA 13.0) through NVML and nvidia-smi."""
+    smi = parse_smi((FIXTURES / "h100_single.csv").read_text())
+    nvml = load_hardware_file(str(FIXTURES / "h100_probe.json"), {})
+    for hardware in (to_hardware(smi, {}), nvml):
+        (device,) = hardware.devices
+        assert device.model.id.startswith("h100-sxm") and device.model.compute_capability == "9.0"
+        assert device.bf16 and device.model.fp8 and device.model.flash_attention_3
+        assert device.memory_gib == 79.6  # 81559 MiB as NVML reports it; torch reports 81079 MiB

@@ -63,6 +63,9 @@ class TrainingConfig(BaseModel):
 
     #: environment variables the run will see (from the process or the config)
     env: dict[str, Sourced[str]] = Field(default_factory=dict)
+    #: how this framework spells its precision switches ({"fp16": "use_fp16"}); a switch
+    #: the framework lacks is absent, so fixes never invent keys
+    flag_keys: dict[str, str] = Field(default_factory=dict)
     #: every top-level key of the file, as spelled, with where it is
     keys: dict[str, Sourced[Any]] = Field(default_factory=dict)
     #: odd but readable input (duplicate keys, YAML 1.1 booleans)

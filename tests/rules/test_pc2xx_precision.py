@@ -64,3 +64,23 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case(case: Case) -> None:
     check_case(case)
+
+
+def test_llama_recipes_fix_never_invents_a_bf16_key() -> None:
+    from helpers import hardware_for
+    from precheck import dialects, resolve
+    from precheck.engine import run_rules
+    from precheck.rules import RULES
+    from precheck.rules.base import Context
+    from precheck.sources import parse
+    from precheck.versions import Versions
+
+    doc = parse("c.yaml", "model_name: meta-llama/Llama-3.2-3B\nuse_fp16: true\nuse_peft: true\n", "yaml")
+    dialect = dialects.detect(doc)
+    assert dialect is not None
+    config = dialect.read(doc, {})
+    hardware = hardware_for(["A100"], {})
+    plan = resolve.resolve(config, hardware, Versions())
+    (finding,) = run_rules(Context(config, plan, hardware, Versions()), [RULES["PC202"]])
+    assert finding.fix is not None
+    assert [(e.key, e.value) for e in finding.fix.edits] == [("use_fp16", False)]

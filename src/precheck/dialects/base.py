@@ -92,6 +92,8 @@ class Dialect:
     name = ""
     framework = ""
     fields: tuple[Field, ...] = ()
+    #: the framework's precision switches, normalised name → key as the framework spells it
+    flag_keys: tuple[tuple[str, str], ...] = ()
 
     def normalise_key(self, key: str) -> str:
         return key
@@ -125,6 +127,7 @@ class Dialect:
             env={name: Sourced(env[name], Origin.env(name)) for name in RUN_ENV if name in env},
             keys={k: Sourced(n.value, origin_of(doc, n)) for k, n in self.root(doc).items()},
             notes=list(doc.notes),
+            flag_keys=dict(self.flag_keys),
             **values,
         )
         self.finish(doc, config)

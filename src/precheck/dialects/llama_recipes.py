@@ -36,6 +36,7 @@ DISTINCTIVE = (
 class LlamaRecipes(Dialect):
     name = "llama-recipes"
     framework = "llama-cookbook"
+    flag_keys = (("fp16", "use_fp16"),)
     fields = (
         field("model", "model_name"),
         field("fp16", "use_fp16", convert=to_bool),

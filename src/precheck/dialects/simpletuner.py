@@ -36,6 +36,7 @@ DISTINCTIVE = (
 class SimpleTuner(Dialect):
     name = "simpletuner"
     framework = "simpletuner"
+    flag_keys = (("mixed_precision", "mixed_precision"),)
     fields = (
         field("model", "pretrained_model_name_or_path"),
         field("mixed_precision", "mixed_precision"),

@@ -30,8 +30,8 @@ def _switch_to_fp16(ctx: Context, origin: Origin) -> Fix:
         edits = [Edit(path, origin.key or "bf16", False, origin.line)]
         if config.fp16 is not None:
             edits.append(Edit(path, config.fp16.origin.key or "fp16", True, config.fp16.origin.line))
-        else:
-            edits.append(Edit(path, "fp16", True))
+        elif "fp16" in config.flag_keys:
+            edits.append(Edit(path, config.flag_keys["fp16"], True))
         return Fix("use fp16 mixed precision (fp32 weights, fp16 autocast, loss scaling)", tuple(edits))
     if origin.key is not None and origin.in_file:
         current = "fp16" if origin.key.endswith(("mixed_precision", "precision")) else "float16"

@@ -121,14 +121,12 @@ def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
     bf16_ok = ctx.hardware.known and all(d.bf16 for d in used_devices(ctx))
     path = origin.path or config.path
     if bf16_ok and config.fp16 is not None and origin == config.fp16.origin:
-        bf16 = config.bf16.origin if config.bf16 is not None else None
-        fix = Fix(
-            "train in bf16: every device this run uses supports it",
-            (
-                Edit(path, origin.key or "fp16", False, origin.line),
-                Edit(path, (bf16.key if bf16 else None) or "bf16", True, bf16.line if bf16 else None),
-            ),
-        )
+        edits = [Edit(path, origin.key or "fp16", False, origin.line)]
+        if config.bf16 is not None:
+            edits.append(Edit(path, config.bf16.origin.key or "bf16", True, config.bf16.origin.line))
+        elif "bf16" in config.flag_keys:  # else turning fp16 off is what selects bf16
+            edits.append(Edit(path, config.flag_keys["bf16"], True))
+        fix = Fix("train in bf16: every device this run uses supports it", tuple(edits))
     elif bf16_ok:
         fix = Fix("train in bf16: every device this run uses supports it")
     else:
