@@ -45,7 +45,9 @@ def test_nvml_failure_falls_back_to_nvidia_smi(monkeypatch) -> None:
         raise RuntimeError("NVML_ERROR_DRIVER_NOT_LOADED")
 
     monkeypatch.setattr(probe_mod, "probe_nvml", broken)
-    monkeypatch.setattr(probe_mod, "probe_smi", lambda: parse_smi((FIXTURES / "mixed_titan_1080ti.csv").read_text()))
+    monkeypatch.setattr(
+        probe_mod, "_probe_smi_with_mig", lambda: parse_smi((FIXTURES / "mixed_titan_1080ti.csv").read_text())
+    )
     result = probe_mod.probe()
     assert result.method == "nvidia-smi" and len(result.gpus) == 2
     assert any("NVML_ERROR_DRIVER_NOT_LOADED" in n for n in result.notes)
@@ -54,7 +56,7 @@ def test_nvml_failure_falls_back_to_nvidia_smi(monkeypatch) -> None:
 def test_a_hung_nvml_is_abandoned(monkeypatch) -> None:
     monkeypatch.setattr(probe_mod, "TIMEOUT_S", 0.2)
     monkeypatch.setattr(probe_mod, "probe_nvml", lambda: time.sleep(5))
-    monkeypatch.setattr(probe_mod, "probe_smi", lambda: ProbeResult(notes=["nvidia-smi not found"]))
+    monkeypatch.setattr(probe_mod, "_probe_smi_with_mig", lambda: ProbeResult(notes=["nvidia-smi not found"]))
     started = time.monotonic()
     result = probe_mod.probe()
     assert time.monotonic() - started < 2
@@ -94,3 +96,61 @@ def test_recorded_h100_matches_the_database() -> None:
         assert device.model.id.startswith("h100-sxm") and device.model.compute_capability == "9.0"
         assert device.bf16 and device.model.fp8 and device.model.flash_attention_3
         assert device.memory_gib == 79.6  # 81559 MiB as NVML reports it; torch reports 81079 MiB
+
+
+def test_eight_identical_gpus_keep_pci_order() -> None:
+    hardware = to_hardware(parse_smi((FIXTURES / "a100_8x.csv").read_text()), {})
+    assert [d.pci_index for d in hardware.devices] == list(range(8)) and not hardware.mixed
+    subset = to_hardware(parse_smi((FIXTURES / "a100_8x.csv").read_text()), {"CUDA_VISIBLE_DEVICES": "6,7"})
+    assert [d.pci_bus_id for d in subset.devices] == ["00000000:B7:00.0", "00000000:BD:00.0"]
+
+
+def test_mig_instance_is_a_device_with_the_slice_memory() -> None:
+    result = parse_smi((FIXTURES / "a100_mig.csv").read_text())
+    probe_mod.attach_mig(result, (FIXTURES / "a100_mig_list.txt").read_text())
+    assert [p for _, p in result.gpus[0].mig] == ["3g.20gb", "2g.10gb", "1g.5gb"]
+    hardware = to_hardware(result, {"CUDA_VISIBLE_DEVICES": "MIG-a28ad590"})
+    (device,) = hardware.devices
+    assert device.memory_gib == 10 and device.bf16 and "MIG 2g.10gb" in device.name
+    missing = to_hardware(result, {"CUDA_VISIBLE_DEVICES": "MIG-ffffffff"})
+    assert missing.devices == [] and missing.notes
+
+
+def test_rocm_smi_and_hip_visibility() -> None:
+    result = probe_mod.parse_rocm_smi((FIXTURES / "mi300x_rocm_smi.json").read_text())
+    hardware = to_hardware(result, {"HIP_VISIBLE_DEVICES": "1"})
+    (device,) = hardware.devices
+    assert device.model.compute_capability == "gfx942" and device.bf16 and device.pci_bus_id == "0000:26:00.0"
+    assert hardware.order == "PCI_BUS_ID" and round(device.memory_gib) == 192
+    hidden = to_hardware(result, {"ROCR_VISIBLE_DEVICES": "0", "HIP_VISIBLE_DEVICES": "1"})
+    assert hidden.devices == [] and any(n.startswith("HIP_VISIBLE_DEVICES") for n in hidden.notes)
+
+
+def test_probe_tries_rocm_after_nvidia(monkeypatch) -> None:
+    monkeypatch.setattr(probe_mod, "probe_nvml", lambda: ProbeResult())
+    monkeypatch.setattr(probe_mod, "_probe_smi_with_mig", lambda: ProbeResult(notes=["nvidia-smi not found"]))
+    monkeypatch.setattr(
+        probe_mod, "probe_rocm_smi", lambda: probe_mod.parse_rocm_smi((FIXTURES / "mi300x_rocm_smi.json").read_text())
+    )
+    result = probe_mod.probe()
+    assert result.method == "rocm-smi" and len(result.gpus) == 2 and "nvidia-smi not found" in result.notes
+
+
+def test_torch_probe_numbers_devices_as_cuda_does(monkeypatch) -> None:
+    import sys
+    import types
+
+    props = [
+        types.SimpleNamespace(name="NVIDIA TITAN RTX", total_memory=24 * 2**30, major=7, minor=5, uuid="aa"),
+        types.SimpleNamespace(name="NVIDIA GeForce GTX 1080 Ti", total_memory=11 * 2**30, major=6, minor=1, uuid="bb"),
+    ]
+    fake = types.SimpleNamespace(
+        version=types.SimpleNamespace(cuda="12.1", hip=None),
+        cuda=types.SimpleNamespace(device_count=lambda: 2, get_device_properties=lambda i: props[i]),
+    )
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    result = probe_mod.probe(use_torch=True)
+    assert result.method == "torch" and result.cuda == "12.1"
+    hardware = to_hardware(result, {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"})
+    assert [d.name for d in hardware.devices] == ["NVIDIA TITAN RTX", "NVIDIA GeForce GTX 1080 Ti"]
+    assert hardware.devices[0].uuid == "GPU-aa"

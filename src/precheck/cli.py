@@ -128,11 +128,12 @@ def explain(
 @app.command()
 def probe(
     as_json: Annotated[bool, typer.Option("--json", help="Write the versioned document `--hardware` reads.")] = False,
+    use_torch: Annotated[bool, typer.Option("--torch", help="Ask torch first (imports it; slower).")] = False,
 ) -> None:
     """Show this machine's GPUs in the order a training run sees them."""
     from .probe_report import print_probe
 
-    print_probe(as_json)
+    print_probe(as_json, use_torch)
 
 
 @app.command("rules")

@@ -40,6 +40,8 @@ class Device:
     pci_index: int | None = None
     pci_bus_id: str | None = None
     uuid: str | None = None
+    #: MIG instances of this GPU: (MIG uuid, profile such as "1g.10gb")
+    mig: tuple[tuple[str, str], ...] = ()
 
     @property
     def bf16(self) -> bool:
@@ -132,9 +134,11 @@ def select_visible(devices: list[Device], value: str) -> tuple[list[Device], str
         if re.fullmatch(r"\d+", entry):
             position = int(entry)
             match = devices[position] if position < len(devices) else None
-        elif entry.startswith(("GPU-", "MIG-")):
+        elif entry.startswith("GPU-"):
             hits = [d for d in devices if d.uuid and d.uuid.startswith(entry)]
             match = hits[0] if len(hits) == 1 else None
+        elif entry.startswith("MIG-"):
+            match = _mig_instance(devices, entry)
         if match is None or match in chosen:
             note = (
                 f"CUDA_VISIBLE_DEVICES={value!r}: entry {entry!r} names no device "
@@ -145,15 +149,41 @@ def select_visible(devices: list[Device], value: str) -> tuple[list[Device], str
     return chosen, None
 
 
+_MIG_MEMORY = re.compile(r"\.(\d+)gb", re.IGNORECASE)
+
+
+def _mig_instance(devices: list[Device], entry: str) -> Device | None:
+    """A MIG instance as a device of its own: the parent's capabilities, the slice's memory."""
+    for device in devices:
+        for uuid, profile in device.mig:
+            if uuid.startswith(entry):
+                size = _MIG_MEMORY.search(profile)
+                memory = float(size.group(1)) if size else device.memory_gib
+                return replace(device, name=f"{device.name} MIG {profile}", memory_gib=memory, uuid=uuid, mig=())
+    return None
+
+
+#: variables that select devices, applied in this order (ROCm: the runtime, then HIP)
+VISIBILITY_NVIDIA = ("CUDA_VISIBLE_DEVICES",)
+VISIBILITY_AMD = ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
+
+
 def with_visibility(hardware: Hardware, env: Mapping[str, str]) -> Hardware:
-    """Renumber the devices the run will see, per CUDA_VISIBLE_DEVICES."""
-    value = env.get("CUDA_VISIBLE_DEVICES")
-    if value is None:
+    """Renumber the devices the run will see, per CUDA_VISIBLE_DEVICES (and ROCm's own)."""
+    amd = any(d.model.vendor == "amd" for d in hardware.all_devices)
+    devices, notes, shown = list(hardware.all_devices), list(hardware.notes), None
+    for name in VISIBILITY_AMD if amd else VISIBILITY_NVIDIA:
+        value = env.get(name)
+        if value is None:
+            continue
+        chosen, note = select_visible(devices, value)
+        if note:
+            notes.append(note.replace("CUDA_VISIBLE_DEVICES", name, 1))
+        devices = [replace(d, index=i) for i, d in enumerate(chosen)]
+        shown = value if shown is None else f"{shown} → {value}"
+    if shown is None:
         return hardware
-    chosen, note = select_visible(hardware.all_devices, value)
-    notes = hardware.notes + ([note] if note else [])
-    devices = [replace(d, index=i) for i, d in enumerate(chosen)]
-    return Hardware(hardware.source, devices, hardware.all_devices, hardware.order, value, notes)
+    return Hardware(hardware.source, devices, hardware.all_devices, hardware.order, shown, notes)
 
 
 def no_hardware(note: str) -> Hardware:

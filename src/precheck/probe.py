@@ -10,6 +10,7 @@ probing never hangs and never stops a check.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import threading
@@ -23,6 +24,8 @@ from .gpu_db import GpuModel, custom_model, database
 from .hardware import Device, Hardware, env_order, with_visibility
 
 TIMEOUT_S = 5.0
+#: importing torch and initialising CUDA takes several seconds cold (7 s seen on an H100 host)
+TORCH_TIMEOUT_S = 60.0
 PROBE_SCHEMA = 1
 
 
@@ -37,6 +40,8 @@ class RawGpu:
     pci_bus_id: str | None = None
     uuid: str | None = None
     memory_free_mib: float | None = None
+    #: MIG instances carved out of this GPU: (MIG uuid, profile such as "1g.10gb")
+    mig: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -160,25 +165,139 @@ def probe_smi(executable: str = "nvidia-smi") -> ProbeResult:
     return parse_smi(completed.stdout)
 
 
-def probe() -> ProbeResult:
-    """NVML, then nvidia-smi; never raises, never hangs."""
-    notes: list[str] = []
+_MIG_LINE = re.compile(r"^\s*MIG\s+(\S+)\s+Device\s+\d+:\s*\(UUID:\s*(MIG-[^)\s]+)\)")
+_GPU_LINE = re.compile(r"^GPU\s+(\d+):")
+
+
+def parse_smi_list(output: str) -> dict[int, list[tuple[str, str]]]:
+    """MIG instances per GPU from ``nvidia-smi -L``."""
+    found: dict[int, list[tuple[str, str]]] = {}
+    current: int | None = None
+    for line in output.splitlines():
+        gpu = _GPU_LINE.match(line)
+        if gpu:
+            current = int(gpu.group(1))
+            continue
+        mig = _MIG_LINE.match(line)
+        if mig and current is not None:
+            found.setdefault(current, []).append((mig.group(2), mig.group(1)))
+    return found
+
+
+def attach_mig(result: ProbeResult, listing: str) -> None:
+    for index, instances in parse_smi_list(listing).items():
+        for gpu in result.gpus:
+            if gpu.pci_index == index:
+                gpu.mig = instances
+
+
+def parse_rocm_smi(output: str) -> ProbeResult:
+    """Parse ``rocm-smi --showproductname --showmeminfo vram --showbus --json``."""
+    result = ProbeResult(method="rocm-smi")
+    data = json.loads(output)
+    cards = sorted((k for k in data if k.startswith("card")), key=lambda k: int(re.sub(r"\D", "", k) or 0))
+    for position, key in enumerate(cards):
+        card = data[key]
+        name = str(
+            card.get("Card Series") or card.get("Card series") or card.get("Device Name") or card.get("Card SKU") or key
+        )
+        total = float(card.get("VRAM Total Memory (B)", 0) or 0)
+        used = float(card.get("VRAM Total Used Memory (B)", 0) or 0)
+        gfx = card.get("GFX Version") or card.get("gfx_version")
+        result.gpus.append(
+            RawGpu(
+                pci_index=position,
+                name=name if name.upper().startswith("AMD") else f"AMD {name}",
+                memory_mib=total / 2**20,
+                memory_free_mib=(total - used) / 2**20 if total else None,
+                compute_capability=str(gfx) if gfx else None,
+                pci_bus_id=card.get("PCI Bus"),
+                uuid=card.get("Unique ID"),
+            )
+        )
+    return result
+
+
+def probe_rocm_smi() -> ProbeResult:
+    path = shutil.which("rocm-smi")
+    if path is None:
+        return ProbeResult(notes=["rocm-smi not found"])
+    completed = subprocess.run(
+        [path, "--showproductname", "--showmeminfo", "vram", "--showbus", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    if completed.returncode != 0:
+        return ProbeResult(notes=[f"rocm-smi failed with exit code {completed.returncode}"])
     try:
-        result: ProbeResult = _with_timeout(probe_nvml, TIMEOUT_S)
-        if result.gpus:
-            return result
-        notes.append("NVML: no GPU")
-    except ImportError:
-        notes.append("NVML: nvidia-ml-py is not installed")
-    except Exception as exc:  # a broken driver is a note, not a crash
-        notes.append(f"NVML: {type(exc).__name__}: {exc}")
+        return parse_rocm_smi(completed.stdout)
+    except (ValueError, TypeError, AttributeError) as exc:
+        return ProbeResult(notes=[f"rocm-smi: unreadable output ({exc})"])
+
+
+def probe_torch() -> ProbeResult:
+    """Ask torch (only when the user asks: ``precheck probe --torch``); CUDA order already."""
+    import torch
+
+    result = ProbeResult(method="torch", cuda=torch.version.cuda or torch.version.hip)
+    for index in range(torch.cuda.device_count()):
+        props = torch.cuda.get_device_properties(index)
+        gcn = getattr(props, "gcnArchName", "") if torch.version.hip else ""
+        result.gpus.append(
+            RawGpu(
+                pci_index=index,
+                name=props.name,
+                memory_mib=props.total_memory / 2**20,
+                compute_capability=gcn.split(":")[0] if gcn else f"{props.major}.{props.minor}",
+                uuid=f"GPU-{props.uuid}" if getattr(props, "uuid", None) else None,
+            )
+        )
+    return result
+
+
+def _safely(fn: Callable[[], ProbeResult], label: str, notes: list[str], seconds: float) -> ProbeResult | None:
     try:
-        result = probe_smi()
+        result: ProbeResult = _with_timeout(fn, seconds)
+    except ImportError as exc:
+        notes.append(f"{label}: {exc.name or exc} is not installed")
+        return None
     except subprocess.TimeoutExpired:
-        result = ProbeResult(notes=[f"nvidia-smi: no answer within {TIMEOUT_S:g} s"])
-    except OSError as exc:
-        result = ProbeResult(notes=[f"nvidia-smi: {exc}"])
-    result.notes = notes + result.notes
+        notes.append(f"{label}: no answer within {seconds:g} s")
+        return None
+    except Exception as exc:  # a broken driver is a note, not a crash
+        notes.append(f"{label}: {type(exc).__name__}: {exc}")
+        return None
+    notes.extend(result.notes)
+    return result if result.gpus else None
+
+
+def probe(use_torch: bool = False) -> ProbeResult:
+    """NVML, then nvidia-smi, then rocm-smi (torch first when asked); never raises, never hangs."""
+    notes: list[str] = []
+    sources: list[tuple[Callable[[], ProbeResult], str]] = [
+        (probe_nvml, "NVML"),
+        (_probe_smi_with_mig, "nvidia-smi"),
+        (probe_rocm_smi, "rocm-smi"),
+    ]
+    if use_torch:
+        sources.insert(0, (probe_torch, "torch"))
+    for fn, label in sources:
+        found = _safely(fn, label, notes, TORCH_TIMEOUT_S if fn is probe_torch else TIMEOUT_S)
+        if found is not None:
+            found.notes = [n for n in notes if n not in found.notes] + found.notes
+            return found
+    return ProbeResult(notes=notes)
+
+
+def _probe_smi_with_mig() -> ProbeResult:
+    result = probe_smi()
+    path = shutil.which("nvidia-smi")
+    if result.gpus and path:
+        listing = subprocess.run([path, "-L"], capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+        if listing.returncode == 0:
+            attach_mig(result, listing.stdout)
     return result
 
 
@@ -216,11 +335,17 @@ def to_hardware(result: ProbeResult, env: Mapping[str, str], source: str = "prob
             pci_index=g.pci_index,
             pci_bus_id=g.pci_bus_id,
             uuid=g.uuid,
+            mig=tuple(g.mig),
         )
         for g in result.gpus
     ]
-    order = env_order(env)
-    ordered = cuda_order(devices, order)
+    if result.method == "torch":
+        order, ordered = "as torch enumerates", devices  # torch already numbers as CUDA does
+    elif any(d.model.vendor == "amd" for d in devices):
+        order, ordered = "PCI_BUS_ID", devices  # ROCm enumerates by PCI bus
+    else:
+        order = env_order(env)
+        ordered = cuda_order(devices, order)
     hardware = Hardware(source, ordered, ordered, order, notes=list(result.notes))  # type: ignore[arg-type]
     return with_visibility(hardware, env)
 
@@ -244,6 +369,7 @@ def result_to_json(result: ProbeResult) -> dict[str, Any]:
                 "compute_capability": g.compute_capability,
                 "memory_mib": g.memory_mib,
                 "memory_free_mib": g.memory_free_mib,
+                "mig": [{"uuid": uuid, "profile": profile} for uuid, profile in g.mig],
             }
             for g in result.gpus
         ],
@@ -271,6 +397,7 @@ def load_hardware_file(path: str, env: Mapping[str, str]) -> Hardware:
                 pci_bus_id=item.get("pci_bus_id"),
                 uuid=item.get("uuid"),
                 memory_free_mib=item.get("memory_free_mib"),
+                mig=[(str(m["uuid"]), str(m["profile"])) for m in item.get("mig", [])],
             )
             for item in data["devices"]
         ]

@@ -8,37 +8,53 @@ import sys
 
 from .probe import probe, result_to_json, to_hardware
 
-ORDER_VARS = ("CUDA_DEVICE_ORDER", "CUDA_VISIBLE_DEVICES")
+ORDER_VARS = ("CUDA_DEVICE_ORDER", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
 
 
-def print_probe(as_json: bool) -> None:
-    result = probe()
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def print_probe(as_json: bool, use_torch: bool = False) -> None:
+    result = probe(use_torch)
     if as_json:
         print(json.dumps(result_to_json(result), indent=2))
         return
-    hardware = to_hardware(result, os.environ)
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     if not result.gpus:
         print("no GPU found (hardware rules need --gpu NAME or --hardware FILE on this machine)")
         return
-    print(f"driver {result.driver or '?'}, CUDA {result.cuda or '?'}, probed with {result.method}")
-    env = ", ".join(f"{v}={os.environ[v]}" for v in ORDER_VARS if v in os.environ) or "none"
-    print(f"order: CUDA index as the run sees it ({hardware.order}); env: {env}")
-    header = (
-        f"{'cuda':<5} {'smi':<4} {'pci bus':<17} {'name':<34} {'cc':<5} {'total':>8} {'free':>8}  bf16 tf32 fp8  fa2"
+    from rich.console import Console
+    from rich.table import Table
+
+    hardware = to_hardware(result, os.environ)
+    env = ", ".join(f"{v}={os.environ[v]}" for v in ORDER_VARS if v in os.environ) or "none set"
+    table = Table(
+        title=f"{len(hardware.devices)} device(s) as the run sees them, {hardware.order} order",
+        caption=f"driver {result.driver or '?'}, CUDA {result.cuda or '?'}, probed with {result.method}; env: {env}",
     )
-    print(header)
     free = {g.pci_index: g.memory_free_mib for g in result.gpus}
+    for column in ("cuda", "smi", "PCI bus", "name", "cc", "total GB", "free GB", "bf16", "tf32", "fp8", "FA2"):
+        table.add_column(column, justify="right" if column.endswith("GB") else "left")
     for d in hardware.devices:
         m = d.model
-        flags = "  ".join("yes " if ok else "no  " for ok in (m.bf16, m.tf32, m.fp8, m.flash_attention_2))
-        spare = free.get(d.pci_index or 0)
-        print(
-            f"{d.index:<5} {d.pci_index if d.pci_index is not None else '?':<4} "
-            f"{d.pci_bus_id or '?':<17} {d.name[:34]:<34} "
-            f"{m.compute_capability:<5} {d.memory_gib:>6.1f}GB {(spare or 0) / 1024:>6.1f}GB  {flags}"
+        spare = free.get(d.pci_index if d.pci_index is not None else -1)
+        table.add_row(
+            str(d.index),
+            "?" if d.pci_index is None else str(d.pci_index),
+            d.pci_bus_id or "?",
+            d.name,
+            m.compute_capability,
+            f"{d.memory_gib:.1f}",
+            "?" if spare is None else f"{spare / 1024:.1f}",
+            _yes(m.bf16),
+            _yes(m.tf32),
+            _yes(m.fp8),
+            _yes(m.flash_attention_2),
         )
+    console = Console(width=None if sys.stdout.isatty() else 160, highlight=False)
+    console.print(table)
     for note in hardware.notes:
         if note not in result.notes:
-            print(f"note: {note}")
+            console.print(f"note: {note}")

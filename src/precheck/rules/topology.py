@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..hardware import VISIBILITY_AMD
 from ..provenance import Origin
 from .base import Context, Finding, Fix, Severity, rule
 from .device import used_devices
@@ -93,7 +94,7 @@ def cuda_visible_devices_invalid(ctx: Context) -> Iterator[Finding]:
     if value is None:
         return
     for note in ctx.hardware.notes:
-        if note.startswith("CUDA_VISIBLE_DEVICES"):
+        if note.split("=", 1)[0] in VISIBILITY_AMD:
             yield Finding(
                 _anchor(ctx, "CUDA_VISIBLE_DEVICES"),
                 f"{note}; the run sees {len(ctx.hardware.devices)} device(s)",
