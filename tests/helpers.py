@@ -10,7 +10,7 @@ from precheck import dialects, resolve
 from precheck.engine import run_rules
 from precheck.hardware import Hardware, from_specs, no_hardware
 from precheck.rules import RULES
-from precheck.rules.base import Context
+from precheck.rules.base import Context, Finding
 from precheck.sources import parse
 from precheck.versions import VersionInfo, Versions
 
@@ -33,7 +33,8 @@ def hardware_for(gpus: list[str], env: dict[str, str]) -> Hardware:
     return from_specs(gpus, env) if gpus else no_hardware("none")
 
 
-def findings_for(case: Case) -> set[tuple[str, int, int]]:
+def run_case(case: Case) -> list[Finding]:
+    """The findings of ``case.code`` on the snippet, through the real pipeline stages."""
     path = f"config.{case.fmt}"
     doc = parse(path, textwrap.dedent(case.text).lstrip("\n"), case.fmt)
     dialect = dialects.detect(doc)
@@ -42,8 +43,11 @@ def findings_for(case: Case) -> set[tuple[str, int, int]]:
     versions = Versions({n: VersionInfo(n, v, "flag") for n, v in case.versions.items()})
     hardware = hardware_for(case.gpus, case.env)
     plan = resolve.resolve(config, hardware, versions)
-    found = run_rules(Context(config, plan, hardware, versions), [RULES[case.code]])
-    return {(f.rule, f.origin.line or 0, f.origin.column or 0) for f in found}
+    return run_rules(Context(config, plan, hardware, versions), [RULES[case.code]])
+
+
+def findings_for(case: Case) -> set[tuple[str, int, int]]:
+    return {(f.rule, f.origin.line or 0, f.origin.column or 0) for f in run_case(case)}
 
 
 def check_case(case: Case) -> None:

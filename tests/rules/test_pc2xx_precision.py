@@ -1,6 +1,6 @@
 import pytest
 
-from helpers import Case, check_case
+from helpers import Case, check_case, run_case
 
 SWIFT = """
 model: meta-llama/Llama-2-7b-chat-hf
@@ -67,20 +67,12 @@ def test_case(case: Case) -> None:
 
 
 def test_llama_recipes_fix_never_invents_a_bf16_key() -> None:
-    from helpers import hardware_for
-    from precheck import dialects, resolve
-    from precheck.engine import run_rules
-    from precheck.rules import RULES
-    from precheck.rules.base import Context
-    from precheck.sources import parse
-    from precheck.versions import Versions
-
-    doc = parse("c.yaml", "model_name: meta-llama/Llama-3.2-3B\nuse_fp16: true\nuse_peft: true\n", "yaml")
-    dialect = dialects.detect(doc)
-    assert dialect is not None
-    config = dialect.read(doc, {})
-    hardware = hardware_for(["A100"], {})
-    plan = resolve.resolve(config, hardware, Versions())
-    (finding,) = run_rules(Context(config, plan, hardware, Versions()), [RULES["PC202"]])
+    case = Case(
+        "fp16 llama-recipes on an A100",
+        "PC202",
+        "model_name: meta-llama/Llama-3.2-3B\nuse_fp16: true\nuse_peft: true\n",
+        ["A100"],
+    )
+    (finding,) = run_case(case)
     assert finding.fix is not None
     assert [(e.key, e.value) for e in finding.fix.edits] == [("use_fp16", False)]
