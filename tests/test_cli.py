@@ -218,3 +218,27 @@ def test_checking_a_config_never_imports_torch() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert "HEAVY []" in result.stdout, result.stdout + result.stderr
+
+
+def test_an_internal_error_names_the_file_and_hides_the_traceback(tmp_path) -> None:
+    config = tmp_path / "train.yaml"
+    config.write_text((EXAMPLES / "ms-swift-v100" / "fp16-false-ignored.yaml").read_text())
+    code = (
+        "import sys\n"
+        "import precheck.resolve as r\n"
+        "def boom(*a):\n"
+        "    raise RuntimeError('injected')\n"
+        "r.resolve = boom\n"
+        "from precheck.cli import main\n"
+        "main(sys.argv[1:])\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, "--gpu", "V100", str(config)], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert result.returncode == 2
+    assert f"internal error while checking {config}: RuntimeError: injected" in result.stderr
+    assert "Traceback" not in result.stderr
+    debug = subprocess.run(
+        [sys.executable, "-c", code, "--gpu", "V100", "--debug", str(config)], capture_output=True, text=True, cwd=ROOT
+    )
+    assert "Traceback" in debug.stderr

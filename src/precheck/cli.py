@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from . import __version__
-from .errors import InputError, PrecheckError, UsageError
+from .errors import InputError, InternalError, PrecheckError, UsageError
 from .rules.base import Severity
 
 app = typer.Typer(
@@ -197,6 +197,16 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     except KeyboardInterrupt:
         sys.exit(130)
+    except InternalError as error:
+        if debug:
+            raise
+        print(
+            f"precheck: internal error while checking {error.path}: {error}\n"
+            "This is a bug in precheck; please report it with that file "
+            "(run again with --debug for the traceback).",
+            file=sys.stderr,
+        )
+        sys.exit(2)
     except Exception as error:  # the last line of defence: a message, not a traceback
         if debug:
             raise

@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from . import dialects, resolve, sources
 from .config import TrainingConfig
 from .discovery import iter_files
-from .errors import InputError
+from .errors import InputError, InternalError
 from .hardware import Hardware
 from .resolve.plan import PrecisionPlan
 from .rules import RULES, select_rules
@@ -80,23 +81,35 @@ def check(
         result = FileResult(shown)
         report.files.append(result)
         try:
-            document = sources.load(file, shown)
+            report.findings.extend(_check_file(file, result, hardware, environment, active, assumed_versions or {}))
         except InputError as error:
             result.error = error
-            continue
-        dialect = dialects.detect(document)
-        if dialect is None:
-            continue
-        result.dialect = dialect.name
-        config = dialect.read(document, environment)
-        wanted = {config.framework, *(p.package for r in active for p in r.versions)}
-        versions = collect(str(file), wanted, assumed_versions or {})
-        plan = resolve.resolve(config, hardware, versions)
-        result.config, result.plan, result.versions = config, plan, versions
-        context = Context(config, plan, hardware, versions)
-        report.findings.extend(run_rules(context, active))
+        except Exception as error:  # a bug: name the file, let the CLI keep it short
+            raise InternalError(shown, error) from error
     report.findings.sort(key=lambda f: (f.origin.path or "", f.origin.line or 0, f.origin.column or 0, f.rule))
     return report
+
+
+def _check_file(
+    file: Path,
+    result: FileResult,
+    hardware: Hardware,
+    environment: Mapping[str, str],
+    active: list[Rule],
+    assumed: dict[str, VersionInfo],
+) -> list[Finding]:
+    """One file through sources → dialects → resolve → rules."""
+    document = sources.load(file, result.path)
+    dialect = dialects.detect(document)
+    if dialect is None:
+        return []
+    result.dialect = dialect.name
+    config = dialect.read(document, environment)
+    wanted = {config.framework, *(p.package for r in active for p in r.versions)}
+    versions = collect(str(file), wanted, assumed)
+    plan = resolve.resolve(config, hardware, versions)
+    result.config, result.plan, result.versions = config, plan, versions
+    return run_rules(Context(config, plan, hardware, versions), active)
 
 
 def run_rules(context: Context, rules: Iterable[Rule]) -> list[Finding]:

@@ -11,6 +11,15 @@ class UsageError(PrecheckError):
     """Bad command-line usage (an unknown GPU name, an unknown rule code...)."""
 
 
+class InternalError(Exception):
+    """A bug in precheck met while checking ``path``; the CLI reports it briefly (exit 2)."""
+
+    def __init__(self, path: str, error: BaseException):
+        self.path = path
+        self.error = error
+        super().__init__(f"{type(error).__name__}: {error}")
+
+
 class InputError(PrecheckError):
     """A file that cannot be read or parsed.
 
