@@ -61,3 +61,55 @@ def test_version_judgement() -> None:
     latest = replace(rule, affects_latest=True)
     still = judge_versions(latest, _finding(), Versions())
     assert still is not None and still.severity == Severity.ERROR
+
+
+def test_pin_file_formats(tmp_path) -> None:
+    from precheck.pins import pins_in
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\ndependencies = [\n  "trl==0.18.2",\n  "peft>=0.10",\n]\n\n[tool.poetry.dependencies]\n'
+        'python = "^3.10"\nms-swift = "3.2.2"\naccelerate = {version = "==1.2.0", extras = ["x"]}\n'
+    )
+    (tmp_path / "uv.lock").write_text(
+        '[[package]]\nname = "trl"\nversion = "0.19.0"\n\n[[package]]\nname = "peft"\nversion = "0.13.2"\n'
+    )
+    (tmp_path / "poetry.lock").write_text('[[package]]\nname = "simpletuner"\nversion = "3.1.6"\ndescription = "x"\n')
+    (tmp_path / "environment.yml").write_text(
+        "dependencies:\n  - python=3.11\n  - pytorch=2.4.0\n  - pip:\n    - trl==0.18.2\n"
+    )
+    (tmp_path / "requirements.txt").write_text("-r requirements-dev.txt\ntorch @ https://x/y.whl\ntrl>=0.18\n")
+    (tmp_path / "requirements-dev.txt").write_text("-r requirements.txt\npeft==0.12.0 ; python_version > '3.8'\n")
+
+    def read(name: str) -> set[tuple[str, str, str, int]]:
+        return {(p.name, n, v, line) for p, n, v, line in pins_in(tmp_path / name)}
+
+    assert read("pyproject.toml") == {
+        ("pyproject.toml", "trl", "0.18.2", 3),
+        ("pyproject.toml", "ms-swift", "3.2.2", 9),
+        ("pyproject.toml", "accelerate", "1.2.0", 10),
+    }
+    assert read("uv.lock") == {("uv.lock", "trl", "0.19.0", 3), ("uv.lock", "peft", "0.13.2", 7)}
+    assert read("poetry.lock") == {("poetry.lock", "simpletuner", "3.1.6", 3)}
+    assert ("environment.yml", "trl", "0.18.2", 5) in read("environment.yml")
+    assert read("requirements.txt") == {("requirements-dev.txt", "peft", "0.12.0", 2)}  # -r loop, URL, range
+
+
+def test_broken_pin_files_never_crash(tmp_path) -> None:
+    from precheck.pins import pins_in
+
+    (tmp_path / "uv.lock").write_bytes(b"\xff\xfe[[package]\nname = ")
+    (tmp_path / "pyproject.toml").write_text("[project\ndependencies = [")
+    (tmp_path / "requirements.txt").write_text("-r missing.txt\n===\n")
+    for name in ("uv.lock", "pyproject.toml", "requirements.txt"):
+        assert list(pins_in(tmp_path / name)) == []
+
+
+def test_project_config_rejects_unknown_keys_with_line(tmp_path) -> None:
+    from precheck.errors import InputError
+    from precheck.project import load
+
+    path = tmp_path / ".precheck.toml"
+    path.write_text('versions = { trl = "0.18.2" }\nselcet = ["PC1"]\n')
+    with pytest.raises(InputError) as info:
+        load(path)
+    assert str(info.value).startswith(f"{path}:2:1: unknown key `selcet`")

@@ -36,6 +36,10 @@ AssumeOpt = Annotated[
     ),
 ]
 FormatOpt = Annotated[str, typer.Option("--format", help="Output format: text or json.")]
+PythonOpt = Annotated[
+    str | None,
+    typer.Option("--python", help="Read installed framework versions from this interpreter's environment."),
+]
 
 
 def _hardware(gpu: list[str] | None, hardware_file: str | None):  # type: ignore[no-untyped-def]
@@ -83,6 +87,7 @@ def check(
     ] = None,
     ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Rules to skip: code, prefix or name.")] = None,
     assume_version: AssumeOpt = None,
+    python: PythonOpt = None,
     fail_on: Annotated[
         str, typer.Option("--fail-on", help="Lowest severity that fails: error, warning or info.")
     ] = "error",
@@ -100,7 +105,9 @@ def check(
     except KeyError:
         raise UsageError(f"--fail-on {fail_on!r}: choose error, warning or info") from None
     rules = select_rules(select, ignore)
-    report = run_check(paths or ["."], _hardware(gpu, hardware), rules=rules, assumed_versions=_assumed(assume_version))
+    report = run_check(
+        paths or ["."], _hardware(gpu, hardware), rules=rules, assumed_versions=_assumed(assume_version), python=python
+    )
     emit(report, fmt)
     code = report.exit_code(threshold)
     raise typer.Exit(0 if exit_zero and code == 1 else code)
@@ -113,6 +120,7 @@ def explain(
     hardware: HardwareOpt = None,
     fmt: FormatOpt = "text",
     assume_version: AssumeOpt = None,
+    python: PythonOpt = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")] = False,
 ) -> None:
     """Print the resolved precision plan: each value and where it came from."""
@@ -120,7 +128,9 @@ def explain(
     from .explain import render_json, render_text
 
     _check_format(fmt, ("text", "json"))
-    report = run_check(paths, _hardware(gpu, hardware), rules=[], assumed_versions=_assumed(assume_version))
+    report = run_check(
+        paths, _hardware(gpu, hardware), rules=[], assumed_versions=_assumed(assume_version), python=python
+    )
     print(render_json(report) if fmt == "json" else render_text(report))
     raise typer.Exit(2 if report.errors else 0)
 

@@ -67,6 +67,7 @@ def check(
     env: Mapping[str, str] | None = None,
     rules: Iterable[Rule] | None = None,
     assumed_versions: dict[str, VersionInfo] | None = None,
+    python: str | None = None,
 ) -> Report:
     """Check config files against ``hardware``; the Python API the CLI uses."""
     environment = dict(os.environ if env is None else env)
@@ -81,7 +82,8 @@ def check(
         result = FileResult(shown)
         report.files.append(result)
         try:
-            report.findings.extend(_check_file(file, result, hardware, environment, active, assumed_versions or {}))
+            found = _check_file(file, result, hardware, environment, active, assumed_versions or {}, python)
+            report.findings.extend(found)
         except InputError as error:
             result.error = error
         except Exception as error:  # a bug: name the file, let the CLI keep it short
@@ -97,6 +99,7 @@ def _check_file(
     environment: Mapping[str, str],
     active: list[Rule],
     assumed: dict[str, VersionInfo],
+    python: str | None,
 ) -> list[Finding]:
     """One file through sources → dialects → resolve → rules."""
     document = sources.load(file, result.path)
@@ -105,8 +108,8 @@ def _check_file(
         return []
     result.dialect = dialect.name
     config = dialect.read(document, environment)
-    wanted = {config.framework, *(p.package for r in active for p in r.versions)}
-    versions = collect(str(file), wanted, assumed)
+    wanted = {config.framework, *(p.package for r in RULES.values() for p in r.versions)}
+    versions = collect(str(file), wanted, assumed, python)
     plan = resolve.resolve(config, hardware, versions)
     result.config, result.plan, result.versions = config, plan, versions
     return run_rules(Context(config, plan, hardware, versions), active)

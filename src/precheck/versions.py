@@ -1,8 +1,10 @@
 """Which version of each framework a run uses, and where precheck learnt it.
 
-First match wins: ``--assume-version NAME==VERSION``; exact pins (``name==X``) in
-``requirements*.txt`` beside the config or in a folder above it, up to the repository
-root; the distribution installed in the environment precheck runs in (read from its
+First match wins: ``--assume-version NAME==VERSION``; ``[tool.precheck] versions`` in the
+project config; exact pins beside the config or in a folder above it, up to the
+repository root (``requirements*.txt`` with their ``-r`` includes, ``pyproject.toml``,
+``uv.lock``, ``poetry.lock``, conda ``environment.yml``); the distribution installed in
+the environment precheck runs in, or in the one ``--python PATH`` names (read from
 metadata, never imported). Anything else leaves the version unknown, and
 version-dependent rules say so.
 """
@@ -10,23 +12,21 @@ version-dependent rules say so.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
+import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
 from .errors import UsageError
+from .pins import PIN_FILES, canonical, pins_in
+from .project import for_folder
 
-_PIN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*===?\s*([0-9][^\s;#,]*)\s*(?:[;#].*)?$")
 _ASSUME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([0-9][^\s]*)\s*$")
-_PIN_FILES = "requirements*.txt"
 _MAX_PARENTS = 8
-
-
-def canonical(name: str) -> str:
-    """PEP 503 normalisation: ``MS_Swift`` → ``ms-swift``."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def version_key(version: str) -> tuple[int, ...]:
@@ -89,60 +89,90 @@ def parse_assumptions(values: Iterable[str]) -> dict[str, VersionInfo]:
 
 
 def _pin_files(config_path: Path) -> list[Path]:
+    """Pin files beside the config, then in each folder above it up to the repository root."""
     files: list[Path] = []
     folder = config_path.resolve().parent
     for _ in range(_MAX_PARENTS):
-        with contextlib.suppress(OSError):
-            files.extend(sorted(folder.glob(_PIN_FILES)))
+        for pattern in PIN_FILES:
+            with contextlib.suppress(OSError):
+                files.extend(sorted(folder.glob(pattern)))
         if (folder / ".git").exists() or folder.parent == folder:
             break
         folder = folder.parent
     return files
 
 
-def read_pins(path: Path, shown: str) -> dict[str, VersionInfo]:
-    """Exact pins in one requirements file; ranges, URLs and options are skipped."""
-    out: dict[str, VersionInfo] = {}
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return out
-    for number, line in enumerate(lines, start=1):
-        match = _PIN.match(line)
-        if match:
-            name = canonical(match.group(1))
-            out.setdefault(name, VersionInfo(name, match.group(2), f"{shown}:{number}"))
-    return out
-
-
 def _display(path: Path) -> str:
     try:
-        return str(path.relative_to(Path.cwd()))
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
 
 
-def collect(config_path: str, wanted: Iterable[str], assumed: dict[str, VersionInfo]) -> Versions:
+_METADATA_SCRIPT = """
+import json, sys
+from importlib import metadata
+found = {}
+for name in sys.argv[1:]:
+    try:
+        found[name] = metadata.version(name)
+    except Exception:
+        pass
+print(json.dumps(found))
+"""
+
+
+def installed_in(python: str | None, names: tuple[str, ...]) -> dict[str, str]:
+    """Versions from distribution metadata, never importing the packages: this
+    environment's, or that of the interpreter ``python`` (``--python PATH``)."""
+    if python is not None:
+        return _ask_interpreter(python, names)
+    found: dict[str, str] = {}
+    for name in names:
+        with contextlib.suppress(Exception):  # a broken dist-info must not stop the check
+            found[name] = metadata.version(name)
+    return found
+
+
+@lru_cache(maxsize=64)
+def _ask_interpreter(python: str, names: tuple[str, ...]) -> dict[str, str]:
+    try:
+        command = [python, "-c", _METADATA_SCRIPT, *names]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=15, check=False)
+        data = json.loads(done.stdout) if done.returncode == 0 else None
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        data = None
+    if not isinstance(data, dict):
+        raise UsageError(f"--python {python}: not a Python interpreter precheck can ask for package versions")
+    return {str(k): str(v) for k, v in data.items()}
+
+
+def collect(
+    config_path: str,
+    wanted: Iterable[str],
+    assumed: dict[str, VersionInfo],
+    python: str | None = None,
+) -> Versions:
     """The versions of ``wanted`` frameworks for the run configured at ``config_path``."""
     known: dict[str, VersionInfo] = {}
     names = {canonical(n) for n in wanted}
-    for name in names:
-        if name in assumed:
-            known[name] = assumed[name]
+    for name in names & assumed.keys():
+        known[name] = assumed[name]
+    project = for_folder(Path(config_path).resolve().parent)
+    for name, version in project.versions.items():
+        key = canonical(name)
+        if key in names:
+            known.setdefault(key, VersionInfo(key, version, "project config"))
     missing = names - known.keys()
     if missing:
         for pin_file in _pin_files(Path(config_path)):
-            pins = read_pins(pin_file, _display(pin_file))
-            for name in missing & pins.keys():
-                known.setdefault(name, pins[name])
-            missing = names - known.keys()
+            for source, name, version, line in pins_in(pin_file):
+                if name in missing:
+                    known[name] = VersionInfo(name, version, f"{_display(source)}:{line}")
+                    missing.discard(name)
             if not missing:
                 break
-    for name in sorted(missing):
-        try:
-            known[name] = VersionInfo(name, metadata.version(name), "installed")
-        except metadata.PackageNotFoundError:
-            continue
-        except Exception:  # a broken dist-info must not stop the check
-            continue
+    if missing:
+        for name, version in installed_in(python, tuple(sorted(missing))).items():
+            known[name] = VersionInfo(name, version, "installed")
     return Versions(known)

@@ -8,12 +8,12 @@ from __future__ import annotations
 from ..sources import Document
 from .base import Dialect
 from .h2o_llmstudio import H2oLlmStudio
-from .hf_trainer import HfTrainer
+from .hf_trainer import HfTrainer, Trl
 from .llama_recipes import LlamaRecipes
 from .ms_swift import MsSwift
 from .simpletuner import SimpleTuner
 
-DIALECTS: tuple[Dialect, ...] = (MsSwift(), SimpleTuner(), H2oLlmStudio(), LlamaRecipes(), HfTrainer())
+DIALECTS: tuple[Dialect, ...] = (MsSwift(), SimpleTuner(), H2oLlmStudio(), LlamaRecipes(), Trl(), HfTrainer())
 
 BY_NAME = {d.name: d for d in DIALECTS}
 

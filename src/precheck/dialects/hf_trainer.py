@@ -95,3 +95,41 @@ def _instantiates_components(doc: Document) -> bool:
         if isinstance(node.value, dict) and node.value.keys() & {"_component_", "_target_"}:
             return True
     return False
+
+
+#: fields only TRL's configs (SFTConfig, DPOConfig, GRPOConfig...) and its ModelConfig /
+#: ScriptArguments have; read in huggingface/trl ``trl/trainer/*_config.py``
+TRL_FIELDS = (
+    "packing",
+    "dataset_text_field",
+    "completion_only_loss",
+    "assistant_only_loss",
+    "max_seq_length",
+    "max_prompt_length",
+    "max_completion_length",
+    "num_generations",
+    "beta",
+    "dataset_kwargs",
+    "use_peft",
+    "lora_r",
+    "lora_target_modules",
+    "dataset_name",
+    "dataset_mixer",
+    "chat_template",
+)
+
+
+class Trl(HfTrainer):
+    """TRL trainer configs: TrainingArguments plus TRL's own fields."""
+
+    name = "trl"
+    framework = "trl"
+
+    def score(self, doc: Document) -> int:
+        base = super().score(doc)
+        if not base:
+            return 0
+        keys = self.keys(doc)
+        if count_keys(keys, TRL_FIELDS) or ("max_length" in keys and "model_name_or_path" in keys):
+            return base + 1
+        return 0

@@ -15,6 +15,7 @@ Resolver = Callable[[TrainingConfig, Hardware, Versions], PrecisionPlan]
 #: framework (distribution name) → resolver
 RESOLVERS: dict[str, Resolver] = {
     "transformers": hf.resolve,
+    "trl": hf.resolve_trl,
     "ms-swift": ms_swift.resolve,
     "simpletuner": simpletuner.resolve,
     "h2o-llmstudio": h2o_llmstudio.resolve,

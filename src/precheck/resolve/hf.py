@@ -10,9 +10,33 @@ from __future__ import annotations
 from ..config import TrainingConfig
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
-from ..versions import Versions
+from ..versions import VersionRange, Versions
 from .common import amp_flags, scaler_for, trainable_dtype
 from .plan import PrecisionPlan
+
+#: TRL 0.19.0 made ``bf16`` default to ``not fp16`` in every trainer config
+#: (``bf16: Optional[bool] = None``; ``__post_init__``: ``self.bf16 = not (self.fp16) if
+#: self.bf16 is None else self.bf16``); 0.18.2 inherited TrainingArguments' False.
+TRL_BF16_DEFAULT = VersionRange("trl", "0.19.0")
+
+
+def trl_bf16_default(config: TrainingConfig, versions: Versions) -> Sourced[bool] | None:
+    """The bf16 flag TRL fills in when the file leaves it unset (None: not filled)."""
+    if config.bf16 is not None:
+        return None
+    info = versions.get("trl")
+    if info is not None and not TRL_BF16_DEFAULT.contains(info.version):
+        return None
+    fp16 = bool(config.fp16.value) if config.fp16 is not None else False
+    known = f"trl {info.version} ({info.source})" if info else "trl version not known: newest behaviour"
+    return Sourced(not fp16, Origin.default(f"default of {TRL_BF16_DEFAULT}: bf16 = not fp16 [{known}]"))
+
+
+def resolve_trl(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
+    filled = trl_bf16_default(config, versions)
+    if filled is not None:
+        config = config.model_copy(update={"bf16": filled})
+    return resolve(config, hardware, versions)
 
 
 def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..dtypes import short
 from ..hardware import Device
-from ..provenance import Origin
+from ..provenance import Origin, Sourced
 from .base import Context, Edit, Finding, Fix, Severity, rule
 
 
@@ -23,20 +23,31 @@ def _bf16_origin(ctx: Context) -> Origin:
     return plan.load_dtype.origin
 
 
-def _switch_to_fp16(ctx: Context, origin: Origin) -> Fix:
+def flag_edit(ctx: Context, name: str, value: object) -> Edit | None:
+    """Set a precision switch the way this framework spells it; None if it has no such switch."""
     config = ctx.config
-    path = origin.path or config.path
-    if origin.key in ("bf16", "--bf16") or (config.bf16 is not None and config.bf16.origin == origin):
-        edits = [Edit(path, origin.key or "bf16", False, origin.line)]
-        if config.fp16 is not None:
-            edits.append(Edit(path, config.fp16.origin.key or "fp16", True, config.fp16.origin.line))
-        elif "fp16" in config.flag_keys:
-            edits.append(Edit(path, config.flag_keys["fp16"], True))
-        return Fix("use fp16 mixed precision (fp32 weights, fp16 autocast, loss scaling)", tuple(edits))
-    if origin.key is not None and origin.in_file:
-        current = "fp16" if origin.key.endswith(("mixed_precision", "precision")) else "float16"
-        return Fix("train in fp16 mixed precision instead", (Edit(path, origin.key, current, origin.line),))
-    return Fix(f"set the dtype explicitly to float16 or float32 in {path}")
+    current = getattr(config, name, None)
+    if isinstance(current, Sourced) and current.origin.in_file:
+        return Edit(current.origin.path or config.path, current.origin.key or name, value, current.origin.line)
+    key = dict(config.flag_keys).get(name)
+    return Edit(config.path, key, value) if key else None
+
+
+def _switch_to_fp16(ctx: Context) -> Fix:
+    """Edits that take bf16 out of every place the plan got it from."""
+    config, plan = ctx.config, ctx.plan
+    edits: list[Edit] = []
+    if plan.autocast_dtype.value == "bfloat16":
+        if config.mixed_precision is not None and config.mixed_precision.origin.in_file:
+            edits.append(flag_edit(ctx, "mixed_precision", "fp16"))  # type: ignore[arg-type]
+        else:
+            edits.extend(e for e in (flag_edit(ctx, "bf16", False), flag_edit(ctx, "fp16", True)) if e)
+    if plan.load_dtype.value == "bfloat16" and config.torch_dtype is not None and config.torch_dtype.origin.in_file:
+        dtype = config.torch_dtype.origin
+        edits.append(Edit(dtype.path or config.path, dtype.key or "torch_dtype", "float32", dtype.line))
+    if edits:
+        return Fix("use fp16 mixed precision: fp32 weights, fp16 autocast, dynamic loss scaling", tuple(edits))
+    return Fix(f"train in fp16 mixed precision or fp32: set the dtype explicitly in {config.path}")
 
 
 @rule("PC101", "bf16-unsupported-gpu", Severity.ERROR, hardware=True)
@@ -83,7 +94,7 @@ def bf16_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
         origin if origin.in_file else Origin("file", ctx.config.path, 1, 1),
         f"the plan uses bf16{source}, but {names} has no native bf16 (needs sm_80+); "
         "torch counts emulation, so frameworks will not stop the run",
-        _switch_to_fp16(ctx, origin),
+        _switch_to_fp16(ctx),
     )
 
 

@@ -1,0 +1,117 @@
+"""Exact version pins in the files projects keep them in, each with its file and line.
+
+Only exact pins (``==X``, a lock file's resolved version, conda's ``=X``) say which
+release a run uses; ranges (``>=0.18``), URLs and unreadable files say nothing and are
+skipped. Nothing here raises: a broken pin file is simply not evidence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+#: (canonical name, version, 1-based line)
+Pin = tuple[str, str, int]
+
+_REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*===?\s*([0-9][^\s;#,]*)\s*(?:[;#].*)?$")
+_QUOTED_REQ = re.compile(r"""["']\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*===?\s*([0-9][^\s;"',]*)""")
+_POETRY_DEP = re.compile(
+    r"""^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*=\s*(?:\{[^}]*version\s*=\s*)?["']=?=?\s*([0-9][^"'\s,*^~<>]*)["']"""
+)
+_LOCK_NAME = re.compile(r'^name\s*=\s*"([^"]+)"')
+_LOCK_VERSION = re.compile(r'^version\s*=\s*"([^"]+)"')
+_CONDA = re.compile(r"^\s*-\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(==?)\s*([0-9][^\s=#]*)")
+_INCLUDE = re.compile(r"^\s*-(?:r|c)\s+(\S+)|^\s*--(?:requirement|constraint)[ =](\S+)")
+
+PIN_FILES = ("requirements*.txt", "pyproject.toml", "uv.lock", "poetry.lock", "environment.yml", "environment.yaml")
+
+
+def canonical(name: str) -> str:
+    """PEP 503 normalisation: ``MS_Swift`` → ``ms-swift``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        if path.stat().st_size > 8 * 1024 * 1024:
+            return []
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def requirements(path: Path, seen: set[Path] | None = None) -> Iterator[tuple[Path, str, str, int]]:
+    """Pins of a requirements file, following ``-r``/``-c`` includes once each."""
+    seen = set() if seen is None else seen
+    try:
+        key = path.resolve()
+    except OSError:
+        return
+    if key in seen:
+        return
+    seen.add(key)
+    for number, line in enumerate(_lines(path), start=1):
+        include = _INCLUDE.match(line)
+        if include:
+            yield from requirements(path.parent / (include.group(1) or include.group(2)), seen)
+            continue
+        match = _REQ.match(line)
+        if match:
+            yield path, canonical(match.group(1)), match.group(2), number
+
+
+def pyproject(path: Path) -> Iterator[Pin]:
+    """PEP 621 dependency strings and Poetry dependency tables."""
+    section = ""
+    for number, line in enumerate(_lines(path), start=1):
+        header = re.match(r"^\s*\[([^\]]+)\]", line)
+        if header:
+            section = header.group(1).strip()
+            continue
+        if section.startswith("tool.poetry") and "dependencies" in section:
+            match = _POETRY_DEP.match(line)
+            if match and match.group(1) != "python":
+                yield canonical(match.group(1)), match.group(2), number
+                continue
+        for match in _QUOTED_REQ.finditer(line):
+            yield canonical(match.group(1)), match.group(2), number
+
+
+def lock(path: Path) -> Iterator[Pin]:
+    """``uv.lock`` / ``poetry.lock``: ``[[package]]`` tables with ``name`` and ``version``."""
+    name: str | None = None
+    for number, line in enumerate(_lines(path), start=1):
+        if line.startswith("[[package]]"):
+            name = None
+            continue
+        found = _LOCK_NAME.match(line)
+        if found:
+            name = found.group(1)
+            continue
+        version = _LOCK_VERSION.match(line)
+        if version and name:
+            yield canonical(name), version.group(1), number
+            name = None
+
+
+def conda(path: Path) -> Iterator[Pin]:
+    """conda ``environment.yml``: ``- trl=0.18.2`` and pip's ``- trl==0.18.2``."""
+    for number, line in enumerate(_lines(path), start=1):
+        match = _CONDA.match(line)
+        if match:
+            yield canonical(match.group(1)), match.group(3), number
+
+
+def pins_in(path: Path) -> Iterator[tuple[Path, str, str, int]]:
+    """Every exact pin in one file, with the file it was read from (includes differ)."""
+    name = path.name
+    if name.startswith("requirements") and name.endswith(".txt"):
+        yield from requirements(path)
+        return
+    reader = {"pyproject.toml": pyproject, "uv.lock": lock, "poetry.lock": lock}.get(name)
+    if reader is None and name in ("environment.yml", "environment.yaml"):
+        reader = conda
+    if reader is not None:
+        for pin_name, version, number in reader(path):
+            yield path, pin_name, version, number
