@@ -125,8 +125,9 @@ def test_json_contract() -> None:
     assert document["files"] == [
         {"path": "examples/configs/ms-swift-v100/fp16-false-ignored.yaml", "dialect": "ms-swift"}
     ]
-    assert document["versions"] == {
-        "ms-swift": {"version": "3.2.2", "source": "examples/configs/ms-swift-v100/requirements.txt:2"}
+    assert document["versions"]["ms-swift"] == {
+        "version": "3.2.2",
+        "source": "examples/configs/ms-swift-v100/requirements.txt:2",
     }
     finding = document["findings"][0]
     assert set(finding) == {"rule", "name", "severity", "path", "line", "column", "key", "message", "fix"}

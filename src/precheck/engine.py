@@ -108,11 +108,15 @@ def _check_file(
         return []
     result.dialect = dialect.name
     config = dialect.read(document, environment)
-    wanted = {config.framework, *(p.package for r in RULES.values() for p in r.versions)}
+    wanted = {config.framework, *ALWAYS_ASKED, *(p.package for r in RULES.values() for p in r.versions)}
     versions = collect(str(file), wanted, assumed, python)
     plan = resolve.resolve(config, hardware, versions)
     result.config, result.plan, result.versions = config, plan, versions
     return run_rules(Context(config, plan, hardware, versions), active)
+
+
+#: libraries whose version changes what several frameworks do (rules' messages, resolution)
+ALWAYS_ASKED = ("torch", "peft", "transformers")
 
 
 def run_rules(context: Context, rules: Iterable[Rule]) -> list[Finding]:

@@ -68,3 +68,39 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case(case: Case) -> None:
     check_case(case)
+
+
+TORCH_CASES = [
+    Case("bf16 on a T4, torch 2.2.2: stops at start", "PC101", HF_BF16, ["T4"], {(4, 1)}, versions={"torch": "2.2.2"}),
+    Case("bf16 on a T4, torch 2.3.0: runs emulated", "PC101", HF_BF16, ["T4"], {(4, 1)}, versions={"torch": "2.3.0"}),
+    Case(
+        "ACCELERATE_MIXED_PRECISION=bf16 with no flag is bf16",
+        "PC101",
+        HF_BF16.replace("bf16: true", "fp16: false"),
+        ["V100"],
+        {(1, 1)},
+        env={"ACCELERATE_MIXED_PRECISION": "bf16"},
+    ),
+    Case(
+        "an explicit flag beats ACCELERATE_MIXED_PRECISION",
+        "PC101",
+        HF_BF16.replace("bf16: true", "fp16: true"),
+        ["V100"],
+        env={"ACCELERATE_MIXED_PRECISION": "bf16"},
+    ),
+]
+CASES += TORCH_CASES
+
+
+@pytest.mark.parametrize("case", TORCH_CASES, ids=lambda c: c.name)
+def test_torch_case(case: Case) -> None:
+    check_case(case)
+
+
+def test_message_says_what_the_torch_version_does() -> None:
+    from helpers import run_case
+
+    old = run_case(TORCH_CASES[0])[0].message
+    new = run_case(TORCH_CASES[1])[0].message
+    assert "stops at start" in old and "Your setup doesn't support bf16/gpu." in old
+    assert "counts emulation" in new and "torch 2.3.0" in new

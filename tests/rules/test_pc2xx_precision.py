@@ -76,3 +76,32 @@ def test_llama_recipes_fix_never_invents_a_bf16_key() -> None:
     (finding,) = run_case(case)
     assert finding.fix is not None
     assert [(e.key, e.value) for e in finding.fix.edits] == [("use_fp16", False)]
+
+
+HF_APEX = """
+model_name_or_path: m
+output_dir: out
+learning_rate: 1.0e-5
+bf16: true
+half_precision_backend: apex
+"""
+V4 = {"transformers": "4.57.6"}
+V5 = {"transformers": "5.0.0"}
+
+APEX_CASES = [
+    Case("apex with bf16 on transformers 4", "PC203", HF_APEX, ["A100"], {(5, 1)}, versions=V4),
+    Case(
+        "fixed: no backend key", "PC203", HF_APEX.replace("half_precision_backend: apex\n", ""), ["A100"], versions=V4
+    ),
+    Case("apex with fp16 is allowed", "PC203", HF_APEX.replace("bf16", "fp16"), ["V100"], versions=V4),
+    Case("transformers 5 has no such key", "PC204", HF_APEX, ["A100"], {(5, 1)}, versions=V5),
+    Case("version unknown: newest releases reject it", "PC204", HF_APEX, ["A100"], {(5, 1)}),
+    Case("transformers 4 accepts the key", "PC204", HF_APEX, ["A100"], versions=V4),
+    Case("fixed: key removed", "PC204", HF_APEX.replace("half_precision_backend: apex\n", ""), ["A100"], versions=V5),
+]
+CASES += APEX_CASES
+
+
+@pytest.mark.parametrize("case", APEX_CASES, ids=lambda c: c.name)
+def test_apex_case(case: Case) -> None:
+    check_case(case)

@@ -86,3 +86,35 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case(case: Case) -> None:
     check_case(case)
+
+
+HF_LORA_FP16 = """
+model_name_or_path: m
+torch_dtype: float16
+use_peft: true
+output_dir: out
+learning_rate: 1.0e-4
+fp16: true
+"""
+
+PEFT_CASES = [
+    Case("LoRA on fp16 with peft 0.11.1", "PC403", HF_LORA_FP16, ["T4"], {(2, 1)}, versions={"peft": "0.11.1"}),
+    Case("peft 0.12.0 upcasts adapters", "PC403", HF_LORA_FP16, ["T4"], versions={"peft": "0.12.0"}),
+    Case("version unknown: a warning", "PC403", HF_LORA_FP16, ["T4"], {(2, 1)}),
+    Case("fixed: fp32 base", "PC403", HF_LORA_FP16.replace("float16", "float32"), ["T4"], versions={"peft": "0.11.1"}),
+    Case(
+        "llama-recipes use_fp16 with LoRA, old peft",
+        "PC403",
+        "model_name: m\nuse_fp16: true\nuse_peft: true\n",
+        ["T4"],
+        {(2, 1)},
+        versions={"peft": "0.10.0"},
+    ),
+    Case("PC401 leaves adapters to PC403", "PC401", HF_LORA_FP16, ["T4"], versions={"peft": "0.11.1"}),
+]
+CASES += PEFT_CASES
+
+
+@pytest.mark.parametrize("case", PEFT_CASES, ids=lambda c: c.name)
+def test_peft_case(case: Case) -> None:
+    check_case(case)

@@ -6,11 +6,14 @@ from typing import Any
 
 from ..config import TrainingConfig
 from ..provenance import Origin, Sourced
+from ..versions import VersionRange, Versions
 
-#: what PEFT does with adapter weights: ``get_peft_model(..., autocast_adapter_dtype=True)``
-#: (the default) upcasts fp16/bf16 adapter weights to float32 (peft ``tuners_utils``
-#: ``cast_adapter_dtype``), so LoRA trains fp32 weights whatever the base dtype.
-PEFT_ADAPTERS = Origin.default("PEFT casts LoRA adapter weights to float32 (autocast_adapter_dtype=True)")
+#: peft 0.12.0 added ``get_peft_model(..., autocast_adapter_dtype=True)``, which upcasts
+#: fp16/bf16 adapter weights to float32 (``tuners_utils._cast_adapter_dtype``); up to 0.11.1
+#: ``LoraLayer.update_layer`` did ``self.to(weight.device, dtype=weight.dtype)``: adapters
+#: in the base layer's dtype.
+PEFT_UPCASTS = VersionRange("peft", "0.12.0")
+PEFT_ADAPTERS = Origin.default("peft>=0.12 casts LoRA adapter weights to float32 (autocast_adapter_dtype=True)")
 
 
 def value(item: Sourced[Any] | None, default: Any = None) -> Any:
@@ -22,9 +25,17 @@ def is_adapter_training(config: TrainingConfig, default: str = "full") -> bool:
     return kind not in ("full", "none", "")
 
 
-def trainable_dtype(config: TrainingConfig, load: Sourced[str], default_train_type: str = "full") -> Sourced[str]:
-    """Trainable parameters: adapters are fp32 under PEFT; a full fine-tune trains the loaded weights."""
+def trainable_dtype(
+    config: TrainingConfig, load: Sourced[str], default_train_type: str = "full", versions: Versions | None = None
+) -> Sourced[str]:
+    """Trainable parameters: adapters are fp32 under PEFT (0.12+); a full fine-tune trains the loaded weights."""
     if is_adapter_training(config, default_train_type):
+        peft = versions.get("peft") if versions is not None else None
+        if peft is not None and not PEFT_UPCASTS.contains(peft.version) and load.value in ("float16", "bfloat16"):
+            return Sourced(
+                load.value,
+                Origin.default(f"peft {peft.version} ({peft.source}) creates LoRA weights in the base dtype"),
+            )
         return Sourced("float32", PEFT_ADAPTERS)
     return Sourced(
         load.value,

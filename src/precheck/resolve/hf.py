@@ -44,8 +44,13 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         "float32", Origin.default("from_pretrained loads float32 when torch_dtype is unset")
     )
     default_kind = "lora" if config.quantization_bits else "full"
-    params = trainable_dtype(config, load, default_kind)
+    params = trainable_dtype(config, load, default_kind, versions)
     autocast = amp_flags(config)
+    env = config.env.get("ACCELERATE_MIXED_PRECISION")
+    if autocast.value is None and env is not None and env.value in ("fp16", "bf16"):
+        # transformers 4.x writes the variable back and accelerate reads it; 5.x passes
+        # os.environ's value to Accelerator(mixed_precision=...): flags win, else the env
+        autocast = Sourced("float16" if env.value == "fp16" else "bfloat16", env.origin)
     scaling, scaler = scaler_for(autocast, "Trainer creates a GradScaler for fp16")
     return PrecisionPlan(
         framework=config.framework,

@@ -40,7 +40,7 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         if fp16 is not None and fp16.value
         else Sourced(None, Origin.default("no autocast without use_fp16"))
     )
-    params = trainable_dtype(config, load, "full")
+    params = trainable_dtype(config, load, "full", versions)
     scaling, scaler = scaler_for(
         autocast, "use_fp16 creates a GradScaler" + (" (ShardedGradScaler under FSDP)" if fsdp else "")
     )

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from ..dtypes import short
 from ..hardware import Device
 from ..provenance import Origin, Sourced
+from ..versions import VersionRange
 from .base import Context, Edit, Finding, Fix, Severity, rule
 
 
@@ -50,6 +51,23 @@ def _switch_to_fp16(ctx: Context) -> Fix:
     return Fix(f"train in fp16 mixed precision or fp32: set the dtype explicitly in {config.path}")
 
 
+#: torch 2.3.0 made ``is_bf16_supported()`` fall back to allocating a bf16 tensor
+#: (``_check_bf16_tensor_supported``, pytorch#115924), which succeeds on pre-Ampere GPUs;
+#: up to 2.2.2 it was ``major >= 8 and cuda >= 11``.
+BF16_CHECK_COUNTS_EMULATION = VersionRange("torch", "2.3.0")
+
+
+def _what_happens(ctx: Context) -> str:
+    torch = ctx.versions.get("torch")
+    if torch is not None and not BF16_CHECK_COUNTS_EMULATION.contains(torch.version):
+        return (
+            f"with torch {torch.version} ({torch.source}) the run stops at start: "
+            '"Your setup doesn\'t support bf16/gpu."'
+        )
+    known = f"torch {torch.version} ({torch.source})" if torch else "torch>=2.3"
+    return f"{known} counts emulation as support, so the frameworks let the run start and it runs emulated"
+
+
 @rule("PC101", "bf16-unsupported-gpu", Severity.ERROR, hardware=True)
 def bf16_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     """
@@ -61,9 +79,12 @@ def bf16_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     NVIDIA: V100, T4, TITAN RTX, GTX 10xx...).
 
     ## Why is this bad?
-    `torch.cuda.is_bf16_supported()` counts emulation, so it returns True on a V100 or
-    T4 (torch `torch/cuda/__init__.py` `is_bf16_supported(including_emulation=True)`),
-    and the frameworks that rely on it (transformers' "Your setup doesn't support
+    From torch 2.3.0, `torch.cuda.is_bf16_supported()` falls back to allocating a bf16
+    tensor (`_check_bf16_tensor_supported`, pytorch#115924), which succeeds on a V100 or
+    T4; 2.4.0 named that `including_emulation=True`, the default. Up to 2.2.2 it returned
+    `major >= 8 and cuda >= 11`, so transformers stopped such runs at start ("Your setup
+    doesn't support bf16/gpu."). The message names which case applies when the torch
+    version is known. From 2.3 the frameworks that rely on it (transformers' "Your setup doesn't support
     bf16/gpu", accelerate's "bf16 mixed precision requires PyTorch >= 1.10 and a
     supported device") do not stop the run. What follows is emulated bf16: matmuls
     without tensor cores at a fraction of fp16 speed, and Triton kernels (torch.compile,
@@ -92,8 +113,7 @@ def bf16_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     source = f" (from {origin})" if origin.kind != "file" else ""
     yield Finding(
         origin if origin.in_file else Origin("file", ctx.config.path, 1, 1),
-        f"the plan uses bf16{source}, but {names} has no native bf16 (needs sm_80+); "
-        "torch counts emulation, so frameworks will not stop the run",
+        f"the plan uses bf16{source}, but {names} has no native bf16 (needs sm_80+); {_what_happens(ctx)}",
         _switch_to_fp16(ctx),
     )
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from ..models import family_of
+from ..provenance import Sourced
 from ..resolve.ms_swift import OVERRIDES_FLAGS
-from .base import Context, Edit, Finding, Fix, Severity, rule
+from ..versions import VersionRange
+from .base import Context, Edit, Finding, Fix, FixSafety, Severity, rule
 from .device import used_devices
 
 
@@ -140,4 +143,122 @@ def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
         "overflows past fp16's maximum of 65504, which shows up as NaN grad_norm",
         fix,
         related=(config.model.origin,),
+    )
+
+
+#: transformers 4.x TrainingArguments: ``half_precision_backend`` auto|apex|cpu_amp; gone in 5.0.0
+HAS_HALF_PRECISION_BACKEND = VersionRange("transformers", None, "5.0.0")
+NO_HALF_PRECISION_BACKEND = VersionRange("transformers", "5.0.0")
+
+
+def _backend(ctx: Context) -> Sourced[Any] | None:
+    return ctx.config.keys.get("half_precision_backend")
+
+
+@rule(
+    "PC203",
+    "apex-with-bf16",
+    Severity.ERROR,
+    versions=(HAS_HALF_PRECISION_BACKEND,),
+    affects_latest=False,
+    frameworks=("transformers", "trl"),
+    fix_safety=FixSafety.SAFE,
+)
+def apex_with_bf16(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds `half_precision_backend: apex` together with `bf16: true`.
+
+    ## What it does
+    Reports the apex AMP backend selected for a bf16 run in transformers 4.x.
+
+    ## Why is this bad?
+    `TrainingArguments.__post_init__` (transformers 4.57, `training_args.py`) raises
+    `ValueError: --half_precision_backend apex: GPU bf16 is not supported by apex.` when
+    `bf16` is set and the backend is apex. (5.0.0 removed the field; see PC204.)
+
+    ## Example
+    ```yaml
+    bf16: true
+    half_precision_backend: apex
+    ```
+    Use instead:
+    ```yaml
+    bf16: true
+    ```
+
+    ## Fix
+    Remove `half_precision_backend` (the default, `auto`, uses torch AMP).
+    """
+    backend = _backend(ctx)
+    bf16 = ctx.config.bf16
+    if backend is None or str(backend.value).lower() != "apex" or bf16 is None or not bf16.value:
+        return
+    yield Finding(
+        backend.origin,
+        'apex cannot run bf16: "--half_precision_backend apex: GPU bf16 is not supported by apex."',
+        Fix(
+            "use torch AMP",
+            (
+                Edit(
+                    backend.origin.path or ctx.config.path,
+                    backend.origin.key or "half_precision_backend",
+                    remove=True,
+                    line=backend.origin.line,
+                ),
+            ),
+            FixSafety.SAFE,
+        ),
+        related=(bf16.origin,),
+    )
+
+
+@rule(
+    "PC204",
+    "half-precision-backend-removed",
+    Severity.ERROR,
+    versions=(NO_HALF_PRECISION_BACKEND,),
+    frameworks=("transformers", "trl"),
+    fix_safety=FixSafety.SAFE,
+)
+def half_precision_backend_removed(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds `half_precision_backend`, which transformers 5 no longer accepts.
+
+    ## What it does
+    Reports the key for transformers 5.0.0 and later (and when the version is not known:
+    the newest releases reject it).
+
+    ## Why is this bad?
+    transformers 5.0.0 removed the `half_precision_backend` field from `TrainingArguments`
+    (present up to 4.57.x, absent from 5.0.0rc0 on). `TrainingArguments` is a dataclass, so
+    the argument parser stops before training: "Some specified arguments are not used by
+    the HfArgumentParser".
+
+    ## Example
+    ```yaml
+    half_precision_backend: auto
+    ```
+    Use instead: remove the key.
+
+    ## Fix
+    Remove `half_precision_backend`; torch AMP is the only backend.
+    """
+    backend = _backend(ctx)
+    if backend is None:
+        return
+    yield Finding(
+        backend.origin,
+        "transformers 5 removed `half_precision_backend`: the argument parser rejects the config",
+        Fix(
+            "remove the key",
+            (
+                Edit(
+                    backend.origin.path or ctx.config.path,
+                    backend.origin.key or "half_precision_backend",
+                    remove=True,
+                    line=backend.origin.line,
+                ),
+            ),
+            FixSafety.SAFE,
+        ),
     )

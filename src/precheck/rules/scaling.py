@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..provenance import Origin
+from ..resolve.common import PEFT_UPCASTS, is_adapter_training
 from ..versions import VersionRange
 from .base import Context, Edit, Finding, Fix, Severity, rule
 
@@ -46,6 +47,8 @@ def grad_scaler_fp16_gradients(ctx: Context) -> Iterator[Finding]:
         return
     if ctx.config.fsdp is not None and ctx.config.fsdp.value:
         return
+    if is_adapter_training(ctx.config, "lora" if ctx.config.quantization_bits else "full"):
+        return  # adapters in fp16 are PC403's case (old peft)
     origin = plan.grad_scaler.origin if plan.grad_scaler.origin.in_file else plan.load_dtype.origin
     if not origin.in_file:
         origin = Origin("file", ctx.config.path, 1, 1)
@@ -134,4 +137,62 @@ def grad_scaler_under_bf16(ctx: Context) -> Iterator[Finding]:
         "mixed precision creates a GradScaler whatever the dtype, and bf16 gradients crash it: "
         "\"_amp_foreach_non_finite_check_and_unscale_cuda\" not implemented for 'BFloat16'",
         Fix("bf16 needs no loss scaling: turn the GradScaler off (upgrade, or disable mixed precision)", edits),
+    )
+
+
+#: where a LoRA adapter is fp16 because its base layer is: peft before 0.12.0
+PEFT_KEEPS_BASE_DTYPE = VersionRange("peft", None, PEFT_UPCASTS.low)
+
+
+@rule(
+    "PC403",
+    "fp16-lora-adapters-grad-scaler",
+    Severity.ERROR,
+    versions=(PEFT_KEEPS_BASE_DTYPE,),
+    affects_latest=False,
+    frameworks=("transformers", "trl", "llama-cookbook"),
+)
+def fp16_lora_adapters_grad_scaler(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds LoRA on an fp16 model under fp16 mixed precision with a peft that keeps adapters in fp16.
+
+    ## What it does
+    Reports LoRA training whose base model is loaded in float16 while fp16 autocast adds
+    a GradScaler, for peft releases before 0.12.0.
+
+    ## Why is this bad?
+    Up to peft 0.11.1, `LoraLayer.update_layer` ran
+    `self.to(weight.device, dtype=weight.dtype)`: the adapters took the base layer's
+    float16. Their gradients are then fp16 and `GradScaler.unscale_` raises
+    `ValueError: Attempting to unscale FP16 gradients.` at the first step. peft 0.12.0
+    added `get_peft_model(..., autocast_adapter_dtype=True)`, which upcasts fp16/bf16
+    adapters to float32 (`tuners_utils._cast_adapter_dtype`).
+
+    ## Example
+    ```yaml
+    torch_dtype: float16
+    use_peft: true
+    fp16: true      # with peft==0.11.1
+    ```
+    Use instead: peft 0.12.0 or later, or `torch_dtype: float32`.
+
+    ## Fix
+    Upgrade peft to 0.12.0 or later, or load the base model in float32 (autocast still
+    computes in fp16).
+    """
+    config, plan = ctx.config, ctx.plan
+    if not plan.grad_scaler.value or plan.load_dtype.value != "float16":
+        return
+    if not is_adapter_training(config, "lora" if config.quantization_bits else "full"):
+        return
+    origin = plan.load_dtype.origin if plan.load_dtype.origin.in_file else Origin("file", config.path, 1, 1)
+    edits: tuple[Edit, ...] = ()
+    if config.torch_dtype is not None and config.torch_dtype.origin.in_file:
+        dtype = config.torch_dtype.origin
+        edits = (Edit(dtype.path or config.path, dtype.key or "torch_dtype", "float32", dtype.line),)
+    yield Finding(
+        origin,
+        "LoRA adapters are created in the base model's float16 and fp16 mixed precision's GradScaler "
+        'raises "ValueError: Attempting to unscale FP16 gradients."',
+        Fix("upgrade peft to 0.12.0 or later, or load the base model in float32", edits),
     )
