@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from . import __version__
-from .errors import InputError, InternalError, PrecheckError, UsageError
+from .errors import InputError, PrecheckError, UsageError
 from .rules.base import Severity
+
+if TYPE_CHECKING:
+    from .engine import Report
 
 app = typer.Typer(
     add_completion=False,
@@ -61,6 +64,16 @@ def _assumed(values: list[str] | None):  # type: ignore[no-untyped-def]
     return parse_assumptions(values or [])
 
 
+def _report_internal(report: Report) -> None:
+    for error in report.internal_errors:
+        print(
+            f"precheck: internal error while checking {error.path}: {error}\n"
+            "This is a bug in precheck; please report it with that file "
+            "(run again with --debug for the traceback).",
+            file=sys.stderr,
+        )
+
+
 def _check_format(fmt: str, allowed: tuple[str, ...]) -> None:
     if fmt not in allowed:
         raise UsageError(f"--format {fmt!r}: choose one of {', '.join(allowed)}")
@@ -106,9 +119,15 @@ def check(
         raise UsageError(f"--fail-on {fail_on!r}: choose error, warning or info") from None
     rules = select_rules(select, ignore)
     report = run_check(
-        paths or ["."], _hardware(gpu, hardware), rules=rules, assumed_versions=_assumed(assume_version), python=python
+        paths or ["."],
+        _hardware(gpu, hardware),
+        rules=rules,
+        assumed_versions=_assumed(assume_version),
+        python=python,
+        debug=debug,
     )
     emit(report, fmt)
+    _report_internal(report)
     code = report.exit_code(threshold)
     raise typer.Exit(0 if exit_zero and code == 1 else code)
 
@@ -132,7 +151,8 @@ def explain(
         paths, _hardware(gpu, hardware), rules=[], assumed_versions=_assumed(assume_version), python=python
     )
     print(render_json(report) if fmt == "json" else render_text(report))
-    raise typer.Exit(2 if report.errors else 0)
+    _report_internal(report)
+    raise typer.Exit(2 if report.errors or report.internal_errors else 0)
 
 
 @app.command()
@@ -207,16 +227,6 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     except KeyboardInterrupt:
         sys.exit(130)
-    except InternalError as error:
-        if debug:
-            raise
-        print(
-            f"precheck: internal error while checking {error.path}: {error}\n"
-            "This is a bug in precheck; please report it with that file "
-            "(run again with --debug for the traceback).",
-            file=sys.stderr,
-        )
-        sys.exit(2)
     except Exception as error:  # the last line of defence: a message, not a traceback
         if debug:
             raise

@@ -12,13 +12,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .dtypes import Dtype
 from .provenance import Sourced
 from .sources.nodes import SourceNote
 
 SBool = Sourced[bool] | None
 SStr = Sourced[str] | None
-SDtype = Sourced[Dtype] | None
+SDtype = Sourced[str] | None
 
 
 class TrainingConfig(BaseModel):

@@ -35,5 +35,12 @@ def parse_dtype(value: Any) -> Dtype | None:
     return _SPELLINGS.get(text)
 
 
+def parse_load_dtype(value: Any) -> str | None:
+    """Like :func:`parse_dtype`, keeping ``"auto"`` (load the checkpoint's own dtype)."""
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return "auto"
+    return parse_dtype(value)
+
+
 def short(dtype: str | None) -> str:
     return SHORT.get(dtype or "", dtype or "none")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -11,11 +12,17 @@ from . import dialects, resolve, sources
 from .config import TrainingConfig
 from .discovery import iter_files
 from .errors import InputError, InternalError
-from .hardware import Hardware
+from .hardware import VISIBILITY_AMD, Hardware, cuda_order, env_order, with_visibility
 from .resolve.plan import PrecisionPlan
 from .rules import RULES, select_rules
 from .rules.base import Context, Finding, Rule, Severity
 from .versions import VersionInfo, Versions, collect
+
+DEVICE_VARIABLES = ("CUDA_DEVICE_ORDER", *VISIBILITY_AMD)
+
+#: words a training config cannot do without; an unparsable file found by a folder
+#: search that has none of them (a Helm template, a tsconfig with comments) is skipped
+_CONFIG_WORDS = re.compile(r"fp16|bf16|torch_dtype|mixed_precision|precision|deepspeed|learning_rate|optim")
 
 
 @dataclass
@@ -23,6 +30,10 @@ class FileResult:
     path: str
     dialect: str | None = None
     error: InputError | None = None
+    #: a bug met while checking this file (reported, exit 2; other files still checked)
+    internal: InternalError | None = None
+    #: why a file found by a folder search was passed over
+    skipped: str | None = None
     config: TrainingConfig | None = None
     plan: PrecisionPlan | None = None
     versions: Versions | None = None
@@ -40,6 +51,10 @@ class Report:
     def errors(self) -> list[InputError]:
         return [f.error for f in self.files if f.error is not None]
 
+    @property
+    def internal_errors(self) -> list[InternalError]:
+        return [f.internal for f in self.files if f.internal is not None]
+
     def versions(self) -> dict[str, VersionInfo]:
         merged: dict[str, VersionInfo] = {}
         for result in self.files:
@@ -55,7 +70,7 @@ class Report:
         return out
 
     def exit_code(self, fail_on: Severity = Severity.ERROR) -> int:
-        if self.errors:
+        if self.errors or self.internal_errors:
             return 2
         return 1 if any(f.severity >= fail_on for f in self.findings) else 0
 
@@ -68,6 +83,7 @@ def check(
     rules: Iterable[Rule] | None = None,
     assumed_versions: dict[str, VersionInfo] | None = None,
     python: str | None = None,
+    debug: bool = False,
 ) -> Report:
     """Check config files against ``hardware``; the Python API the CLI uses."""
     environment = dict(os.environ if env is None else env)
@@ -78,18 +94,49 @@ def check(
             "no GPU found: rules that need the target hardware were skipped; "
             "name it with --gpu (e.g. --gpu A100-80GB) or --hardware FILE"
         )
-    for file, shown in iter_files(list(paths)):
+    for file, shown, named in iter_files(list(paths)):
         result = FileResult(shown)
         report.files.append(result)
         try:
+            if file.is_dir():
+                raise InputError(shown, "this folder cannot be read")
             found = _check_file(file, result, hardware, environment, active, assumed_versions or {}, python)
             report.findings.extend(found)
         except InputError as error:
-            result.error = error
-        except Exception as error:  # a bug: name the file, let the CLI keep it short
-            raise InternalError(shown, error) from error
+            if named or _looks_like_training_config(file):
+                result.error = error
+            else:
+                result.skipped = f"not parsable and not a training config ({error.message})"
+        except Exception as error:  # a bug: name the file, keep checking the others
+            if debug:
+                raise
+            result.internal = InternalError(shown, error)
     report.findings.sort(key=lambda f: (f.origin.path or "", f.origin.line or 0, f.origin.column or 0, f.rule))
     return report
+
+
+def for_run(hardware: Hardware, config: TrainingConfig) -> Hardware:
+    """The hardware as this run sees it when its own files set the device variables
+    (ms-swift's ``ENV`` block): they beat the shell's, as they do at launch."""
+    own = {k: v.value for k, v in config.env.items() if v.origin.in_file and k in DEVICE_VARIABLES}
+    if not own or not hardware.known:
+        return hardware
+    env = {**{k: v.value for k, v in config.env.items()}, **own}
+    devices, order = list(hardware.all_devices), hardware.order
+    if "CUDA_DEVICE_ORDER" in own:
+        order = env_order(env)
+        if hardware.source != "profile":  # --gpu already lists CUDA's order; a probe knows PCI order
+            devices = cuda_order(sorted(devices, key=lambda d: d.pci_index or 0), order)
+    return with_visibility(Hardware(hardware.source, devices, devices, order, notes=list(hardware.notes)), env)
+
+
+def _looks_like_training_config(file: Path) -> bool:
+    try:
+        with file.open("rb") as handle:
+            head = handle.read(256 * 1024).decode("utf-8", errors="replace")
+    except OSError:
+        return True
+    return bool(_CONFIG_WORDS.search(head))
 
 
 def _check_file(
@@ -108,6 +155,7 @@ def _check_file(
         return []
     result.dialect = dialect.name
     config = dialect.read(document, environment)
+    hardware = for_run(hardware, config)
     wanted = {config.framework, *ALWAYS_ASKED, *(p.package for r in RULES.values() for p in r.versions)}
     versions = collect(str(file), wanted, assumed, python)
     plan = resolve.resolve(config, hardware, versions)

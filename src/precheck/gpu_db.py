@@ -84,7 +84,7 @@ def custom_model(major: int, minor: int, memory_gib: float) -> GpuModel:
     cc = (major, minor)
     return GpuModel(
         id=f"sm{major}{minor}-{memory_gib:g}gb",
-        name=f"Custom GPU (sm_{major}{minor}, {memory_gib:g} GB)",
+        name="Custom GPU",
         vendor="nvidia",
         arch="custom",
         compute_capability=f"{major}.{minor}",

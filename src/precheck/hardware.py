@@ -186,5 +186,20 @@ def with_visibility(hardware: Hardware, env: Mapping[str, str]) -> Hardware:
     return Hardware(hardware.source, devices, hardware.all_devices, hardware.order, shown, notes)
 
 
+def cuda_order(devices: list[Device], order: str) -> list[Device]:
+    """CUDA's enumeration: PCI order, or FASTEST_FIRST.
+
+    NVIDIA documents FASTEST_FIRST only as "fastest to slowest order using a simple
+    heuristic". precheck approximates it by compute capability, then memory, keeping
+    PCI order among equals; identical cards therefore keep nvidia-smi's order, and on
+    a mixed machine rule PC501 recommends PCI_BUS_ID rather than trusting the guess.
+    """
+    if order == "PCI_BUS_ID":
+        ranked = list(devices)
+    else:
+        ranked = sorted(devices, key=lambda d: (-(d.model.cc or (0, 0))[0], -(d.model.cc or (0, 0))[1], -d.memory_gib))
+    return [replace(d, index=i) for i, d in enumerate(ranked)]
+
+
 def no_hardware(note: str) -> Hardware:
     return Hardware("none", [], [], notes=[note])

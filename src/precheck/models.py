@@ -29,13 +29,13 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "Llama 2",
-        re.compile(r"llama-?2"),
+        re.compile(r"llama-?2-\d+b"),
         "float16",
         'meta-llama/Llama-2-7b-hf config.json "torch_dtype": "float16" (transformers docs tip, PR #25794)',
     ),
     Family(
         "Llama 3",
-        re.compile(r"llama-?3"),
+        re.compile(r"llama-?3(?:\.\d+)?-\d+(?:\.\d+)?b|llama-?3(?:\.\d+)?$|meta-llama-3"),
         "bfloat16",
         'meta-llama/Llama-3.x config.json "torch_dtype": "bfloat16" (llama-recipes PR #663)',
     ),

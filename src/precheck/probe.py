@@ -15,13 +15,13 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import InputError
 from .gpu_db import GpuModel, custom_model, database
-from .hardware import Device, Hardware, env_order, with_visibility
+from .hardware import Device, Hardware, cuda_order, env_order, with_visibility
 
 TIMEOUT_S = 5.0
 #: importing torch and initialising CUDA takes several seconds cold (7 s seen on an H100 host)
@@ -308,21 +308,6 @@ def model_of(gpu: RawGpu) -> GpuModel:
     cc = gpu.compute_capability or "0.0"
     major, _, minor = cc.partition(".")
     return custom_model(int(major or 0), int(minor or 0), round(gpu.memory_mib / 1024, 1))
-
-
-def cuda_order(devices: list[Device], order: str) -> list[Device]:
-    """CUDA's enumeration: PCI order, or FASTEST_FIRST.
-
-    NVIDIA documents FASTEST_FIRST only as "fastest to slowest order using a simple
-    heuristic". precheck approximates it by compute capability, then memory, keeping
-    PCI order among equals; identical cards therefore keep nvidia-smi's order, and on
-    a mixed machine rule PC501 recommends PCI_BUS_ID rather than trusting the guess.
-    """
-    if order == "PCI_BUS_ID":
-        ranked = list(devices)
-    else:
-        ranked = sorted(devices, key=lambda d: (-(d.model.cc or (0, 0))[0], -(d.model.cc or (0, 0))[1], -d.memory_gib))
-    return [replace(d, index=i) for i, d in enumerate(ranked)]
 
 
 def to_hardware(result: ProbeResult, env: Mapping[str, str], source: str = "probe") -> Hardware:

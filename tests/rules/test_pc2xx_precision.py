@@ -105,3 +105,47 @@ CASES += APEX_CASES
 @pytest.mark.parametrize("case", APEX_CASES, ids=lambda c: c.name)
 def test_apex_case(case: Case) -> None:
     check_case(case)
+
+
+BF16_MODEL_CASES = [
+    Case(
+        "TinyLlama loaded in fp16 with fp16 AMP",
+        "PC202",
+        TINYLLAMA.replace("output_dir: out", "torch_dtype: float16\noutput_dir: out"),
+        ["A100"],
+        {(5, 1)},
+    ),
+    Case(
+        "ms-swift: torch_dtype float16 on a Qwen2.5",
+        "PC202",
+        "model: Qwen/Qwen2.5-7B-Instruct\ntrain_type: lora\ntorch_dtype: float16\n",
+        ["A100"],
+        {(3, 1)},
+    ),
+    Case(
+        "llama-30b (LLaMA 1) is not Llama 3",
+        "PC202",
+        TINYLLAMA.replace("TinyLlama/TinyLlama-1.1B-Chat-v1.0", "huggyllama/llama-30b"),
+        ["A100"],
+    ),
+]
+CASES += BF16_MODEL_CASES
+
+
+@pytest.mark.parametrize("case", BF16_MODEL_CASES, ids=lambda c: c.name)
+def test_bf16_model_case(case: Case) -> None:
+    check_case(case)
+
+
+BOTH = "model_name_or_path: m\noutput_dir: out\nlearning_rate: 1.0e-5\nfp16: true\nbf16: true\n"
+BOTH_CASES = [
+    Case("fp16 and bf16 both true", "PC205", BOTH, ["A100"], {(5, 1)}),
+    Case("on a V100 keep fp16", "PC205", BOTH, ["V100"], {(5, 1)}),
+    Case("fixed: bf16 only", "PC205", BOTH.replace("fp16: true", "fp16: false"), ["A100"]),
+]
+CASES += BOTH_CASES
+
+
+@pytest.mark.parametrize("case", BOTH_CASES, ids=lambda c: c.name)
+def test_both_case(case: Case) -> None:
+    check_case(case)

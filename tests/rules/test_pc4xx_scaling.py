@@ -118,3 +118,20 @@ CASES += PEFT_CASES
 @pytest.mark.parametrize("case", PEFT_CASES, ids=lambda c: c.name)
 def test_peft_case(case: Case) -> None:
     check_case(case)
+
+
+BF16_WEIGHTS_FP16_AMP = (
+    "model_name_or_path: m\ntorch_dtype: bfloat16\noutput_dir: out\nlearning_rate: 1.0e-5\nfp16: true\n"
+)
+BF16_GRAD_CASES = [
+    Case("full fine-tune of bf16 weights under fp16 AMP", "PC404", BF16_WEIGHTS_FP16_AMP, ["A100"], {(5, 1)}),
+    Case("fixed: fp32 master weights", "PC404", BF16_WEIGHTS_FP16_AMP.replace("bfloat16", "float32"), ["A100"]),
+    Case("LoRA adapters are fp32", "PC404", BF16_WEIGHTS_FP16_AMP + "use_peft: true\n", ["A100"]),
+    Case("bf16 AMP has no GradScaler", "PC404", BF16_WEIGHTS_FP16_AMP.replace("fp16: true", "bf16: true"), ["A100"]),
+]
+CASES += BF16_GRAD_CASES
+
+
+@pytest.mark.parametrize("case", BF16_GRAD_CASES, ids=lambda c: c.name)
+def test_bf16_grad_case(case: Case) -> None:
+    check_case(case)

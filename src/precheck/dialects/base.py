@@ -16,6 +16,8 @@ RUN_ENV = (
     "ACCELERATE_MIXED_PRECISION",
     "CUDA_VISIBLE_DEVICES",
     "CUDA_DEVICE_ORDER",
+    "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
 )
 
 Converter = Callable[[Any], Any]

@@ -8,7 +8,7 @@ and TRL CLI recipes that put model keys (``model_name_or_path``, ``torch_dtype``
 from __future__ import annotations
 
 from ..config import TrainingConfig
-from ..dtypes import parse_dtype
+from ..dtypes import parse_load_dtype
 from ..sources import Document
 from .base import Dialect, count_keys, field, to_bool, to_float
 
@@ -63,7 +63,7 @@ class HfTrainer(Dialect):
     flag_keys = (("fp16", "fp16"), ("bf16", "bf16"))
     fields = (
         field("model", "model_name_or_path", "model_id"),
-        field("torch_dtype", "torch_dtype", "dtype", "model_init_kwargs.torch_dtype", convert=parse_dtype),
+        field("torch_dtype", "torch_dtype", "dtype", "model_init_kwargs.torch_dtype", convert=parse_load_dtype),
         field("fp16", "fp16", convert=to_bool),
         field("bf16", "bf16", convert=to_bool),
         field("tf32", "tf32", convert=to_bool),

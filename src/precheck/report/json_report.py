@@ -52,7 +52,11 @@ def render(report: Report) -> str:
             }
             for f in report.findings
         ],
-        "errors": [{"path": e.path, "line": e.line, "column": e.column, "message": e.message} for e in report.errors],
+        "errors": [{"path": e.path, "line": e.line, "column": e.column, "message": e.message} for e in report.errors]
+        + [
+            {"path": e.path, "line": None, "column": None, "message": f"internal error: {e}"}
+            for e in report.internal_errors
+        ],
         "summary": {
             "errors": counts[Severity.ERROR],
             "warnings": counts[Severity.WARNING],

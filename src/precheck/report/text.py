@@ -27,7 +27,7 @@ def summary(report: Report) -> str:
         f"{counts[Severity.INFO]} info",
     ]
     where = f"in {_plural(len(checked), 'config')}"
-    skipped = len(report.files) - len(checked) - len(report.errors)
+    skipped = len(report.files) - len(checked) - len(report.errors) - len(report.internal_errors)
     if skipped:
         where += f" ({skipped} other file{'' if skipped == 1 else 's'} skipped: not a known training config)"
     hardware = report.hardware

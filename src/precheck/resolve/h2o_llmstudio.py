@@ -13,9 +13,13 @@ from __future__ import annotations
 from ..config import TrainingConfig
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
-from ..versions import Versions
+from ..versions import VersionRange, Versions
 from .common import is_adapter_training, trainable_dtype
 from .plan import Override, PrecisionPlan
+
+#: releases whose GradScaler ignored the dtype (the fix came with mixed_precision_dtype,
+#: after v1.4.0; release inferred from dates, see rule PC402)
+SCALER_ALWAYS_ON = VersionRange("h2o-llmstudio", None, "1.5.0")
 
 
 def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
@@ -32,16 +36,25 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         off = Sourced(False, load.origin.derived("Disabling mixed precision as dtype not set to float32."))
         overrides.append(Override(field="autocast_dtype", winner=off, loser=amp, reason=off.origin.detail or ""))
         amp = off
-    dtype = config.amp_dtype or Sourced(
-        "bfloat16", Origin.default("H2O LLM Studio default mixed_precision_dtype: bfloat16")
-    )
+    weights = load if load.value.startswith("float") or load.value == "bfloat16" else Sourced("float32", load.origin)
+    info = versions.get("h2o-llmstudio")
+    if info is not None and SCALER_ALWAYS_ON.contains(info.version):
+        # up to v1.4.x: autocast() without a dtype (fp16 on CUDA), GradScaler() whenever
+        # mixed precision is on, and LoRA weights in the backbone's dtype (PEFT of 2024)
+        old = f"h2o-llmstudio {info.version} ({info.source})"
+        dtype: Sourced[str] = Sourced("float16", Origin.default(f"{old}: autocast() without dtype is fp16"))
+        params = Sourced(weights.value, Origin.default(f"{old}: LoRA weights in the backbone dtype"))
+        scaler_on = bool(amp.value)
+        why = Origin.default(f"{old}: GradScaler() whenever mixed precision is on")
+    else:
+        default = Origin.default("H2O LLM Studio default mixed_precision_dtype: bfloat16")
+        dtype = config.amp_dtype or Sourced("bfloat16", default)
+        params = trainable_dtype(config, weights, "lora")
+        scaler_on = bool(amp.value) and dtype.value == "float16"
+        why = Origin.default("GradScaler(enabled=(mixed_precision_dtype == 'float16'))")
     autocast: Sourced[str | None] = Sourced(
         dtype.value if amp.value else None, dtype.origin if amp.value else amp.origin
     )
-    weights = load if load.value.startswith("float") or load.value == "bfloat16" else Sourced("float32", load.origin)
-    params = trainable_dtype(config, weights, "lora")
-    scaler_on = bool(amp.value) and dtype.value == "float16"
-    why = Origin.default("GradScaler(enabled=(mixed_precision_dtype == 'float16'))")
     gpus = _devices(config)
     return PrecisionPlan(
         framework=config.framework,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..config import TrainingConfig
 from ..hardware import Hardware
+from ..models import family_of
 from ..provenance import Origin, Sourced
 from ..versions import VersionRange, Versions
 from .common import amp_flags, scaler_for, trainable_dtype
@@ -43,6 +44,11 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
     load = config.torch_dtype or Sourced(
         "float32", Origin.default("from_pretrained loads float32 when torch_dtype is unset")
     )
+    if load.value == "auto":
+        family = family_of(str(config.model.value)) if config.model is not None else None
+        if family is not None:
+            detail = f"torch_dtype auto: the {family.name} checkpoint's {family.native_dtype}"
+            load = Sourced(family.native_dtype, load.origin.derived(detail))
     default_kind = "lora" if config.quantization_bits else "full"
     params = trainable_dtype(config, load, default_kind, versions)
     autocast = amp_flags(config)

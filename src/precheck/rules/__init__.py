@@ -35,11 +35,14 @@ def resolve_selector(selector: str) -> list[Rule]:
 
 
 def select_rules(select: list[str] | None, ignore: list[str] | None) -> list[Rule]:
+    def split(values: list[str]) -> list[str]:  # ruff-style: repeated flags or commas
+        return [part for value in values for part in value.split(",") if part.strip()]
+
     chosen: dict[str, Rule] = {}
-    for selector in select or ["ALL"]:
+    for selector in split(select or ["ALL"]):
         for item in resolve_selector(selector):
             chosen[item.code] = item
-    for selector in ignore or []:
+    for selector in split(ignore or []):
         for item in resolve_selector(selector):
             chosen.pop(item.code, None)
     return [chosen[c] for c in sorted(chosen)]

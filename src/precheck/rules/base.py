@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import inspect
+import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -52,13 +53,18 @@ class Edit:
         where = f" ({self.path}:{self.line})" if self.line else f" (in {self.path})"
         if self.remove:
             return f"remove `{self.key}`{where}"
-        return f"set `{self.key}: {_yaml_scalar(self.value)}`{where}"
+        return f"set `{self.assignment()}`{where}"
 
-
-def _yaml_scalar(value: Any) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    return str(value)
+    def assignment(self) -> str:
+        """The edit in the file's own syntax: ``key: v`` (YAML), ``"key": v`` (JSON), ``key = v`` (TOML)."""
+        suffix = self.path.rsplit(".", 1)[-1].lower()
+        leaf = self.key.rsplit(".", 1)[-1] if suffix in ("json", "toml") else self.key
+        if suffix == "json":
+            return f"{json.dumps(leaf)}: {json.dumps(self.value)}"
+        if suffix == "toml":
+            rendered = json.dumps(self.value) if isinstance(self.value, (bool, int, float, str)) else str(self.value)
+            return f"{leaf} = {rendered}"
+        return f"{self.key}: {str(self.value).lower() if isinstance(self.value, bool) else self.value}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,7 +45,7 @@ def duplicate_key(ctx: Context) -> Iterator[Finding]:
 @rule("PC902", "yaml11-boolean", Severity.WARNING)
 def yaml11_boolean(ctx: Context) -> Iterator[Finding]:
     """
-    Finds YAML 1.1 booleans (`yes`, `no`, `on`, `off`, `y`, `n`).
+    Finds YAML 1.1 booleans (`yes`, `no`, `on`, `off`).
 
     ## What it does
     Reports scalars that PyYAML (YAML 1.1) reads as booleans although they are not
@@ -70,3 +70,31 @@ def yaml11_boolean(ctx: Context) -> Iterator[Finding]:
     """
     for origin, message in _notes(ctx, "yaml11-boolean"):
         yield Finding(origin, message, Fix("write true or false"))
+
+
+@rule("PC903", "multiple-documents", Severity.WARNING)
+def multiple_documents(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds a YAML file that holds more than one document.
+
+    ## What it does
+    Reports the second `---` document of a training config.
+
+    ## Why is this bad?
+    Training frameworks load one document (`yaml.safe_load` raises "expected a single
+    document in the stream" on more; others read the first and drop the rest), so
+    settings after the `---` never reach the run. precheck checks the first document only.
+
+    ## Example
+    ```yaml
+    bf16: true
+    ---
+    fp16: true
+    ```
+    Use instead: one document per file.
+
+    ## Fix
+    Merge the documents, or split them into separate files.
+    """
+    for origin, message in _notes(ctx, "multiple-documents"):
+        yield Finding(origin, message, Fix("keep one YAML document per config file"))

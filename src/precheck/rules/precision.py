@@ -10,7 +10,7 @@ from ..provenance import Sourced
 from ..resolve.ms_swift import OVERRIDES_FLAGS
 from ..versions import VersionRange
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, rule
-from .device import used_devices
+from .device import flag_edit, used_devices
 
 
 @rule(
@@ -81,6 +81,22 @@ def fp16_flag_overridden_by_torch_dtype(ctx: Context) -> Iterator[Finding]:
     )
 
 
+def _to_bf16_edits(ctx: Context) -> list[Edit]:
+    """Move every fp16 source of the plan to bf16: the AMP switches and an fp16 load dtype."""
+    config, plan = ctx.config, ctx.plan
+    edits: list[Edit] = []
+    if plan.autocast_dtype.value == "float16" and config.fp16 is not None and config.fp16.origin.in_file:
+        edits.append(flag_edit(ctx, "fp16", False))  # type: ignore[arg-type]
+        if "bf16" in dict(config.flag_keys):  # elsewhere turning fp16 off is what selects bf16
+            edits.append(flag_edit(ctx, "bf16", True))  # type: ignore[arg-type]
+    dtype = config.torch_dtype
+    if plan.load_dtype.value == "float16" and dtype is not None and dtype.origin.in_file and dtype.value == "float16":
+        edits.append(
+            Edit(dtype.origin.path or config.path, dtype.origin.key or "torch_dtype", "bfloat16", dtype.origin.line)
+        )
+    return edits
+
+
 @rule("PC202", "fp16-on-bf16-model", Severity.WARNING)
 def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
     """
@@ -122,16 +138,8 @@ def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
     item = ctx.plan.autocast_dtype if ctx.plan.autocast_dtype.value == "float16" else ctx.plan.load_dtype
     origin = item.origin if item.origin.in_file else config.model.origin
     bf16_ok = ctx.hardware.known and all(d.bf16 for d in used_devices(ctx))
-    path = origin.path or config.path
-    if bf16_ok and config.fp16 is not None and origin == config.fp16.origin:
-        edits = [Edit(path, origin.key or "fp16", False, origin.line)]
-        if config.bf16 is not None:
-            edits.append(Edit(path, config.bf16.origin.key or "bf16", True, config.bf16.origin.line))
-        elif "bf16" in config.flag_keys:  # else turning fp16 off is what selects bf16
-            edits.append(Edit(path, config.flag_keys["bf16"], True))
-        fix = Fix("train in bf16: every device this run uses supports it", tuple(edits))
-    elif bf16_ok:
-        fix = Fix("train in bf16: every device this run uses supports it")
+    if bf16_ok:
+        fix = Fix("train in bf16: every device this run uses supports it", tuple(_to_bf16_edits(ctx)))
     else:
         fix = Fix(
             "keep fp16 only with gradient clipping and dynamic loss scaling, "
@@ -261,4 +269,55 @@ def half_precision_backend_removed(ctx: Context) -> Iterator[Finding]:
             ),
             FixSafety.SAFE,
         ),
+    )
+
+
+@rule(
+    "PC205",
+    "fp16-and-bf16",
+    Severity.ERROR,
+    frameworks=("transformers", "trl", "ms-swift"),
+    fix_safety=FixSafety.UNSAFE,
+)
+def fp16_and_bf16(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds `fp16: true` and `bf16: true` in one run.
+
+    ## What it does
+    Reports both mixed-precision switches on for frameworks that hand them to
+    transformers' TrainingArguments (HF Trainer, TRL, ms-swift).
+
+    ## Why is this bad?
+    `TrainingArguments` rejects the pair before training (transformers 4.57 and 5.x
+    `training_args.py`): `ValueError: At most one of fp16 and bf16 can be True, but not
+    both`. Which one was meant is not in the file.
+
+    ## Example
+    ```yaml
+    fp16: true
+    bf16: true
+    ```
+    Use instead (on an Ampere or newer GPU):
+    ```yaml
+    bf16: true
+    ```
+
+    ## Fix
+    Keep bf16 where every device supports it, otherwise keep fp16. The choice changes the
+    run's numerics, so the fix is marked unsafe.
+    """
+    fp16, bf16 = ctx.config.fp16, ctx.config.bf16
+    if fp16 is None or bf16 is None or not (fp16.value and bf16.value):
+        return
+    keep_bf16 = ctx.hardware.known and all(d.bf16 for d in used_devices(ctx))
+    drop = fp16 if keep_bf16 else bf16
+    yield Finding(
+        bf16.origin if bf16.origin.line and fp16.origin.line and bf16.origin.line > fp16.origin.line else fp16.origin,
+        '`fp16` and `bf16` are both true: "At most one of fp16 and bf16 can be True, but not both"',
+        Fix(
+            "keep bf16 (every device supports it)" if keep_bf16 else "keep fp16 (bf16 is not native on every device)",
+            (Edit(drop.origin.path or ctx.config.path, drop.origin.key or "fp16", False, drop.origin.line),),
+            FixSafety.UNSAFE,
+        ),
+        related=(fp16.origin, bf16.origin),
     )

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ..provenance import Origin
 from ..resolve.common import PEFT_UPCASTS, is_adapter_training
+from ..resolve.h2o_llmstudio import SCALER_ALWAYS_ON
 from ..versions import VersionRange
 from .base import Context, Edit, Finding, Fix, Severity, rule
 
@@ -65,14 +66,11 @@ def grad_scaler_fp16_gradients(ctx: Context) -> Iterator[Finding]:
     )
 
 
-H2O_SCALER_ALWAYS_ON = VersionRange("h2o-llmstudio", None, "1.5.0")
-
-
 @rule(
     "PC402",
     "grad-scaler-under-bf16",
     Severity.ERROR,
-    versions=(H2O_SCALER_ALWAYS_ON,),
+    versions=(SCALER_ALWAYS_ON,),
     affects_latest=False,
     frameworks=("h2o-llmstudio",),
 )
@@ -195,4 +193,59 @@ def fp16_lora_adapters_grad_scaler(ctx: Context) -> Iterator[Finding]:
         "LoRA adapters are created in the base model's float16 and fp16 mixed precision's GradScaler "
         'raises "ValueError: Attempting to unscale FP16 gradients."',
         Fix("upgrade peft to 0.12.0 or later, or load the base model in float32", edits),
+    )
+
+
+@rule(
+    "PC404",
+    "grad-scaler-bf16-gradients",
+    Severity.ERROR,
+    frameworks=("transformers", "trl", "ms-swift", "llama-cookbook", "simpletuner"),
+)
+def grad_scaler_bf16_gradients(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds fp16 mixed precision (with its GradScaler) over bf16 trainable weights.
+
+    ## What it does
+    Reports a plan whose GradScaler is enabled (fp16 autocast) while the trainable
+    weights, hence the gradients, are bf16: a model loaded in bfloat16 and trained in
+    full with `fp16: true`.
+
+    ## Why is this bad?
+    The unscale kernel is dispatched for float, double and half only
+    (`aten/src/ATen/native/cuda/AmpKernels.cu`), so the first optimizer step fails with
+    `"_amp_foreach_non_finite_check_and_unscale_cuda" not implemented for 'BFloat16'`.
+    bf16 needs no loss scaling. (H2O LLM Studio's own case is PC402.)
+
+    ## Example
+    ```yaml
+    torch_dtype: bfloat16
+    fp16: true
+    ```
+    Use instead:
+    ```yaml
+    torch_dtype: bfloat16
+    bf16: true
+    ```
+
+    ## Fix
+    Train in bf16 mixed precision (no GradScaler), or load the weights in float32 to keep
+    fp16 AMP.
+    """
+    plan = ctx.plan
+    if not plan.grad_scaler.value or plan.grad_dtype.value != "bfloat16":
+        return
+    config = ctx.config
+    origin = plan.autocast_dtype.origin if plan.autocast_dtype.origin.in_file else plan.load_dtype.origin
+    if not origin.in_file:
+        origin = Origin("file", config.path, 1, 1)
+    edits: tuple[Edit, ...] = ()
+    if config.torch_dtype is not None and config.torch_dtype.origin.in_file:
+        dtype = config.torch_dtype.origin
+        edits = (Edit(dtype.path or config.path, dtype.key or "torch_dtype", "float32", dtype.line),)
+    yield Finding(
+        origin,
+        "fp16 mixed precision adds a GradScaler, and the bf16 gradients crash it: "
+        "\"_amp_foreach_non_finite_check_and_unscale_cuda\" not implemented for 'BFloat16'",
+        Fix("keep fp32 master weights for fp16 AMP, or train in bf16 mixed precision instead", edits),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from ..errors import InputError
@@ -50,7 +51,10 @@ def load(path: str | Path, display: str | None = None) -> Document:
     file = Path(path)
     fmt = FORMATS.get(file.suffix.lower(), "yaml")
     try:
-        size = file.stat().st_size
+        info = file.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(shown, "not a regular file (a pipe, socket or device); not read")
+        size = info.st_size
         if size > MAX_BYTES:
             raise InputError(
                 shown, f"file is {size // (1024 * 1024)} MiB, over the {MAX_BYTES // (1024 * 1024)} MiB limit"

@@ -42,7 +42,15 @@ def parse_toml(path: str, text: str) -> Document:
         raise InputError(path, f"invalid TOML: {message}", line, column) from None
     positions: dict[tuple[str, ...], tuple[int, int]] = {}
     table: tuple[str, ...] = ()
+    in_string: str | None = None
     for number, line_text in enumerate(text.splitlines(), start=1):
+        if in_string is not None:  # inside a multi-line string: no keys here
+            if line_text.count(in_string) % 2 == 1:
+                in_string = None
+            continue
+        for quote in ('"""', "'''"):
+            if line_text.count(quote) % 2 == 1:
+                in_string = quote
         header = _HEADER.match(line_text)
         if header:
             table = _split_key(header.group(2))

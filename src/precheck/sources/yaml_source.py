@@ -51,8 +51,19 @@ def parse_yaml(path: str, text: str) -> Document:
                 second.column + 1,
             )
         )
-    root = _Converter(notes).convert(documents[0])
+    try:
+        root = _Converter(notes).convert(documents[0])
+    except _TooDeep as deep:
+        raise InputError(path, f"nesting deeper than {MAX_DEPTH} levels", deep.line, deep.column) from None
     return Document(path, "yaml", root, text, notes)
+
+
+MAX_DEPTH = 200
+
+
+class _TooDeep(Exception):
+    def __init__(self, line: int, column: int):
+        self.line, self.column = line, column
 
 
 class _Converter:
@@ -60,12 +71,22 @@ class _Converter:
         self.notes = notes
         # aliases share composed nodes; converting each once keeps alias bombs linear
         self.memo: dict[int, Node] = {}
+        self.depth = 0
 
     def convert(self, node: yaml.Node) -> Node:
         done = self.memo.get(id(node))
         if done is not None:
             return done
         line, column = node.start_mark.line + 1, node.start_mark.column + 1
+        if self.depth >= MAX_DEPTH:
+            raise _TooDeep(line, column)
+        self.depth += 1
+        try:
+            return self._convert(node, line, column)
+        finally:
+            self.depth -= 1
+
+    def _convert(self, node: yaml.Node, line: int, column: int) -> Node:
         if isinstance(node, yaml.MappingNode):
             out = Node({}, line, column)
             self.memo[id(node)] = out
