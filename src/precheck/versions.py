@@ -15,6 +15,7 @@ import contextlib
 import json
 import re
 import subprocess
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -88,18 +89,27 @@ def parse_assumptions(values: Iterable[str]) -> dict[str, VersionInfo]:
     return out
 
 
-def _pin_files(config_path: Path) -> list[Path]:
-    """Pin files beside the config, then in each folder above it up to the repository root."""
-    files: list[Path] = []
+def _folders(config_path: Path) -> list[Path]:
+    """The config's folder, then each folder above it up to the repository root."""
+    folders: list[Path] = []
     folder = config_path.resolve().parent
     for _ in range(_MAX_PARENTS):
-        for pattern in PIN_FILES:
-            with contextlib.suppress(OSError):
-                files.extend(sorted(folder.glob(pattern)))
+        folders.append(folder)
         if (folder / ".git").exists() or folder.parent == folder:
             break
         folder = folder.parent
-    return files
+    return folders
+
+
+@lru_cache(maxsize=1024)
+def _pins_in_folder(folder: Path) -> tuple[tuple[Path, str, str, int], ...]:
+    """Every exact pin in one folder's pin files (read once per run: many configs share them)."""
+    pins: list[tuple[Path, str, str, int]] = []
+    for pattern in PIN_FILES:
+        with contextlib.suppress(OSError):
+            for pin_file in sorted(folder.glob(pattern)):
+                pins.extend(pins_in(pin_file))
+    return tuple(pins)
 
 
 def _display(path: Path) -> str:
@@ -127,6 +137,12 @@ def installed_in(python: str | None, names: tuple[str, ...]) -> dict[str, str]:
     environment's, or that of the interpreter ``python`` (``--python PATH``)."""
     if python is not None:
         return _ask_interpreter(python, names)
+    return _installed_here(tuple(sys.path), names)
+
+
+@lru_cache(maxsize=256)
+def _installed_here(search_path: tuple[str, ...], names: tuple[str, ...]) -> dict[str, str]:
+    """This environment's versions (cached per ``sys.path``: a lookup scans every entry)."""
     found: dict[str, str] = {}
     for name in names:
         with contextlib.suppress(Exception):  # a broken dist-info must not stop the check
@@ -165,8 +181,8 @@ def collect(
             known.setdefault(key, VersionInfo(key, version, "project config"))
     missing = names - known.keys()
     if missing:
-        for pin_file in _pin_files(Path(config_path)):
-            for source, name, version, line in pins_in(pin_file):
+        for folder in _folders(Path(config_path)):
+            for source, name, version, line in _pins_in_folder(folder):
                 if name in missing:
                     known[name] = VersionInfo(name, version, f"{_display(source)}:{line}")
                     missing.discard(name)

@@ -63,6 +63,14 @@ CASES = [
         versions=NEW,
     ),
     Case("fixed: setting removed", "PC302", FIXED, ["RTX 4090"], fmt="json", versions=NEW),
+    Case(
+        "2024 git versions honour the setting",
+        "PC302",
+        SEED.replace("adamw_bf16", "optimi-adamw"),
+        ["RTX 4090"],
+        fmt="json",
+        versions=OLD,
+    ),
     Case("the crash rule owns the bf16-optimizer case", "PC302", SEED, ["RTX 4090"], fmt="json", versions=NEW),
 ]
 
