@@ -176,3 +176,16 @@ def rule(
         )
 
     return wrap
+
+
+def edits_for(item: Any, config_path: str, value: Any = None, *, remove: bool = False) -> tuple[Edit, ...]:
+    """The edit of a value the user's file set (``Sourced``): none when it came from elsewhere."""
+    origin = getattr(item, "origin", None)
+    if not isinstance(origin, Origin) or not origin.in_file or origin.key is None:
+        return ()
+    return (Edit(origin.path or config_path, origin.key, value, origin.line, remove),)
+
+
+def anchor(config_path: str, *origins: Origin) -> Origin:
+    """Where a finding points: the first origin in a file, else the top of the config."""
+    return next((o for o in origins if o.in_file), Origin("file", config_path, 1, 1))

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 from ..dtypes import short
 from ..hardware import Device
-from ..provenance import Origin, Sourced
+from ..provenance import Origin
 from ..versions import VersionRange
-from .base import Context, Edit, Finding, Fix, Severity, rule
+from .base import Context, Edit, Finding, Fix, Severity, anchor, edits_for, rule
 
 
 def used_devices(ctx: Context) -> list[Device]:
@@ -28,8 +28,9 @@ def flag_edit(ctx: Context, name: str, value: object) -> Edit | None:
     """Set a precision switch the way this framework spells it; None if it has no such switch."""
     config = ctx.config
     current = getattr(config, name, None)
-    if isinstance(current, Sourced) and current.origin.in_file:
-        return Edit(current.origin.path or config.path, current.origin.key or name, value, current.origin.line)
+    existing = edits_for(current, config.path, value)
+    if existing:
+        return existing[0]
     key = dict(config.flag_keys).get(name)
     return Edit(config.path, key, value) if key else None
 
@@ -43,9 +44,8 @@ def _switch_to_fp16(ctx: Context) -> Fix:
             edits.append(flag_edit(ctx, "mixed_precision", "fp16"))  # type: ignore[arg-type]
         else:
             edits.extend(e for e in (flag_edit(ctx, "bf16", False), flag_edit(ctx, "fp16", True)) if e)
-    if plan.load_dtype.value == "bfloat16" and config.torch_dtype is not None and config.torch_dtype.origin.in_file:
-        dtype = config.torch_dtype.origin
-        edits.append(Edit(dtype.path or config.path, dtype.key or "torch_dtype", "float32", dtype.line))
+    if plan.load_dtype.value == "bfloat16":
+        edits.extend(edits_for(config.torch_dtype, config.path, "float32"))
     if edits:
         return Fix("use fp16 mixed precision: fp32 weights, fp16 autocast, dynamic loss scaling", tuple(edits))
     return Fix(f"train in fp16 mixed precision or fp32: set the dtype explicitly in {config.path}")
@@ -112,7 +112,7 @@ def bf16_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     names = ", ".join(d.label() for d in lacking)
     source = f" (from {origin})" if origin.kind != "file" else ""
     yield Finding(
-        origin if origin.in_file else Origin("file", ctx.config.path, 1, 1),
+        anchor(ctx.config.path, origin),
         f"the plan uses bf16{source}, but {names} has no native bf16 (needs sm_80+); {_what_happens(ctx)}",
         _switch_to_fp16(ctx),
     )
@@ -151,11 +151,11 @@ def fp16_slow_gpu(ctx: Context) -> Iterator[Finding]:
     if not slow:
         return
     item = ctx.plan.autocast_dtype if ctx.plan.autocast_dtype.value == "float16" else ctx.plan.load_dtype
-    origin = item.origin if item.origin.in_file else Origin("file", ctx.config.path, 1, 1)
+    origin = anchor(ctx.config.path, item.origin)
     names = ", ".join(d.label() for d in slow)
     fix = Fix("train in fp32 on this card, or make only a card with fp16 tensor cores visible (CUDA_VISIBLE_DEVICES)")
     if origin.key and ctx.config.fp16 is not None and ctx.config.fp16.origin == origin:
-        fix = Fix(fix.description, (Edit(origin.path or ctx.config.path, origin.key, False, origin.line),))
+        fix = Fix(fix.description, edits_for(ctx.config.fp16, ctx.config.path, False))
     yield Finding(
         origin,
         f"fp16 ({short(item.value)}) on {names}: no fp16 tensor cores and fp16 at 1/64 of fp32 throughput",

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..resolve.simpletuner import BF16_OPTIMIZERS, KEEPS_FP32_GRADIENTS
 from ..versions import VersionRange
-from .base import Context, Edit, Finding, Fix, FixSafety, Severity, rule
+from .base import Context, Finding, Fix, FixSafety, Severity, edits_for, rule
 
 
 def _bf16_optimizer_with_fp32_gradients(ctx: Context) -> bool:
@@ -69,14 +69,7 @@ def bf16_optimizer_fp32_gradients(ctx: Context) -> Iterator[Finding]:
         '"AssertionError: only bfloat 16 is supported." once gradients are cast to fp32',
         Fix(
             "drop fp32 gradients for the bf16 optimizer",
-            (
-                Edit(
-                    precision.origin.path or ctx.config.path,
-                    precision.origin.key or "gradient_precision",
-                    remove=True,
-                    line=precision.origin.line,
-                ),
-            ),
+            edits_for(precision, ctx.config.path, remove=True),
             FixSafety.SAFE,
         ),
         related=(optimizer.origin,),
@@ -123,14 +116,7 @@ def gradient_precision_ignored(ctx: Context) -> Iterator[Finding]:
         "this setting has no effect",
         Fix(
             "remove the setting",
-            (
-                Edit(
-                    precision.origin.path or ctx.config.path,
-                    precision.origin.key or "gradient_precision",
-                    remove=True,
-                    line=precision.origin.line,
-                ),
-            ),
+            edits_for(precision, ctx.config.path, remove=True),
             FixSafety.SAFE,
         ),
     )

@@ -9,7 +9,7 @@ from ..models import family_of
 from ..provenance import Sourced
 from ..resolve.ms_swift import OVERRIDES_FLAGS
 from ..versions import VersionRange
-from .base import Context, Edit, Finding, Fix, FixSafety, Severity, rule
+from .base import Context, Edit, Finding, Fix, FixSafety, Severity, edits_for, rule
 from .device import flag_edit, used_devices
 
 
@@ -73,8 +73,8 @@ def fp16_flag_overridden_by_torch_dtype(ctx: Context) -> Iterator[Finding]:
         Fix(
             "upgrade to ms-swift>=3.3.1 and train in fp32; on this version accept fp16 AMP with fp32 weights",
             (
-                Edit(path, dtype.origin.key or "torch_dtype", "float32", dtype.origin.line),
-                Edit(path, fp16.origin.key or "fp16", True, fp16.origin.line),
+                *edits_for(dtype, path, "float32"),
+                *edits_for(fp16, path, True),
             ),
         ),
         related=(fp16.origin,),
@@ -90,10 +90,8 @@ def _to_bf16_edits(ctx: Context) -> list[Edit]:
         if "bf16" in dict(config.flag_keys):  # elsewhere turning fp16 off is what selects bf16
             edits.append(flag_edit(ctx, "bf16", True))  # type: ignore[arg-type]
     dtype = config.torch_dtype
-    if plan.load_dtype.value == "float16" and dtype is not None and dtype.origin.in_file and dtype.value == "float16":
-        edits.append(
-            Edit(dtype.origin.path or config.path, dtype.origin.key or "torch_dtype", "bfloat16", dtype.origin.line)
-        )
+    if plan.load_dtype.value == "float16" and dtype is not None and dtype.value == "float16":
+        edits.extend(edits_for(dtype, config.path, "bfloat16"))
     return edits
 
 
@@ -206,14 +204,7 @@ def apex_with_bf16(ctx: Context) -> Iterator[Finding]:
         'apex cannot run bf16: "--half_precision_backend apex: GPU bf16 is not supported by apex."',
         Fix(
             "use torch AMP",
-            (
-                Edit(
-                    backend.origin.path or ctx.config.path,
-                    backend.origin.key or "half_precision_backend",
-                    remove=True,
-                    line=backend.origin.line,
-                ),
-            ),
+            edits_for(backend, ctx.config.path, remove=True),
             FixSafety.SAFE,
         ),
         related=(bf16.origin,),
@@ -259,14 +250,7 @@ def half_precision_backend_removed(ctx: Context) -> Iterator[Finding]:
         "transformers 5 removed `half_precision_backend`: the argument parser rejects the config",
         Fix(
             "remove the key",
-            (
-                Edit(
-                    backend.origin.path or ctx.config.path,
-                    backend.origin.key or "half_precision_backend",
-                    remove=True,
-                    line=backend.origin.line,
-                ),
-            ),
+            edits_for(backend, ctx.config.path, remove=True),
             FixSafety.SAFE,
         ),
     )
@@ -316,7 +300,7 @@ def fp16_and_bf16(ctx: Context) -> Iterator[Finding]:
         '`fp16` and `bf16` are both true: "At most one of fp16 and bf16 can be True, but not both"',
         Fix(
             "keep bf16 (every device supports it)" if keep_bf16 else "keep fp16 (bf16 is not native on every device)",
-            (Edit(drop.origin.path or ctx.config.path, drop.origin.key or "fp16", False, drop.origin.line),),
+            edits_for(drop, ctx.config.path, False),
             FixSafety.UNSAFE,
         ),
         related=(fp16.origin, bf16.origin),

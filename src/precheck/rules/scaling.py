@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..provenance import Origin
 from ..resolve.common import PEFT_UPCASTS, is_adapter_training
 from ..resolve.h2o_llmstudio import SCALER_ALWAYS_ON
 from ..versions import VersionRange
-from .base import Context, Edit, Finding, Fix, Severity, rule
+from .base import Context, Edit, Finding, Fix, Severity, anchor, edits_for, rule
 
 
 @rule("PC401", "grad-scaler-fp16-gradients", Severity.ERROR)
@@ -50,13 +49,8 @@ def grad_scaler_fp16_gradients(ctx: Context) -> Iterator[Finding]:
         return
     if is_adapter_training(ctx.config, "lora" if ctx.config.quantization_bits else "full"):
         return  # adapters in fp16 are PC403's case (old peft)
-    origin = plan.grad_scaler.origin if plan.grad_scaler.origin.in_file else plan.load_dtype.origin
-    if not origin.in_file:
-        origin = Origin("file", ctx.config.path, 1, 1)
-    edits: tuple[Edit, ...] = ()
-    if ctx.config.torch_dtype is not None and ctx.config.torch_dtype.origin.in_file:
-        dtype = ctx.config.torch_dtype.origin
-        edits = (Edit(dtype.path or ctx.config.path, dtype.key or "torch_dtype", "float32", dtype.line),)
+    origin = anchor(ctx.config.path, plan.grad_scaler.origin, plan.load_dtype.origin)
+    edits = edits_for(ctx.config.torch_dtype, ctx.config.path, "float32")
     yield Finding(
         origin,
         "fp16 mixed precision on fp16 trainable weights: the GradScaler raises "
@@ -123,8 +117,8 @@ def grad_scaler_under_bf16(ctx: Context) -> Iterator[Finding]:
     written_by_fixed = config.amp_dtype is not None and ctx.versions.get("h2o-llmstudio") is None
     if not amp_on or not bf16_backbone or written_by_fixed or ctx.plan.override_of("autocast_dtype") is not None:
         return
-    anchor = config.amp or config.torch_dtype
-    origin = anchor.origin if anchor is not None else Origin("file", config.path, 1, 1)
+    setting = config.amp or config.torch_dtype
+    origin = anchor(config.path, *([setting.origin] if setting is not None else []))
     edits: tuple[Edit, ...] = ()
     if config.amp is not None:
         edits = (
@@ -183,11 +177,8 @@ def fp16_lora_adapters_grad_scaler(ctx: Context) -> Iterator[Finding]:
         return
     if not is_adapter_training(config, "lora" if config.quantization_bits else "full"):
         return
-    origin = plan.load_dtype.origin if plan.load_dtype.origin.in_file else Origin("file", config.path, 1, 1)
-    edits: tuple[Edit, ...] = ()
-    if config.torch_dtype is not None and config.torch_dtype.origin.in_file:
-        dtype = config.torch_dtype.origin
-        edits = (Edit(dtype.path or config.path, dtype.key or "torch_dtype", "float32", dtype.line),)
+    origin = anchor(config.path, plan.load_dtype.origin)
+    edits = edits_for(config.torch_dtype, config.path, "float32")
     yield Finding(
         origin,
         "LoRA adapters are created in the base model's float16 and fp16 mixed precision's GradScaler "
@@ -236,13 +227,8 @@ def grad_scaler_bf16_gradients(ctx: Context) -> Iterator[Finding]:
     if not plan.grad_scaler.value or plan.grad_dtype.value != "bfloat16":
         return
     config = ctx.config
-    origin = plan.autocast_dtype.origin if plan.autocast_dtype.origin.in_file else plan.load_dtype.origin
-    if not origin.in_file:
-        origin = Origin("file", config.path, 1, 1)
-    edits: tuple[Edit, ...] = ()
-    if config.torch_dtype is not None and config.torch_dtype.origin.in_file:
-        dtype = config.torch_dtype.origin
-        edits = (Edit(dtype.path or config.path, dtype.key or "torch_dtype", "float32", dtype.line),)
+    origin = anchor(config.path, plan.autocast_dtype.origin, plan.load_dtype.origin)
+    edits = edits_for(config.torch_dtype, config.path, "float32")
     yield Finding(
         origin,
         "fp16 mixed precision adds a GradScaler, and the bf16 gradients crash it: "

@@ -6,16 +6,14 @@ from collections.abc import Iterator
 
 from ..hardware import VISIBILITY_AMD
 from ..provenance import Origin
-from .base import Context, Finding, Fix, Severity, rule
+from .base import Context, Finding, Fix, Severity, anchor, rule
 from .device import used_devices
 
 
 def _anchor(ctx: Context, name: str) -> Origin:
     """Env vars have no line: point at the top of the config the run reads."""
     item = ctx.config.env.get(name)
-    if item is not None and item.origin.in_file:
-        return item.origin
-    return Origin("file", ctx.config.path, 1, 1)
+    return anchor(ctx.config.path, *([item.origin] if item is not None else []))
 
 
 @rule("PC501", "cuda-device-order-ambiguous", Severity.WARNING, hardware=True)
