@@ -91,8 +91,8 @@ def test_unsloth_seed_is_a_warning_that_can_fail_the_run() -> None:
 def test_llama_recipes_seed_names_each_card_and_the_wrong_one() -> None:
     path = "examples/configs/llama-recipes-titan-rtx-1080ti/lora-fp16-one-card.yaml"
     result = run("--gpu", "TITAN RTX", "--gpu", "GTX 1080 Ti", path)
-    assert "cuda:0 = NVIDIA TITAN RTX (sm_75, 24 GB) [used by this run]" in result.stdout
-    assert "cuda:1 = NVIDIA GeForce GTX 1080 Ti" in result.stdout
+    assert "CUDA index 0 = NVIDIA TITAN RTX (sm_75, 24 GB); CUDA index 1 = NVIDIA GeForce GTX 1080 Ti" in result.stdout
+    assert "this run computes on cuda:0 NVIDIA TITAN RTX" in result.stdout
     wrong = run(
         "--gpu", "TITAN RTX", "--gpu", "GTX 1080 Ti", "--format", "json", path, env={"CUDA_VISIBLE_DEVICES": "1"}
     )

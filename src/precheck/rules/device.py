@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..dtypes import short
 from ..hardware import Device
 from ..provenance import Origin
 from ..versions import VersionRange
@@ -158,6 +157,6 @@ def fp16_slow_gpu(ctx: Context) -> Iterator[Finding]:
         fix = Fix(fix.description, edits_for(ctx.config.fp16, ctx.config.path, False))
     yield Finding(
         origin,
-        f"fp16 ({short(item.value)}) on {names}: no fp16 tensor cores and fp16 at 1/64 of fp32 throughput",
+        f"fp16 compute on {names}: no fp16 tensor cores and fp16 at 1/64 of fp32 throughput",
         fix,
     )

@@ -49,15 +49,15 @@ def cuda_device_order_ambiguous(ctx: Context) -> Iterator[Finding]:
     hardware = ctx.hardware
     if not hardware.mixed or hardware.order == "PCI_BUS_ID":
         return
-    used = {d.index for d in used_devices(ctx)}
-    listing = "; ".join(
-        f"cuda:{d.index} = {d.name} ({d.model.sm}, {d.memory_gib:g} GB)"
-        + (" [used by this run]" if d.index in used else "")
-        for d in hardware.devices
+    machine = "; ".join(
+        f"CUDA index {i} = {d.name} ({d.model.sm}, {d.memory_gib:g} GB)" for i, d in enumerate(hardware.all_devices)
     )
+    used = ", ".join(d.label() for d in used_devices(ctx)) or "no GPU"
+    chosen = f"with CUDA_VISIBLE_DEVICES={hardware.visible}, " if hardware.visible is not None else ""
+    listing = f"{machine}; {chosen}this run computes on {used}"
     yield Finding(
         _anchor(ctx, "CUDA_DEVICE_ORDER"),
-        f"mixed GPUs in CUDA's default FASTEST_FIRST order, which nvidia-smi does not use: {listing}",
+        f"mixed GPUs in CUDA's default FASTEST_FIRST order, which is not nvidia-smi's: {listing}",
         Fix(
             "export CUDA_DEVICE_ORDER=PCI_BUS_ID so CUDA indices match nvidia-smi, and expose only the "
             "intended card(s) with CUDA_VISIBLE_DEVICES"
