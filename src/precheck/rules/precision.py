@@ -23,8 +23,7 @@ from .device import flag_edit, used_devices
 )
 def fp16_flag_overridden_by_torch_dtype(ctx: Context) -> Iterator[Finding]:
     """
-    Finds an explicit `fp16: false` that ms-swift throws away because `torch_dtype` is
-    float16 or float32.
+    Finds an explicit `fp16: false` that ms-swift overrides from `torch_dtype`.
 
     ## What it does
     In ms-swift 3.0.0 to 3.3.0.post1, `ModelArguments._init_torch_dtype`
