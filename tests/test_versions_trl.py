@@ -22,12 +22,17 @@ learning_rate: 2.0e-5
 """
 
 
+#: the transformers of TRL 0.18/0.19's time: its from_pretrained loads float32 when no dtype
+#: is named, so the only bf16 is TRL's own default (transformers 5 would load Qwen in bf16)
+ERA = ("--assume-version", "transformers==4.52.4")
+
+
 def check(folder: Path, *args: str, pythonpath: str | None = None) -> tuple[int, list[str], dict[str, object]]:
     env = {"PATH": "/usr/bin:/bin"}
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
     done = subprocess.run(
-        [sys.executable, "-m", "precheck", "--gpu", "V100", "--format", "json", *args, str(folder / "sft.yaml")],
+        [sys.executable, "-m", "precheck", "--gpu", "V100", "--format", "json", *ERA, *args, str(folder / "sft.yaml")],
         capture_output=True,
         text=True,
         cwd=folder,
@@ -95,3 +100,26 @@ def test_python_flag_reads_another_environment(repo: Path, tmp_path_factory: pyt
         timeout=60,
     )
     assert bad.returncode == 2 and "--python" in bad.stderr
+
+
+def test_transformers_5_loads_the_checkpoint_dtype_whatever_trl_says(repo: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "precheck",
+            "--gpu",
+            "V100",
+            "--format",
+            "json",
+            "--assume-version",
+            "trl==0.18.2",
+            "--assume-version",
+            "transformers==5.0.0",
+            str(repo / "sft.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1 and [f["rule"] for f in json.loads(done.stdout)["findings"]] == ["PC101"]

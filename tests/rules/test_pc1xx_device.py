@@ -2,11 +2,13 @@ import pytest
 
 from helpers import Case, check_case
 
+# the load dtype is named: without it transformers>=5 loads Qwen's own bf16 weights
 HF_BF16 = """
 model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
 output_dir: out
 per_device_train_batch_size: 2
 bf16: true
+torch_dtype: float32
 """
 HF_FP16 = HF_BF16.replace("bf16: true", "fp16: true")
 
@@ -104,3 +106,24 @@ def test_message_says_what_the_torch_version_does() -> None:
     new = run_case(TORCH_CASES[1])[0].message
     assert "stops at start" in old and "Your setup doesn't support bf16/gpu." in old
     assert "counts emulation" in new and "torch 2.3.0" in new
+
+
+NO_DTYPE = "model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\noutput_dir: out\nlearning_rate: 1.0e-5\n"
+LOAD_CASES = [
+    Case(
+        "transformers 5 loads Qwen's bf16 weights on a V100",
+        "PC101",
+        NO_DTYPE,
+        ["V100"],
+        {(1, 1)},
+        versions={"transformers": "5.0.0"},
+    ),
+    Case("transformers 4 loads float32", "PC101", NO_DTYPE, ["V100"], versions={"transformers": "4.57.6"}),
+    Case("version unknown: newest behaviour", "PC101", NO_DTYPE, ["V100"], {(1, 1)}),
+]
+CASES += LOAD_CASES
+
+
+@pytest.mark.parametrize("case", LOAD_CASES, ids=lambda c: c.name)
+def test_load_case(case: Case) -> None:
+    check_case(case)

@@ -60,7 +60,7 @@ FOREIGN = {
 class HfTrainer(Dialect):
     name = "hf-trainer"
     framework = "transformers"
-    flag_keys = (("fp16", "fp16"), ("bf16", "bf16"))
+    flag_keys = (("fp16", "fp16"), ("bf16", "bf16"), ("torch_dtype", "torch_dtype"))
     fields = (
         field("model", "model_name_or_path", "model_id"),
         field("torch_dtype", "torch_dtype", "dtype", "model_init_kwargs.torch_dtype", convert=parse_load_dtype),

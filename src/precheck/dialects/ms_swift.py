@@ -40,7 +40,7 @@ DISTINCTIVE = (
 class MsSwift(Dialect):
     name = "ms-swift"
     framework = "ms-swift"
-    flag_keys = (("fp16", "fp16"), ("bf16", "bf16"))
+    flag_keys = (("fp16", "fp16"), ("bf16", "bf16"), ("torch_dtype", "torch_dtype"))
     fields = (
         field("model", "model", "model_id_or_path"),
         field("torch_dtype", "torch_dtype", "dtype", convert=parse_dtype),

@@ -2,7 +2,8 @@
 
 ``fp16``/``bf16`` turn on autocast (through accelerate's ``mixed_precision``); fp16
 adds a GradScaler (dynamic loss scaling). The model is loaded by the user's script:
-``torch_dtype`` when the recipe names one, otherwise ``from_pretrained``'s float32.
+``torch_dtype`` when the recipe names one, otherwise ``from_pretrained``'s default
+(float32 up to transformers 4.x, the checkpoint's own dtype from 5.0.0).
 """
 
 from __future__ import annotations
@@ -40,15 +41,35 @@ def resolve_trl(config: TrainingConfig, hardware: Hardware, versions: Versions) 
     return resolve(config, hardware, versions)
 
 
-def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
-    load = config.torch_dtype or Sourced(
-        "float32", Origin.default("from_pretrained loads float32 when torch_dtype is unset")
+#: transformers 5.0.0 ``from_pretrained``: ``if dtype is None: dtype = "auto"`` (the
+#: checkpoint's config.json dtype); 4.x left it None: "the model will get loaded in
+#: `torch.float` (fp32)" (``modeling_utils.py``, 4.57.1 vs 5.0.0).
+FROM_PRETRAINED_AUTO = VersionRange("transformers", "5.0.0")
+
+
+def default_load_dtype(versions: Versions) -> Sourced[str]:
+    """What ``from_pretrained`` loads when the recipe names no dtype."""
+    info = versions.get("transformers")
+    if info is not None and not FROM_PRETRAINED_AUTO.contains(info.version):
+        return Sourced(
+            "float32", Origin.default(f"transformers {info.version} ({info.source}): from_pretrained loads float32")
+        )
+    known = (
+        f"transformers {info.version} ({info.source})" if info else "transformers version not known: newest behaviour"
     )
+    return Sourced("auto", Origin.default(f"from_pretrained default dtype auto in {FROM_PRETRAINED_AUTO} [{known}]"))
+
+
+def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
+    load = config.torch_dtype or default_load_dtype(versions)
     if load.value == "auto":
         family = family_of(str(config.model.value)) if config.model is not None else None
         if family is not None:
-            detail = f"torch_dtype auto: the {family.name} checkpoint's {family.native_dtype}"
-            load = Sourced(family.native_dtype, load.origin.derived(detail))
+            detail = f"dtype auto: the {family.name} checkpoint's {family.native_dtype}"
+            load = Sourced(
+                family.native_dtype,
+                load.origin.derived(detail) if load.origin.in_file else Origin.default(f"{load.origin}; {detail}"),
+            )
     default_kind = "lora" if config.quantization_bits else "full"
     params = trainable_dtype(config, load, default_kind, versions)
     autocast = amp_flags(config)

@@ -43,8 +43,11 @@ def _switch_to_fp16(ctx: Context) -> Fix:
             edits.append(flag_edit(ctx, "mixed_precision", "fp16"))  # type: ignore[arg-type]
         else:
             edits.extend(e for e in (flag_edit(ctx, "bf16", False), flag_edit(ctx, "fp16", True)) if e)
-    if plan.load_dtype.value == "bfloat16":
-        edits.extend(edits_for(config.torch_dtype, config.path, "float32"))
+    if plan.load_dtype.value == "bfloat16" and (config.torch_dtype is None or config.torch_dtype.origin.in_file):
+        # a dtype the file set, or the loader's default where the framework has the key
+        dtype = flag_edit(ctx, "torch_dtype", "float32")
+        if dtype is not None:
+            edits.append(dtype)
     if edits:
         return Fix("use fp16 mixed precision: fp32 weights, fp16 autocast, dynamic loss scaling", tuple(edits))
     return Fix(f"train in fp16 mixed precision or fp32: set the dtype explicitly in {config.path}")
