@@ -70,3 +70,10 @@ def test_llama_recipes_load_dtype_and_devices() -> None:
     )
     auto = plan_of("model_name: meta-llama/Llama-3.2-3B\nuse_peft: true\nquantization: 8bit\n")
     assert auto.load_dtype.value == "bfloat16" and auto.autocast_dtype.value is None and auto.devices.value == "all"
+
+
+def test_ms_swift_upcasts_fp16_adapters_itself_but_bf16_ones_follow_peft() -> None:
+    fp16 = plan_of("model: m\ntemplate: t\ntorch_dtype: float16\n", versions={"peft": "0.11.1"})
+    assert fp16.param_dtype.value == "float32" and "tuner.py" in str(fp16.param_dtype.origin)
+    bf16 = plan_of("model: m\ntemplate: t\ntorch_dtype: bfloat16\n", versions={"peft": "0.11.1"})
+    assert bf16.param_dtype.value == "bfloat16"

@@ -54,9 +54,13 @@ class TrainingConfig(BaseModel):
     optimizer: SStr = None
     gradient_precision: SStr = None
     gradient_checkpointing: SBool = None
+    #: transformers 4.x TrainingArguments' AMP backend (auto | apex | cpu_amp)
+    half_precision_backend: SStr = None
     max_grad_norm: Sourced[float] | None = None
 
     # distribution
+    #: device indices the config itself assigns ("0,1"; H2O LLM Studio's environment.gpus)
+    devices: SStr = None
     fsdp: SBool = None
     fsdp_mixed_precision: SBool = None
 
@@ -69,12 +73,3 @@ class TrainingConfig(BaseModel):
     keys: dict[str, Sourced[Any]] = Field(default_factory=dict)
     #: odd but readable input (duplicate keys, YAML 1.1 booleans)
     notes: list[SourceNote] = Field(default_factory=list)
-
-    def set_fields(self) -> dict[str, Sourced[Any]]:
-        """The normalised fields the files set, by field name."""
-        out: dict[str, Sourced[Any]] = {}
-        for name in type(self).model_fields:
-            value = getattr(self, name)
-            if isinstance(value, Sourced):
-                out[name] = value
-        return out

@@ -22,8 +22,6 @@ _SPELLINGS: dict[str, Dtype] = {
     "double": "float64",
 }
 
-SHORT: dict[str, str] = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64"}
-
 
 def parse_dtype(value: Any) -> Dtype | None:
     """``"torch.float16"``, ``"fp16"``, ``"half"`` → ``"float16"``; None when not a dtype."""
@@ -40,7 +38,3 @@ def parse_load_dtype(value: Any) -> str | None:
     if isinstance(value, str) and value.strip().lower() == "auto":
         return "auto"
     return parse_dtype(value)
-
-
-def short(dtype: str | None) -> str:
-    return SHORT.get(dtype or "", dtype or "none")

@@ -14,7 +14,7 @@ from .discovery import iter_files
 from .errors import InputError, InternalError
 from .hardware import VISIBILITY_AMD, Hardware, cuda_order, env_order, with_visibility
 from .resolve.plan import PrecisionPlan
-from .rules import RULES, select_rules
+from .rules import RULES
 from .rules.base import Context, Finding, Rule, Severity
 from .versions import VersionInfo, Versions, collect
 
@@ -207,7 +207,3 @@ def judge_versions(rule: Rule, finding: Finding, versions: Versions) -> Finding 
     severity = min(rule.severity, Severity.WARNING)
     note = f"only {spans} behave so, and the {packages} version is not known: {hint}"
     return replace(finding, severity=severity, message=f"{finding.message} [{note}]", note=note)
-
-
-def rules_for(select: list[str] | None, ignore: list[str] | None) -> list[Rule]:
-    return select_rules(select, ignore)

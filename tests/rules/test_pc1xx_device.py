@@ -67,11 +67,6 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_case(case: Case) -> None:
-    check_case(case)
-
-
 TORCH_CASES = [
     Case("bf16 on a T4, torch 2.2.2: stops at start", "PC101", HF_BF16, ["T4"], {(4, 1)}, versions={"torch": "2.2.2"}),
     Case("bf16 on a T4, torch 2.3.0: runs emulated", "PC101", HF_BF16, ["T4"], {(4, 1)}, versions={"torch": "2.3.0"}),
@@ -92,11 +87,6 @@ TORCH_CASES = [
     ),
 ]
 CASES += TORCH_CASES
-
-
-@pytest.mark.parametrize("case", TORCH_CASES, ids=lambda c: c.name)
-def test_torch_case(case: Case) -> None:
-    check_case(case)
 
 
 def test_message_says_what_the_torch_version_does() -> None:
@@ -124,6 +114,6 @@ LOAD_CASES = [
 CASES += LOAD_CASES
 
 
-@pytest.mark.parametrize("case", LOAD_CASES, ids=lambda c: c.name)
-def test_load_case(case: Case) -> None:
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_case(case: Case) -> None:
     check_case(case)

@@ -61,11 +61,6 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_case(case: Case) -> None:
-    check_case(case)
-
-
 def test_llama_recipes_fix_never_invents_a_bf16_key() -> None:
     case = Case(
         "fp16 llama-recipes on an A100",
@@ -102,11 +97,6 @@ APEX_CASES = [
 CASES += APEX_CASES
 
 
-@pytest.mark.parametrize("case", APEX_CASES, ids=lambda c: c.name)
-def test_apex_case(case: Case) -> None:
-    check_case(case)
-
-
 BF16_MODEL_CASES = [
     Case(
         "TinyLlama loaded in fp16 with fp16 AMP",
@@ -132,11 +122,6 @@ BF16_MODEL_CASES = [
 CASES += BF16_MODEL_CASES
 
 
-@pytest.mark.parametrize("case", BF16_MODEL_CASES, ids=lambda c: c.name)
-def test_bf16_model_case(case: Case) -> None:
-    check_case(case)
-
-
 BOTH = "model_name_or_path: m\noutput_dir: out\nlearning_rate: 1.0e-5\nfp16: true\nbf16: true\n"
 BOTH_CASES = [
     Case("fp16 and bf16 both true", "PC205", BOTH, ["A100"], {(5, 1)}),
@@ -146,6 +131,6 @@ BOTH_CASES = [
 CASES += BOTH_CASES
 
 
-@pytest.mark.parametrize("case", BOTH_CASES, ids=lambda c: c.name)
-def test_both_case(case: Case) -> None:
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_case(case: Case) -> None:
     check_case(case)

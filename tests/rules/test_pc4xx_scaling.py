@@ -83,11 +83,6 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_case(case: Case) -> None:
-    check_case(case)
-
-
 HF_LORA_FP16 = """
 model_name_or_path: m
 torch_dtype: float16
@@ -115,11 +110,6 @@ PEFT_CASES = [
 CASES += PEFT_CASES
 
 
-@pytest.mark.parametrize("case", PEFT_CASES, ids=lambda c: c.name)
-def test_peft_case(case: Case) -> None:
-    check_case(case)
-
-
 BF16_WEIGHTS_FP16_AMP = (
     "model_name_or_path: m\ntorch_dtype: bfloat16\noutput_dir: out\nlearning_rate: 1.0e-5\nfp16: true\n"
 )
@@ -132,6 +122,6 @@ BF16_GRAD_CASES = [
 CASES += BF16_GRAD_CASES
 
 
-@pytest.mark.parametrize("case", BF16_GRAD_CASES, ids=lambda c: c.name)
-def test_bf16_grad_case(case: Case) -> None:
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_case(case: Case) -> None:
     check_case(case)

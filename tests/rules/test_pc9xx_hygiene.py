@@ -21,11 +21,6 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_case(case: Case) -> None:
-    check_case(case)
-
-
 DOC_CASES = [
     Case("a second YAML document", "PC903", BASE + "---\nfp16: true\n", [], {(5, 1)}),
     Case("fixed: one document", "PC903", BASE + "fp16: true\n"),
@@ -33,6 +28,6 @@ DOC_CASES = [
 CASES += DOC_CASES
 
 
-@pytest.mark.parametrize("case", DOC_CASES, ids=lambda c: c.name)
-def test_doc_case(case: Case) -> None:
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_case(case: Case) -> None:
     check_case(case)

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import TrainingConfig
-from ..dtypes import parse_dtype
 from ..provenance import Origin, Sourced
 from ..sources import Document, Node
 
@@ -37,6 +36,13 @@ def to_str(value: Any) -> str | None:
     if value is None or isinstance(value, (dict, list)):
         return None
     return str(value)
+
+
+def to_index_list(value: Any) -> str | None:
+    """A list of device indices (``['0', '1']``) as ``"0,1"``."""
+    if isinstance(value, list):
+        return ",".join(str(item.value if isinstance(item, Node) else item) for item in value)
+    return None
 
 
 def to_float(value: Any) -> float | None:
@@ -78,10 +84,6 @@ def lookup(root: Mapping[str, Node], path: tuple[str, ...], normalise: Callable[
             return None
         current = node.value if isinstance(node.value, dict) else None
     return node
-
-
-def same(key: str) -> str:
-    return key
 
 
 class Dialect:
@@ -150,6 +152,3 @@ class Dialect:
 def count_keys(keys: Iterable[str], wanted: Iterable[str]) -> int:
     present = set(keys)
     return sum(1 for k in wanted if k in present)
-
-
-DTYPE = parse_dtype

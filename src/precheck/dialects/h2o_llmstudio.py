@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..config import TrainingConfig
 from ..dtypes import parse_dtype
 from ..sources import Document
-from .base import Dialect, count_keys, field, to_bool, to_float
+from .base import Dialect, count_keys, field, to_bool, to_float, to_index_list
 
 TOP_LEVEL = (
     "architecture",
@@ -41,6 +41,7 @@ class H2oLlmStudio(Dialect):
         field("gradient_checkpointing", "architecture.gradient_checkpointing", convert=to_bool),
         field("optimizer", "training.optimizer"),
         field("max_grad_norm", "training.gradient_clip", convert=to_float),
+        field("devices", "environment.gpus", convert=to_index_list),
     )
 
     def score(self, doc: Document) -> int:

@@ -70,6 +70,7 @@ class HfTrainer(Dialect):
         field("optimizer", "optim"),
         field("gradient_checkpointing", "gradient_checkpointing", convert=to_bool),
         field("max_grad_norm", "max_grad_norm", convert=to_float),
+        field("half_precision_backend", "half_precision_backend"),
     )
 
     def score(self, doc: Document) -> int:

@@ -55,7 +55,7 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
     autocast: Sourced[str | None] = Sourced(
         dtype.value if amp.value else None, dtype.origin if amp.value else amp.origin
     )
-    gpus = _devices(config)
+    gpus = config.devices or Sourced("all", Origin.default("H2O LLM Studio uses every visible GPU by default"))
     return PrecisionPlan(
         framework=config.framework,
         load_dtype=load,
@@ -68,14 +68,3 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         devices=gpus,
         overrides=overrides,
     )
-
-
-def _devices(config: TrainingConfig) -> Sourced[str]:
-    gpus = config.keys.get("environment")
-    if gpus is not None and isinstance(gpus.value, dict):
-        node = gpus.value.get("gpus")
-        if node is not None and isinstance(node.value, list):
-            ids = ",".join(str(item.value) for item in node.value)
-            line, column = node.anchor
-            return Sourced(ids, Origin("file", config.path, line, column, "gpus"))
-    return Sourced("all", Origin.default("H2O LLM Studio uses every visible GPU by default"))

@@ -5,8 +5,8 @@ fp16 AMP, bfloat16 sets bf16. From 3.3.1 (PR #3909) this only fills flags left u
 (``fp16: Optional[bool] = None``); 3.0.0 to 3.3.0.post1 overwrote explicit flags too
 (``_init_torch_dtype``: ``self.fp16, self.bf16 = True, False``). With no torch_dtype,
 ``get_default_torch_dtype`` takes the checkpoint's config.json dtype, else bf16 on a
-bf16 GPU and fp16 on other GPUs. ``train_type`` defaults to lora, and ms-swift keeps
-adapter weights in float32.
+bf16 GPU and fp16 on other GPUs. ``train_type`` defaults to lora; ms-swift converts fp16
+adapter weights to float32 itself (bf16 ones follow peft).
 """
 
 from __future__ import annotations
@@ -15,8 +15,12 @@ from ..config import TrainingConfig
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
 from ..versions import VersionRange, Versions
-from .common import scaler_for, trainable_dtype
+from .common import is_adapter_training, scaler_for, trainable_dtype
 from .plan import Override, PrecisionPlan
+
+#: ``swift/llm/train/tuner.py`` (3.0.0; ``swift/pipelines/train/tuner.py`` in 4.6.0), adapter
+#: branch only: ``if p.requires_grad and p.dtype == torch.float16: p.data = p.data.to(torch.float32)``
+FP16_UPCAST = "ms-swift converts fp16 trainable (adapter) parameters to float32 (tuner.py)"
 
 #: the releases whose explicit ``--fp16 false`` lost to ``torch_dtype``
 OVERRIDES_FLAGS = VersionRange("ms-swift", "3.0.0", "3.3.1")
@@ -63,7 +67,10 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         autocast = Sourced("bfloat16", bf16.origin)
     else:
         autocast = Sourced(None, fp16.origin)
-    params = trainable_dtype(config, load, "lora")
+    if load.value == "float16" and is_adapter_training(config, "lora"):
+        params: Sourced[str] = Sourced("float32", Origin.default(FP16_UPCAST))
+    else:
+        params = trainable_dtype(config, load, "lora", versions)
     scaling, scaler = scaler_for(autocast, "HF Trainer (under ms-swift) creates a GradScaler for fp16")
     return PrecisionPlan(
         framework=config.framework,

@@ -73,7 +73,6 @@ class Fix:
 
     description: str
     edits: tuple[Edit, ...] = ()
-    safety: FixSafety = FixSafety.MANUAL
 
     def text(self) -> str:
         if not self.edits:

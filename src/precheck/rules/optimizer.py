@@ -70,7 +70,6 @@ def bf16_optimizer_fp32_gradients(ctx: Context) -> Iterator[Finding]:
         Fix(
             "drop fp32 gradients for the bf16 optimizer",
             edits_for(precision, ctx.config.path, remove=True),
-            FixSafety.SAFE,
         ),
         related=(optimizer.origin,),
     )
@@ -80,7 +79,7 @@ def bf16_optimizer_fp32_gradients(ctx: Context) -> Iterator[Finding]:
     "PC302",
     "gradient-precision-ignored",
     Severity.INFO,
-    versions=(VersionRange("simpletuner", "2.2.0"),),
+    versions=(VersionRange("simpletuner", KEEPS_FP32_GRADIENTS.high),),
     frameworks=("simpletuner",),
     fix_safety=FixSafety.SAFE,
 )
@@ -117,6 +116,5 @@ def gradient_precision_ignored(ctx: Context) -> Iterator[Finding]:
         Fix(
             "remove the setting",
             edits_for(precision, ctx.config.path, remove=True),
-            FixSafety.SAFE,
         ),
     )

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from ..models import family_of
-from ..provenance import Sourced
 from ..resolve.ms_swift import OVERRIDES_FLAGS
 from ..versions import VersionRange
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, edits_for, rule
@@ -156,10 +154,6 @@ HAS_HALF_PRECISION_BACKEND = VersionRange("transformers", None, "5.0.0")
 NO_HALF_PRECISION_BACKEND = VersionRange("transformers", "5.0.0")
 
 
-def _backend(ctx: Context) -> Sourced[Any] | None:
-    return ctx.config.keys.get("half_precision_backend")
-
-
 @rule(
     "PC203",
     "apex-with-bf16",
@@ -194,7 +188,7 @@ def apex_with_bf16(ctx: Context) -> Iterator[Finding]:
     ## Fix
     Remove `half_precision_backend` (the default, `auto`, uses torch AMP).
     """
-    backend = _backend(ctx)
+    backend = ctx.config.half_precision_backend
     bf16 = ctx.config.bf16
     if backend is None or str(backend.value).lower() != "apex" or bf16 is None or not bf16.value:
         return
@@ -204,7 +198,6 @@ def apex_with_bf16(ctx: Context) -> Iterator[Finding]:
         Fix(
             "use torch AMP",
             edits_for(backend, ctx.config.path, remove=True),
-            FixSafety.SAFE,
         ),
         related=(bf16.origin,),
     )
@@ -241,7 +234,7 @@ def half_precision_backend_removed(ctx: Context) -> Iterator[Finding]:
     ## Fix
     Remove `half_precision_backend`; torch AMP is the only backend.
     """
-    backend = _backend(ctx)
+    backend = ctx.config.half_precision_backend
     if backend is None:
         return
     yield Finding(
@@ -250,7 +243,6 @@ def half_precision_backend_removed(ctx: Context) -> Iterator[Finding]:
         Fix(
             "remove the key",
             edits_for(backend, ctx.config.path, remove=True),
-            FixSafety.SAFE,
         ),
     )
 
@@ -300,7 +292,6 @@ def fp16_and_bf16(ctx: Context) -> Iterator[Finding]:
         Fix(
             "keep bf16 (every device supports it)" if keep_bf16 else "keep fp16 (bf16 is not native on every device)",
             edits_for(drop, ctx.config.path, False),
-            FixSafety.UNSAFE,
         ),
         related=(fp16.origin, bf16.origin),
     )
