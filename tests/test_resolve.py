@@ -31,8 +31,12 @@ def test_ms_swift_new_releases_keep_explicit_fp16() -> None:
 
 def test_ms_swift_unset_flags_follow_torch_dtype_and_hardware() -> None:
     assert plan_of("model: m\ntemplate: t\ntorch_dtype: float32\n").autocast_dtype.value == "float16"
-    v100 = plan_of("model: m\ntemplate: t\ntrain_type: full\n", gpus=["V100"])
-    assert v100.load_dtype.value == "float16" and v100.param_dtype.value == "float16"
+    old_torch = plan_of("model: m\ntemplate: t\ntrain_type: full\n", gpus=["V100"], versions={"torch": "2.2.2"})
+    assert old_torch.load_dtype.value == "float16" and old_torch.param_dtype.value == "float16"
+    new_torch = plan_of("model: m\ntemplate: t\ntrain_type: full\n", gpus=["V100"], versions={"torch": "2.3.0"})
+    assert new_torch.load_dtype.value == "bfloat16" and "counts bf16 emulation" in str(new_torch.load_dtype.origin)
+    llama2 = plan_of("model: meta-llama/Llama-2-7b-hf\ntemplate: t\ntrain_type: lora\n", gpus=["V100"])
+    assert llama2.load_dtype.value == "float16"
     a100 = plan_of("model: m\ntemplate: t\ntrain_type: lora\n", gpus=["A100"])
     assert a100.autocast_dtype.value == "bfloat16"
 

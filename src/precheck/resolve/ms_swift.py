@@ -4,8 +4,9 @@ Read in modelscope/ms-swift (released wheels): ``torch_dtype`` float16 or float3
 fp16 AMP, bfloat16 sets bf16. From 3.3.1 (PR #3909) this only fills flags left unset
 (``fp16: Optional[bool] = None``); 3.0.0 to 3.3.0.post1 overwrote explicit flags too
 (``_init_torch_dtype``: ``self.fp16, self.bf16 = True, False``). With no torch_dtype,
-``get_default_torch_dtype`` takes the checkpoint's config.json dtype, else bf16 on a
-bf16 GPU and fp16 on other GPUs. ``train_type`` defaults to lora; ms-swift converts fp16
+``get_default_torch_dtype`` takes the checkpoint's config.json dtype (from 3.1.0), else
+bf16 when ``is_torch_bf16_gpu_available()`` (which counts emulation on torch >= 2.3, so a
+V100 qualifies), else fp16. ``train_type`` defaults to lora; ms-swift converts fp16
 adapter weights to float32 itself (bf16 ones follow peft).
 """
 
@@ -13,9 +14,10 @@ from __future__ import annotations
 
 from ..config import TrainingConfig
 from ..hardware import Hardware
+from ..models import family_of
 from ..provenance import Origin, Sourced
 from ..versions import VersionRange, Versions
-from .common import is_adapter_training, scaler_for, trainable_dtype
+from .common import frameworks_see_bf16, is_adapter_training, scaler_for, trainable_dtype
 from .plan import Override, PrecisionPlan
 
 #: ``swift/llm/train/tuner.py`` (3.0.0; ``swift/pipelines/train/tuner.py`` in 4.6.0), adapter
@@ -31,17 +33,31 @@ def overrides_flags(versions: Versions) -> bool:
     return info is not None and OVERRIDES_FLAGS.contains(info.version)
 
 
-def default_dtype(hardware: Hardware) -> Sourced[str]:
-    if hardware.known:
-        pick = "bfloat16" if all(d.bf16 for d in hardware.devices) else "float16"
-        return Sourced(
-            pick, Origin.default("ms-swift default: bf16 on a bf16 GPU, else fp16 (get_default_torch_dtype)")
-        )
-    return Sourced("auto", Origin.default("ms-swift default: the checkpoint's dtype, else by GPU"))
+#: ``get_default_torch_dtype`` from 3.1.0 returns the checkpoint's config.json dtype first;
+#: 3.0.0 chose by the bf16 check first (read in the 3.0.0 and 3.1.0 wheels)
+CONFIG_DTYPE_FIRST = VersionRange("ms-swift", "3.1.0")
+
+
+def default_dtype(config: TrainingConfig, hardware: Hardware, versions: Versions) -> Sourced[str]:
+    """ms-swift's ``get_default_torch_dtype`` when the file names no ``torch_dtype``."""
+    family = family_of(str(config.model.value)) if config.model is not None else None
+    native = family.native_dtype if family is not None else None
+    if not hardware.known:
+        return Sourced(native or "auto", Origin.default("ms-swift default: the checkpoint's dtype, else by GPU"))
+    sees_bf16, why = frameworks_see_bf16(hardware, versions)
+    info = versions.get("ms-swift")
+    if info is not None and not CONFIG_DTYPE_FIRST.contains(info.version):
+        pick = (native if native in ("float16", "bfloat16") else "bfloat16") if sees_bf16 else "float16"
+        return Sourced(pick, Origin.default(f"ms-swift {info.version} default by the bf16 check: {why}"))
+    if native is not None:
+        assert family is not None
+        return Sourced(native, Origin.default(f"ms-swift default: the {family.name} checkpoint's config.json dtype"))
+    pick = "bfloat16" if sees_bf16 else "float16"
+    return Sourced(pick, Origin.default(f"ms-swift default with no config.json dtype: {why}"))
 
 
 def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
-    load = config.torch_dtype or default_dtype(hardware)
+    load = config.torch_dtype or default_dtype(config, hardware, versions)
     derived_fp16 = load.value in ("float16", "float32")
     derived_bf16 = load.value == "bfloat16"
     detail = f"ms-swift derives fp16/bf16 from torch_dtype {load.value}"

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..hardware import Device
 from ..provenance import Origin
-from ..versions import VersionRange
+from ..resolve.common import BF16_CHECK_COUNTS_EMULATION
 from .base import Context, Edit, Finding, Fix, Severity, anchor, edits_for, rule
 
 
@@ -51,12 +51,6 @@ def _switch_to_fp16(ctx: Context) -> Fix:
     if edits:
         return Fix("use fp16 mixed precision: fp32 weights, fp16 autocast, dynamic loss scaling", tuple(edits))
     return Fix(f"train in fp16 mixed precision or fp32: set the dtype explicitly in {config.path}")
-
-
-#: torch 2.3.0 made ``is_bf16_supported()`` fall back to allocating a bf16 tensor
-#: (``_check_bf16_tensor_supported``, pytorch#115924), which succeeds on pre-Ampere GPUs;
-#: up to 2.2.2 it was ``major >= 8 and cuda >= 11``.
-BF16_CHECK_COUNTS_EMULATION = VersionRange("torch", "2.3.0")
 
 
 def _what_happens(ctx: Context) -> str:
