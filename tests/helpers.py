@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 from precheck import dialects, resolve
 from precheck.engine import run_rules
 from precheck.hardware import Hardware, from_specs, no_hardware
+from precheck.references import attach
 from precheck.rules import RULES
 from precheck.rules.base import Context, Finding
 from precheck.sources import parse
@@ -27,6 +29,8 @@ class Case:
     fmt: str = "yaml"
     env: dict[str, str] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
+    #: other files of the run (a DeepSpeed JSON the config names), by path relative to it
+    files: dict[str, str] = field(default_factory=dict)
 
 
 def hardware_for(gpus: list[str], env: dict[str, str]) -> Hardware:
@@ -34,12 +38,25 @@ def hardware_for(gpus: list[str], env: dict[str, str]) -> Hardware:
 
 
 def run_case(case: Case) -> list[Finding]:
-    """The findings of ``case.code`` on the snippet, through the real pipeline stages."""
+    """The findings of ``case.code`` on the snippet, through the real pipeline stages.
+
+    The snippet is read from ``config.<fmt>`` in a scratch folder holding ``case.files``,
+    so references between them are followed as the engine does.
+    """
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        for name, text in case.files.items():
+            write(folder, name, text)
+        return _run_case(case, folder)
+
+
+def _run_case(case: Case, folder: Path) -> list[Finding]:
     path = f"config.{case.fmt}"
     doc = parse(path, textwrap.dedent(case.text).lstrip("\n"), case.fmt)
     dialect = dialects.detect(doc)
     assert dialect is not None, f"{case.name}: no dialect recognises the snippet"
     config = dialect.read(doc, case.env)
+    attach(config, folder / path, case.env)
     versions = Versions({n: VersionInfo(n, v, "flag") for n, v in case.versions.items()})
     hardware = hardware_for(case.gpus, case.env)
     plan = resolve.resolve(config, hardware, versions)

@@ -39,6 +39,10 @@ AssumeOpt = Annotated[
     ),
 ]
 FormatOpt = Annotated[str, typer.Option("--format", help="Output format: text or json.")]
+ExcludeOpt = Annotated[
+    list[str] | None,
+    typer.Option("--exclude", help="Pass over matching files in folders (gitignore syntax, repeatable)."),
+]
 PythonOpt = Annotated[
     str | None,
     typer.Option("--python", help="Read installed framework versions from this interpreter's environment."),
@@ -106,6 +110,7 @@ def check(
     ] = "error",
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even with failing findings.")] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")] = False,
+    exclude: ExcludeOpt = None,
 ) -> None:
     """Check config files (the default command: `precheck PATH...`)."""
     from .engine import check as run_check
@@ -125,6 +130,7 @@ def check(
         assumed_versions=_assumed(assume_version),
         python=python,
         debug=debug,
+        exclude=exclude,
     )
     emit(report, fmt)
     _report_internal(report)
@@ -141,6 +147,7 @@ def explain(
     assume_version: AssumeOpt = None,
     python: PythonOpt = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")] = False,
+    exclude: ExcludeOpt = None,
 ) -> None:
     """Print the resolved precision plan: each value and where it came from."""
     from .engine import check as run_check
@@ -148,7 +155,13 @@ def explain(
 
     _check_format(fmt, ("text", "json"))
     report = run_check(
-        paths, _hardware(gpu, hardware), rules=[], assumed_versions=_assumed(assume_version), python=python
+        paths,
+        _hardware(gpu, hardware),
+        rules=[],
+        assumed_versions=_assumed(assume_version),
+        python=python,
+        debug=debug,
+        exclude=exclude,
     )
     print(render_json(report) if fmt == "json" else render_text(report))
     _report_internal(report)

@@ -21,7 +21,7 @@ SDtype = Sourced[str] | None
 
 
 class TrainingConfig(BaseModel):
-    model_config = ConfigDict(revalidate_instances="never")
+    model_config = ConfigDict(revalidate_instances="never", protected_namespaces=())
 
     #: the dialect that read the file ("ms-swift", "hf-trainer", ...)
     dialect: str
@@ -63,6 +63,60 @@ class TrainingConfig(BaseModel):
     devices: SStr = None
     fsdp: SBool = None
     fsdp_mixed_precision: SBool = None
+    #: FSDP MixedPrecision policy dtypes (accelerate fsdp_config, HF fsdp_config, torch policies)
+    fsdp_param_dtype: SDtype = None
+    fsdp_reduce_dtype: SDtype = None
+    fsdp_buffer_dtype: SDtype = None
+    #: "full_shard", "shard_grad_op", "hybrid_shard"... as the framework names it
+    fsdp_sharding: SStr = None
+    #: accelerate's ``distributed_type`` (DEEPSPEED, FSDP, MULTI_GPU, NO...)
+    distributed_type: SStr = None
+    num_processes: Sourced[int] | None = None
+
+    # DeepSpeed-style settings (DeepSpeed JSON, or a framework's own spelling of them)
+    zero_stage: Sourced[int] | None = None
+    #: where ZeRO offloads optimizer states / parameters: "cpu" | "nvme" | "none"
+    offload_optimizer: SStr = None
+    offload_param: SStr = None
+    #: static loss scale; 0 means dynamic (DeepSpeed ``fp16.loss_scale``)
+    loss_scale: Sourced[float] | None = None
+    #: dynamic loss scaling starts at 2**initial_scale_power
+    initial_scale_power: Sourced[float] | None = None
+    #: dtype gradients are all-reduced in (DeepSpeed ``communication_data_type``)
+    communication_dtype: SDtype = None
+    #: dtype gradients are accumulated in (DeepSpeed ``data_types.grad_accum_dtype``)
+    grad_accum_dtype: SDtype = None
+    #: keys whose value is ``"auto"`` (to be filled by an integration); value: the key path
+    auto_keys: list[Sourced[str]] = Field(default_factory=list)
+
+    # more precision settings
+    #: bitsandbytes ``bnb_4bit_compute_dtype`` (or a framework's spelling of it)
+    quant_compute_dtype: SDtype = None
+    #: attention kernel: "eager" | "sdpa" | "flash_attention_2" | "flash_attention_3" ...
+    attn_implementation: SStr = None
+    #: fp8 requested, with its backend when named ("te", "msamp", "torchao", "fp8")
+    fp8: SStr = None
+    #: a precision string as written (Lightning ``bf16-mixed``, torchtune ``dtype``...)
+    precision: SStr = None
+
+    # sizes (memory estimates, explain)
+    batch_size: Sourced[int] | None = None
+    grad_accum_steps: Sourced[int] | None = None
+    seq_len: Sourced[int] | None = None
+
+    # what the checkpoint itself says (a local ``config.json``)
+    #: the checkpoint's saved dtype (``torch_dtype``/``dtype`` in its config.json)
+    model_dtype: SDtype = None
+    #: its architecture (``architectures[0]`` or ``model_type``)
+    model_arch: SStr = None
+    #: the checkpoint config's size keys (hidden_size, num_hidden_layers...), for memory rules
+    model_dims: dict[str, Sourced[int]] = Field(default_factory=dict)
+
+    # other files of the same run
+    #: files this one names, by role ("deepspeed", "accelerate", "fsdp", "model"), as written
+    references: dict[str, Sourced[str]] = Field(default_factory=dict)
+    #: the referenced files, read by their own dialect, by role
+    attached: dict[str, TrainingConfig] = Field(default_factory=dict)
 
     #: environment variables the run will see (from the process or the config)
     env: dict[str, Sourced[str]] = Field(default_factory=dict)

@@ -13,6 +13,7 @@ from .config import TrainingConfig
 from .discovery import iter_files
 from .errors import InputError, InternalError
 from .hardware import VISIBILITY_AMD, Hardware, cuda_order, env_order, with_visibility
+from .references import attach
 from .resolve.plan import PrecisionPlan
 from .rules import RULES
 from .rules.base import Context, Finding, Rule, Severity
@@ -37,6 +38,12 @@ class FileResult:
     config: TrainingConfig | None = None
     plan: PrecisionPlan | None = None
     versions: Versions | None = None
+    #: the other files this run named and precheck read (a DeepSpeed JSON, a model's config.json)
+    attached: list[str] = field(default_factory=list)
+    #: set when this file was also named by another config of the same check: it was
+    #: checked as part of that run, and its own findings are that run's
+    part_of: str | None = None
+    findings: list[Finding] = field(default_factory=list)
 
 
 @dataclass
@@ -84,6 +91,7 @@ def check(
     assumed_versions: dict[str, VersionInfo] | None = None,
     python: str | None = None,
     debug: bool = False,
+    exclude: list[str] | None = None,
 ) -> Report:
     """Check config files against ``hardware``; the Python API the CLI uses."""
     environment = dict(os.environ if env is None else env)
@@ -94,14 +102,13 @@ def check(
             "no GPU found: rules that need the target hardware were skipped; "
             "name it with --gpu (e.g. --gpu A100-80GB) or --hardware FILE"
         )
-    for file, shown, named in iter_files(list(paths)):
+    for file, shown, named in iter_files(list(paths), exclude):
         result = FileResult(shown)
         report.files.append(result)
         try:
             if file.is_dir():
                 raise InputError(shown, "this folder cannot be read")
-            found = _check_file(file, result, hardware, environment, active, assumed_versions or {}, python)
-            report.findings.extend(found)
+            result.findings = _check_file(file, result, hardware, environment, active, assumed_versions or {}, python)
         except InputError as error:
             if named or _looks_like_training_config(file):
                 result.error = error
@@ -111,8 +118,34 @@ def check(
             if debug:
                 raise
             result.internal = InternalError(shown, error)
+    group_runs(report)
     report.findings.sort(key=lambda f: (f.origin.path or "", f.origin.line or 0, f.origin.column or 0, f.rule))
     return report
+
+
+def group_runs(report: Report) -> None:
+    """A file another config of this check named is part of that run, not a run of its own.
+
+    Its standalone findings are dropped (the run that names it reports them, with the
+    settings it really runs with, e.g. DeepSpeed ``"auto"`` filled in); findings on the
+    same place from two runs are reported once.
+    """
+    owners = {_key(p): r.path for r in report.files for p in r.attached}
+    seen: set[tuple[str, str | None, int | None, int | None, str]] = set()
+    for result in report.files:
+        owner = owners.get(_key(result.path))
+        if owner is not None and owner != result.path and result.error is None:
+            result.part_of = owner
+            continue
+        for finding in result.findings:
+            key = (finding.rule, finding.origin.path, finding.origin.line, finding.origin.column, finding.message)
+            if key not in seen:
+                seen.add(key)
+                report.findings.append(finding)
+
+
+def _key(path: str) -> str:
+    return str(Path(path).resolve())
 
 
 def for_run(hardware: Hardware, config: TrainingConfig) -> Hardware:
@@ -155,6 +188,7 @@ def _check_file(
         return []
     result.dialect = dialect.name
     config = dialect.read(document, environment)
+    result.attached = attach(config, file, environment)
     hardware = for_run(hardware, config)
     wanted = {config.framework, *ALWAYS_ASKED, *(p.package for r in RULES.values() for p in r.versions)}
     versions = collect(str(file), wanted, assumed, python)

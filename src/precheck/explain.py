@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from .engine import Report
+from .provenance import Origin
 from .report.json_report import hardware_json
 from .resolve.plan import PLAN_FIELDS
 
@@ -25,6 +26,11 @@ def render_text(report: Report) -> str:
             continue
         lines.append("")
         lines.append(f"{result.path} ({result.dialect})")
+        for role, attached in result.config.attached.items():
+            lines.append(f"  reads    {attached.path} ({role}, read as {attached.dialect})")
+        for shown in result.attached:
+            if not any(a.path == shown for a in result.config.attached.values()):
+                lines.append(f"  reads    {shown} (the model's own config)")
         if result.versions and result.versions.known:
             for info in result.versions.known.values():
                 lines.append(f"  version  {info.name} {info.version}  [{info.source}]")
@@ -38,6 +44,16 @@ def render_text(report: Report) -> str:
     return "\n".join(lines)
 
 
+def origin_json(origin: Origin) -> dict[str, Any]:
+    """Where a value came from, for programs: kind file|env|default|derived and its place."""
+    out: dict[str, Any] = {"kind": origin.kind}
+    for name in ("path", "line", "column", "key", "detail"):
+        value = getattr(origin, name)
+        if value is not None:
+            out[name] = value
+    return out
+
+
 def render_json(report: Report) -> str:
     runs = []
     for result in report.files:
@@ -49,8 +65,16 @@ def render_json(report: Report) -> str:
                 "dialect": result.dialect,
                 "framework": result.config.framework,
                 "versions": result.versions.as_dict() if result.versions else {},
+                "reads": [
+                    {"path": a.path, "role": role, "dialect": a.dialect} for role, a in result.config.attached.items()
+                ]
+                + [
+                    {"path": p, "role": "model", "dialect": None}
+                    for p in result.attached
+                    if not any(a.path == p for a in result.config.attached.values())
+                ],
                 "plan": {
-                    name: {"value": item.value, "source": str(item.origin)}
+                    name: {"value": item.value, "source": str(item.origin), "origin": origin_json(item.origin)}
                     for name, item in result.plan.fields().items()
                 },
                 "overridden": [
@@ -58,6 +82,7 @@ def render_json(report: Report) -> str:
                         "field": o.field,
                         "value": o.loser.value,
                         "source": str(o.loser.origin),
+                        "origin": origin_json(o.loser.origin),
                         "by": str(o.winner.origin),
                         "reason": o.reason,
                     }

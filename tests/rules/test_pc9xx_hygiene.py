@@ -27,6 +27,25 @@ DOC_CASES = [
 ]
 CASES += DOC_CASES
 
+DS = '{"train_micro_batch_size_per_gpu": "auto", "bf16": {"enabled": "auto"}, "zero_optimization": {"stage": 2}}'
+REFERENCE_CASES = [
+    Case("a DeepSpeed file that is not there", "PC904", BASE + "deepspeed: configs/ds.json\n", [], {(4, 1)}),
+    Case("fixed: the file exists", "PC904", BASE + "deepspeed: configs/ds.json\n", files={"configs/ds.json": DS}),
+    Case("a misspelt switch", "PC905", BASE + "bf_16: true\n", [], {(4, 1)}),
+    Case("fixed: spelt right", "PC905", BASE + "bf16: true\n"),
+    Case("a quoted boolean", "PC906", BASE + 'fp16: "false"\n', [], {(4, 1)}),
+    Case("fixed: a boolean", "PC906", BASE + "fp16: false\n"),
+    Case(
+        "a quoted boolean in JSON",
+        "PC906",
+        '{"output_dir": "o", "learning_rate": 1, "bf16": "true"}',
+        [],
+        {(1, 41)},
+        fmt="json",
+    ),
+]
+CASES += REFERENCE_CASES
+
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case(case: Case) -> None:

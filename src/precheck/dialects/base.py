@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..config import TrainingConfig
 from ..provenance import Origin, Sourced
-from ..sources import Document, Node
+from ..sources import Document, Node, SourceNote
 
 #: environment variables any run may be steered by
 RUN_ENV = (
     "ACCELERATE_MIXED_PRECISION",
+    "ACCELERATE_USE_DEEPSPEED",
+    "ACCELERATE_USE_FSDP",
+    "ACCELERATE_DOWNCAST_BF16",
+    "NVIDIA_TF32_OVERRIDE",
     "CUDA_VISIBLE_DEVICES",
     "CUDA_DEVICE_ORDER",
     "HIP_VISIBLE_DEVICES",
@@ -42,6 +47,16 @@ def to_index_list(value: Any) -> str | None:
     """A list of device indices (``['0', '1']``) as ``"0,1"``."""
     if isinstance(value, list):
         return ",".join(str(item.value if isinstance(item, Node) else item) for item in value)
+    return None
+
+
+def to_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
     return None
 
 
@@ -98,6 +113,11 @@ class Dialect:
     fields: tuple[Field, ...] = ()
     #: the framework's precision switches, normalised name → key as the framework spells it
     flag_keys: tuple[tuple[str, str], ...] = ()
+    #: every top-level key the framework reads (normalised); empty: not known, no unknown-key lint
+    known_keys: frozenset[str] = frozenset()
+    #: the framework refuses unknown keys (accelerate config, HfArgumentParser): every unknown
+    #: key is reported; otherwise only one close to a known key (a likely typo)
+    closed_keys: bool = False
 
     def normalise_key(self, key: str) -> str:
         return key
@@ -115,6 +135,7 @@ class Dialect:
 
     def read(self, doc: Document, env: Mapping[str, str]) -> TrainingConfig:
         values: dict[str, Any] = {}
+        quoted: list[Node] = []
         for spec in self.fields:
             for path in spec.paths:
                 node = lookup(self.root(doc), path, self.normalise_key)
@@ -123,6 +144,8 @@ class Dialect:
                 converted = spec.convert(node.value)
                 if converted is not None:
                     values[spec.name] = Sourced(converted, origin_of(doc, node))
+                    if spec.convert is to_bool and isinstance(node.value, str) and doc.format != "env":
+                        quoted.append(node)
                     break
         config = TrainingConfig(
             dialect=self.name,
@@ -135,7 +158,33 @@ class Dialect:
             **values,
         )
         self.finish(doc, config)
+        config.notes.extend(self.unknown_keys(doc))
+        config.notes.extend(_quoted_boolean(node) for node in quoted)
         return config
+
+    def unknown_keys(self, doc: Document) -> list[SourceNote]:
+        """Notes for top-level keys the framework does not read, with a did-you-mean."""
+        if not self.known_keys:
+            return []
+        notes = []
+        # a framework that accepts any key (scripts add their own) is only told of likely
+        # typos of the keys precheck reads; a strict one of every key it would refuse
+        candidates = sorted(self.known_keys if self.closed_keys else {p[0] for f in self.fields for p in f.paths})
+        for key, node in self.root(doc).items():
+            name = self.normalise_key(key)
+            if name in self.known_keys:
+                continue
+            close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
+            if not close and not self.closed_keys:
+                continue
+            hint = f"; did you mean `{close[0]}`?" if close else ""
+            line, column = node.anchor
+            message = f"`{key}` is not a {self.name} key, so the framework {self.ignores}{hint}"
+            notes.append(SourceNote("unknown-key", message, line, column, key))
+        return notes
+
+    #: what the framework does with a key it does not know (for the unknown-key message)
+    ignores = "ignores it"
 
     def finish(self, doc: Document, config: TrainingConfig) -> None:
         """Hook for what a field table cannot say (derived values, nested blocks)."""
@@ -147,6 +196,46 @@ class Dialect:
     def put(self, config: TrainingConfig, name: str, value: Any, doc: Document, node: Node) -> None:
         """Set a normalised field from a node the field table could not map."""
         setattr(config, name, Sourced(value, origin_of(doc, node)))
+
+
+def looks_like_path(value: Any) -> bool:
+    """A value naming a file (``ds.json``, ``configs/fsdp.yaml``), not a built-in preset name."""
+    if not isinstance(value, str) or not value.strip():
+        return False
+    text = value.strip()
+    return "/" in text or "\\" in text or text.lower().endswith((".json", ".yaml", ".yml", ".toml"))
+
+
+def read_attachments(
+    dialect: Dialect, doc: Document, config: TrainingConfig, env: Mapping[str, str], keys: Mapping[str, str]
+) -> None:
+    """For each ``key → role``: a path becomes a reference the engine follows; an inline
+    mapping (``deepspeed: {...}``) is read at once by the role's dialect."""
+    from . import BY_NAME  # the registry imports every dialect module
+
+    for key, role in keys.items():
+        node = dialect.node(doc, key)
+        if node is None:
+            continue
+        if isinstance(node.value, dict) and role in BY_NAME:
+            inline = Document(doc.path, doc.format, node, doc.text)
+            config.attached[role] = BY_NAME[role].read(inline, env)
+        elif looks_like_path(node.value):
+            config.references[role] = Sourced(str(node.value).strip(), origin_of(doc, node))
+
+
+def _quoted_boolean(node: Node) -> SourceNote:
+    line, column = node.anchor
+    text = str(node.value)
+    return SourceNote(
+        "quoted-boolean",
+        f'`{node.key}: "{text}"` is the string {text!r}, not a boolean: parsers that pass it '
+        f"through unconverted (HfArgumentParser.parse_yaml_file/parse_json_file) treat any non-empty string "
+        f"as true, so {text!r} can switch the setting on",
+        line,
+        column,
+        node.key,
+    )
 
 
 def count_keys(keys: Iterable[str], wanted: Iterable[str]) -> int:

@@ -7,10 +7,13 @@ and TRL CLI recipes that put model keys (``model_name_or_path``, ``torch_dtype``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..config import TrainingConfig
 from ..dtypes import parse_load_dtype
 from ..sources import Document
-from .base import Dialect, count_keys, field, to_bool, to_float
+from .base import Dialect, count_keys, field, read_attachments, to_bool, to_float, to_int
+from .hf_keys import REMOVED, TRAINING_ARGUMENTS_KEYS
 
 TRAINING_ARGS = (
     "output_dir",
@@ -57,6 +60,30 @@ FOREIGN = {
 }
 
 
+#: keys of the recipes' model and script arguments (TRL ModelConfig / ScriptArguments,
+#: alignment-handbook), read beside TrainingArguments
+MODEL_KEYS = (
+    "model_name_or_path",
+    "model_revision",
+    "model_id",
+    "torch_dtype",
+    "dtype",
+    "trust_remote_code",
+    "attn_implementation",
+    "load_in_4bit",
+    "load_in_8bit",
+    "bnb_4bit_quant_type",
+    "use_bnb_nested_quant",
+    "use_peft",
+    "lora_r",
+    "lora_alpha",
+    "lora_dropout",
+    "lora_target_modules",
+    "lora_modules_to_save",
+    "model_init_kwargs",
+)
+
+
 class HfTrainer(Dialect):
     name = "hf-trainer"
     framework = "transformers"
@@ -71,7 +98,18 @@ class HfTrainer(Dialect):
         field("gradient_checkpointing", "gradient_checkpointing", convert=to_bool),
         field("max_grad_norm", "max_grad_norm", convert=to_float),
         field("half_precision_backend", "half_precision_backend"),
+        field("attn_implementation", "attn_implementation", "model_init_kwargs.attn_implementation"),
+        field("batch_size", "per_device_train_batch_size", convert=to_int),
+        field("grad_accum_steps", "gradient_accumulation_steps", convert=to_int),
+        field("seq_len", "max_seq_length", "max_length", convert=to_int),
     )
+
+    known_keys = TRAINING_ARGUMENTS_KEYS | REMOVED | frozenset(MODEL_KEYS)
+
+    def read(self, doc: Document, env: Mapping[str, str]) -> TrainingConfig:
+        config = super().read(doc, env)
+        read_attachments(self, doc, config, env, {"deepspeed": "deepspeed"})
+        return config
 
     def score(self, doc: Document) -> int:
         keys = self.keys(doc)
@@ -125,6 +163,7 @@ class Trl(HfTrainer):
 
     name = "trl"
     framework = "trl"
+    known_keys = HfTrainer.known_keys | frozenset(TRL_FIELDS)
 
     def score(self, doc: Document) -> int:
         base = super().score(doc)

@@ -15,7 +15,7 @@ from ..config import TrainingConfig
 from ..dtypes import parse_dtype
 from ..provenance import Sourced
 from ..sources import Document
-from .base import Dialect, count_keys, field, origin_of, to_bool, to_float
+from .base import Dialect, count_keys, field, origin_of, read_attachments, to_bool, to_float, to_int
 
 DISTINCTIVE = (
     "tuner_type",
@@ -37,6 +37,22 @@ DISTINCTIVE = (
 )
 
 
+#: ``deepspeed: zero2`` names a JSON shipped in ``swift/llm/ds_config/`` (ms-swift 3.x
+#: ``DeepspeedArguments``): its ``fp16``/``bf16`` are ``"auto"`` (filled by the HF Trainer)
+#: and the name says the ZeRO stage and whether it offloads to the CPU
+DEEPSPEED_PRESETS = {
+    "zero0": (0, False),
+    "zero1": (1, False),
+    "zero2": (2, False),
+    "zero2_offload": (2, True),
+    "zero3": (3, False),
+    "zero3_offload": (3, True),
+    "zero0_autotp": (0, False),
+    "zero1_autotp": (1, False),
+    "zero2_autotp": (2, False),
+}
+
+
 class MsSwift(Dialect):
     name = "ms-swift"
     framework = "ms-swift"
@@ -51,6 +67,10 @@ class MsSwift(Dialect):
         field("optimizer", "optim"),
         field("gradient_checkpointing", "gradient_checkpointing", convert=to_bool),
         field("max_grad_norm", "max_grad_norm", convert=to_float),
+        field("attn_implementation", "attn_impl"),
+        field("batch_size", "per_device_train_batch_size", "batch_size", convert=to_int),
+        field("grad_accum_steps", "gradient_accumulation_steps", convert=to_int),
+        field("seq_len", "max_length", convert=to_int),
     )
 
     def score(self, doc: Document) -> int:
@@ -67,9 +87,18 @@ class MsSwift(Dialect):
             for name, node in block.value.items():
                 if node.value is not None:
                     config.env[name] = Sourced(str(node.value), origin_of(doc, node))
+        read_attachments(self, doc, config, env, {"deepspeed": "deepspeed", "fsdp": "fsdp"})
         return config
 
     def finish(self, doc: Document, config: TrainingConfig) -> None:
         bits = self.node(doc, "quant_bits")
         if bits is not None and isinstance(bits.value, int) and bits.value in (4, 8):
             self.put(config, "quantization_bits", bits.value, doc, bits)
+        preset = self.node(doc, "deepspeed")
+        if preset is not None and isinstance(preset.value, str) and preset.value in DEEPSPEED_PRESETS:
+            stage, offload = DEEPSPEED_PRESETS[preset.value]
+            self.put(config, "zero_stage", stage, doc, preset)
+            if offload:
+                self.put(config, "offload_optimizer", "cpu", doc, preset)
+                if stage == 3:
+                    self.put(config, "offload_param", "cpu", doc, preset)

@@ -1,4 +1,4 @@
-"""SimpleTuner ``config.json`` / ``config.toml``.
+"""SimpleTuner ``config.json`` / ``config.toml`` / ``config.env``.
 
 Keys may be spelled with or without a leading ``--`` (SimpleTuner's
 ``json_file.normalize_args`` adds it when missing), so both spellings map to one field;
@@ -10,7 +10,7 @@ findings keep the user's spelling. Read in bghira/SimpleTuner:
 from __future__ import annotations
 
 from ..sources import Document, Node
-from .base import Dialect, count_keys, field, to_bool, to_float
+from .base import Dialect, count_keys, field, to_bool, to_float, to_int
 
 DISTINCTIVE = (
     "model_family",
@@ -33,6 +33,15 @@ DISTINCTIVE = (
 )
 
 
+#: ``config.env`` variables ``train.sh`` turns into flags (bghira/SimpleTuner ``train.sh``,
+#: ``config/config.env``); the rest are the flag's name in upper case
+ENV_KEYS = {
+    "MODEL_NAME": "pretrained_model_name_or_path",
+    "USE_GRADIENT_CHECKPOINTING": "gradient_checkpointing",
+    "TRAINING_NUM_PROCESSES": "num_processes",
+}
+
+
 class SimpleTuner(Dialect):
     name = "simpletuner"
     framework = "simpletuner"
@@ -45,6 +54,9 @@ class SimpleTuner(Dialect):
         field("gradient_checkpointing", "gradient_checkpointing", convert=to_bool),
         field("max_grad_norm", "max_grad_norm", convert=to_float),
         field("train_type", "model_type"),
+        field("batch_size", "train_batch_size", convert=to_int),
+        field("grad_accum_steps", "gradient_accumulation_steps", convert=to_int),
+        field("num_processes", "num_processes", convert=to_int),
     )
 
     def root(self, doc: Document) -> dict[str, Node]:
@@ -56,10 +68,14 @@ class SimpleTuner(Dialect):
         return top
 
     def normalise_key(self, key: str) -> str:
+        if key.isupper():  # config.env: the launcher's variable for the flag
+            return ENV_KEYS.get(key, key.lower())
         return key[2:] if key.startswith("--") else key
 
     def score(self, doc: Document) -> int:
         keys = self.keys(doc)
+        if doc.format == "env":  # a full old-style config.env, not one that only sets the launcher
+            return 20 + count_keys(keys, DISTINCTIVE) if keys & {"mixed_precision", "optimizer"} else 0
         if not keys & {"model_family", "data_backend_config"}:
             return 0
         return 20 + count_keys(keys, DISTINCTIVE)

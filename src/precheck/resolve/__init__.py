@@ -1,4 +1,10 @@
-"""Stage 3: apply each framework's real precedence to get a :class:`PrecisionPlan`."""
+"""Stage 3: apply each framework's real precedence to get a :class:`PrecisionPlan`.
+
+A framework's resolver sets the core fields (:data:`plan.CORE_FIELDS`). Files the run
+names (a DeepSpeed JSON, an FSDP config) are then applied by their role's resolver in
+:data:`ATTACHMENTS`, and :func:`complete.complete` fills whatever is still unset from the
+config and the libraries' defaults.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,12 @@ from collections.abc import Callable
 from ..config import TrainingConfig
 from ..hardware import Hardware
 from ..versions import Versions
-from . import h2o_llmstudio, hf, llama_recipes, ms_swift, simpletuner
+from . import complete, h2o_llmstudio, hf, llama_recipes, ms_swift, simpletuner
 from .plan import PLAN_FIELDS, Override, PrecisionPlan
 
 Resolver = Callable[[TrainingConfig, Hardware, Versions], PrecisionPlan]
+#: (plan so far, the run's main config, the attached file's config, versions) → plan
+Attachment = Callable[[PrecisionPlan, TrainingConfig, TrainingConfig, Versions], PrecisionPlan]
 
 #: framework (distribution name) → resolver
 RESOLVERS: dict[str, Resolver] = {
@@ -22,9 +30,17 @@ RESOLVERS: dict[str, Resolver] = {
     "llama-cookbook": llama_recipes.resolve,
 }
 
+#: role of an attached file → how it changes the plan
+ATTACHMENTS: dict[str, Attachment] = {}
+
 
 def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
-    return RESOLVERS[config.framework](config, hardware, versions)
+    plan = RESOLVERS[config.framework](config, hardware, versions)
+    for role, attached in config.attached.items():
+        apply = ATTACHMENTS.get(role)
+        if apply is not None:
+            plan = apply(plan, config, attached, versions)
+    return complete.complete(config, plan)
 
 
-__all__ = ["PLAN_FIELDS", "Override", "PrecisionPlan", "resolve"]
+__all__ = ["ATTACHMENTS", "PLAN_FIELDS", "Override", "PrecisionPlan", "resolve"]

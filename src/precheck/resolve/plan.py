@@ -17,7 +17,30 @@ PLAN_FIELDS = {
     "loss_scaling": "loss scaling: none | dynamic | static",
     "grad_scaler": "whether a torch GradScaler is created and enabled",
     "devices": "which visible devices the run computes on: all | first | a list of indices",
+    "master_weights": "dtype of the master copy the optimizer updates (none: it updates the parameters)",
+    "grad_accum_dtype": "dtype gradients are accumulated in across micro-batches",
+    "initial_scale": "initial loss scale (none: no loss scaling)",
+    "reduce_dtype": "dtype gradients are all-reduced in across devices",
+    "fp8": "fp8 compute and its backend (none: no fp8)",
+    "tf32": "whether float32 matmuls may use TF32 tensor cores",
+    "attention": "attention implementation",
+    "quantization": "quantized base weights: none | 4-bit/8-bit with compute dtype",
+    "sharding": "how states are sharded: none | ZeRO stage and offload | FSDP",
+    "gradient_checkpointing": "whether activations are recomputed in the backward pass",
+    "batch": "micro-batch size, accumulation steps and sequence length, where given",
 }
+
+#: the fields every resolver must set; the rest are completed from the config
+CORE_FIELDS = (
+    "load_dtype",
+    "param_dtype",
+    "autocast_dtype",
+    "grad_dtype",
+    "optimizer_state_dtype",
+    "loss_scaling",
+    "grad_scaler",
+    "devices",
+)
 
 
 class Override(BaseModel):
@@ -45,10 +68,22 @@ class PrecisionPlan(BaseModel):
     loss_scaling: Sourced[str]
     grad_scaler: Sourced[bool]
     devices: Sourced[str]
+    master_weights: Sourced[str | None] | None = None
+    grad_accum_dtype: Sourced[str] | None = None
+    initial_scale: Sourced[float | None] | None = None
+    reduce_dtype: Sourced[str | None] | None = None
+    fp8: Sourced[str | None] | None = None
+    tf32: Sourced[bool] | None = None
+    attention: Sourced[str] | None = None
+    quantization: Sourced[str] | None = None
+    sharding: Sourced[str] | None = None
+    gradient_checkpointing: Sourced[bool] | None = None
+    batch: Sourced[str | None] | None = None
     overrides: list[Override] = Field(default_factory=list)
 
     def fields(self) -> dict[str, Sourced[Any]]:
-        return {name: getattr(self, name) for name in PLAN_FIELDS}
+        """Every field that is set (all of them once :func:`precheck.resolve.resolve` completed the plan)."""
+        return {name: getattr(self, name) for name in PLAN_FIELDS if getattr(self, name) is not None}
 
     def override_of(self, field: str) -> Override | None:
         return next((o for o in self.overrides if o.field == field), None)

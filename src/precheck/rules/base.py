@@ -56,11 +56,14 @@ class Edit:
         return f"set `{self.assignment()}`{where}"
 
     def assignment(self) -> str:
-        """The edit in the file's own syntax: ``key: v`` (YAML), ``"key": v`` (JSON), ``key = v`` (TOML)."""
+        """The edit in the file's own syntax: ``key: v`` (YAML), ``"key": v`` (JSON), ``key = v`` (TOML),
+        ``KEY=v`` (shell env file)."""
         suffix = self.path.rsplit(".", 1)[-1].lower()
-        leaf = self.key.rsplit(".", 1)[-1] if suffix in ("json", "toml") else self.key
+        leaf = self.key.rsplit(".", 1)[-1] if suffix in ("json", "toml", "env") else self.key
         if suffix == "json":
             return f"{json.dumps(leaf)}: {json.dumps(self.value)}"
+        if suffix == "env":
+            return f"{leaf}={str(self.value).lower() if isinstance(self.value, bool) else self.value}"
         if suffix == "toml":
             rendered = json.dumps(self.value) if isinstance(self.value, (bool, int, float, str)) else str(self.value)
             return f"{leaf} = {rendered}"

@@ -9,9 +9,14 @@ from .base import Context, Finding, Fix, Severity, rule
 
 
 def _notes(ctx: Context, kind: str) -> Iterator[tuple[Origin, str]]:
-    for note in ctx.config.notes:
-        if note.kind == kind:
-            yield Origin("file", ctx.config.path, note.line, note.column, note.key), note.message
+    """Notes of this kind in the run's config and in every file it named."""
+    pending = [ctx.config]
+    while pending:
+        config = pending.pop(0)
+        for note in config.notes:
+            if note.kind == kind:
+                yield Origin("file", config.path, note.line, note.column, note.key), note.message
+        pending.extend(config.attached.values())
 
 
 @rule("PC901", "duplicate-key", Severity.WARNING)
@@ -98,3 +103,98 @@ def multiple_documents(ctx: Context) -> Iterator[Finding]:
     """
     for origin, message in _notes(ctx, "multiple-documents"):
         yield Finding(origin, message, Fix("keep one YAML document per config file"))
+
+
+@rule("PC904", "missing-reference", Severity.WARNING)
+def missing_reference(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds a config that names a file (a DeepSpeed JSON, an FSDP or accelerate config) that is not there.
+
+    ## What it does
+    Follows `deepspeed:`, `deepspeed_config_file:`, `fsdp_config:` and the like, relative
+    to the config's folder and then to the current folder, and reports a path found in
+    neither.
+
+    ## Why is this bad?
+    The named file decides the run's precision (DeepSpeed's `fp16`/`bf16` blocks, ZeRO
+    stage, loss scaling); precheck cannot check what it cannot read. If the file is missing
+    at launch too, transformers raises `ValueError: Expected a string path to an existing
+    deepspeed config, or a dictionary, or a base64 encoded string. Received: ds.json`.
+
+    ## Example
+    ```yaml
+    deepspeed: configs/ds_zero3.json   # no such file
+    ```
+    Use instead: the path of the file, relative to the config or to where you launch.
+
+    ## Fix
+    Correct the path, or run precheck from the folder you launch from.
+    """
+    for origin, message in _notes(ctx, "missing-reference"):
+        yield Finding(origin, message, Fix("correct the path, or run precheck from the folder the run launches from"))
+
+
+@rule("PC905", "unknown-key", Severity.WARNING)
+def unknown_key(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds a key the framework does not read, such as a misspelt precision switch.
+
+    ## What it does
+    Compares each top-level key with the keys the file's framework reads. A key close to a
+    known one (`bf_16`, `fp_16`, `mixed_precison`) is reported with a did-you-mean; for
+    frameworks that refuse unknown keys (accelerate's config file), every unknown key is
+    reported.
+
+    ## Why is this bad?
+    A misspelt switch does nothing where the framework ignores extra keys: `bf_16: true`
+    trains in fp32 while its author believes bf16 is on. Where the framework is strict the
+    run stops at launch: accelerate raises `ValueError: The config file at default_config.yaml
+    had unknown keys (['mixed_precison']), please try upgrading your `accelerate` version or
+    fix (and potentially remove) these keys from your config file.`; `HfArgumentParser`
+    raises `ValueError: Some keys are not used by the HfArgumentParser: ['bf_16']`.
+
+    ## Example
+    ```yaml
+    mixed_precison: bf16
+    ```
+    Use instead:
+    ```yaml
+    mixed_precision: bf16
+    ```
+
+    ## Fix
+    Spell the key as the framework does (the message names the closest one), or remove it.
+    """
+    for origin, message in _notes(ctx, "unknown-key"):
+        yield Finding(origin, message, Fix("rename the key to the one the framework reads, or remove it"))
+
+
+@rule("PC906", "quoted-boolean", Severity.WARNING)
+def quoted_boolean(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds a precision switch written as a quoted string (`"false"`) instead of a boolean.
+
+    ## What it does
+    Reports `fp16`, `bf16`, `tf32` and other on/off switches whose value is the string
+    `"true"` or `"false"` rather than the boolean.
+
+    ## Why is this bad?
+    Some readers convert the string (argparse-based CLIs such as TRL's), others pass it
+    through: `HfArgumentParser.parse_yaml_file` hands `"false"` to `TrainingArguments`
+    unchanged, and its `__post_init__` tests `if self.fp16:` — a non-empty string is true,
+    so `fp16: "false"` turns fp16 on. The same file means opposite things to two tools.
+
+    ## Example
+    ```yaml
+    fp16: "false"
+    ```
+    Use instead:
+    ```yaml
+    fp16: false
+    ```
+
+    ## Fix
+    Remove the quotes.
+    """
+    for origin, message in _notes(ctx, "quoted-boolean"):
+        yield Finding(origin, message, Fix("remove the quotes: write true or false"))

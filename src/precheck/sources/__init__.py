@@ -6,6 +6,7 @@ import stat
 from pathlib import Path
 
 from ..errors import InputError
+from .env_source import parse_env
 from .json_source import parse_json
 from .nodes import Document, Node, SourceNote
 from .toml_source import parse_toml
@@ -14,7 +15,7 @@ from .yaml_source import parse_yaml
 __all__ = ["FORMATS", "Document", "Node", "SourceNote", "load", "parse"]
 
 #: file suffix -> format
-FORMATS = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml"}
+FORMATS = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml", ".env": "env"}
 
 #: files larger than this are refused with a clear message rather than read
 MAX_BYTES = 64 * 1024 * 1024
@@ -42,6 +43,8 @@ def parse(path: str, text: str, fmt: str) -> Document:
         return parse_json(path, text)
     if fmt == "toml":
         return parse_toml(path, text)
+    if fmt == "env":
+        return parse_env(path, text)
     return parse_yaml(path, text)
 
 

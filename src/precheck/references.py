@@ -1,0 +1,120 @@
+"""Follow the files a config names: a DeepSpeed JSON, an accelerate or FSDP config, a local model.
+
+Paths are tried relative to the referring file, then to the current folder (where a
+launch command usually runs from). Only local files are read: a model name that is not
+a local folder is a hub id, and precheck never downloads anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from . import dialects, sources
+from .config import TrainingConfig
+from .dialects.base import origin_of
+from .dtypes import parse_dtype
+from .provenance import Sourced
+from .sources import SourceNote
+
+#: an accelerate config names a DeepSpeed file, which names nothing: two levels suffice
+MAX_DEPTH = 3
+
+#: size keys of a checkpoint's config.json, as transformers names them, with older aliases
+MODEL_DIMS = {
+    "hidden_size": ("hidden_size", "n_embd", "d_model"),
+    "num_hidden_layers": ("num_hidden_layers", "n_layer", "num_layers"),
+    "intermediate_size": ("intermediate_size", "n_inner", "d_ff"),
+    "num_attention_heads": ("num_attention_heads", "n_head", "num_heads"),
+    "num_key_value_heads": ("num_key_value_heads",),
+    "vocab_size": ("vocab_size",),
+    "head_dim": ("head_dim",),
+}
+
+
+def locate(value: str, base: Path) -> Path | None:
+    """The file ``value`` names: relative to ``base`` (the referring file's folder), then cwd."""
+    given = Path(value).expanduser()
+    for candidate in [given] if given.is_absolute() else [base / given, given]:
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def read_model_folder(config: TrainingConfig, folder: Path) -> str | None:
+    """Fill the model_* fields from a local checkpoint's config.json; its path, or None."""
+    file = folder / "config.json"
+    if not file.is_file():
+        return None
+    shown = _display(file)
+    doc = sources.load(file, shown)
+    root = doc.mapping()
+    for key in ("torch_dtype", "dtype"):  # transformers 5 writes "dtype", 4.x "torch_dtype"
+        node = root.get(key)
+        dtype = parse_dtype(node.value) if node is not None else None
+        if node is not None and dtype is not None:
+            config.model_dtype = Sourced(dtype, origin_of(doc, node))
+            break
+    arch = root.get("architectures")
+    if arch is not None and isinstance(arch.value, list) and arch.value:
+        config.model_arch = Sourced(str(arch.value[0].value), origin_of(doc, arch))
+    elif (kind := root.get("model_type")) is not None:
+        config.model_arch = Sourced(str(kind.value), origin_of(doc, kind))
+    for name, keys in MODEL_DIMS.items():
+        for key in keys:
+            node = root.get(key)
+            if node is not None and isinstance(node.value, int) and not isinstance(node.value, bool):
+                config.model_dims[name] = Sourced(node.value, origin_of(doc, node))
+                break
+    return shown
+
+
+def attach(config: TrainingConfig, file: Path, env: Mapping[str, str], depth: int = 0) -> list[str]:
+    """Read the files ``config`` names into ``config.attached``; the paths read (as shown).
+
+    A named file that cannot be found becomes a ``missing-reference`` note; one that
+    cannot be parsed raises :class:`~precheck.errors.InputError` naming that file.
+    """
+    read: list[str] = []
+    if config.model is not None and isinstance(config.model.value, str) and config.model.value:
+        folder = locate(config.model.value, file.parent)
+        if folder is not None and folder.is_dir():
+            shown = read_model_folder(config, folder)
+            if shown:
+                read.append(shown)
+    for role, ref in config.references.items():
+        if role in config.attached:
+            continue
+        target = locate(str(ref.value), file.parent)
+        if target is None or not target.is_file():
+            origin = ref.origin
+            config.notes.append(
+                SourceNote(
+                    "missing-reference",
+                    f"`{origin.key}` names `{ref.value}`, which is not a file next to {config.path} "
+                    "or in the current folder: precheck could not check it, and the launch will fail "
+                    "if it is missing there too",
+                    origin.line or 1,
+                    origin.column or 1,
+                    origin.key,
+                )
+            )
+            continue
+        dialect = dialects.BY_NAME.get(role)
+        if dialect is None:
+            continue
+        shown = _display(target)
+        doc = sources.load(target, shown)  # an unparsable file raises InputError naming it
+        attached = dialect.read(doc, env)
+        if depth + 1 < MAX_DEPTH:
+            read.extend(attach(attached, target, env, depth + 1))
+        config.attached[role] = attached
+        read.append(shown)
+    return read
