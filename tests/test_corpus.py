@@ -14,7 +14,11 @@ CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not beside this checkout")
 
 #: MANIFEST framework → the dialect that must read it (frameworks precheck reads so far)
-DIALECT_FOR = {"hf-trainer": ("hf-trainer", "trl"), "simpletuner": ("simpletuner",)}
+DIALECT_FOR = {
+    "hf-trainer": ("hf-trainer", "trl"),
+    "simpletuner": ("simpletuner",),
+    "llama-factory": ("llama-factory",),
+}
 OTHER = {"h2oai__h2o-llmstudio": ("h2o-llmstudio",), "modelscope__ms-swift": ("ms-swift",)}
 
 

@@ -109,8 +109,8 @@ class TrainingConfig(BaseModel):
     model_dtype: SDtype = None
     #: its architecture (``architectures[0]`` or ``model_type``)
     model_arch: SStr = None
-    #: the checkpoint config's size keys (hidden_size, num_hidden_layers...), for memory rules
-    model_dims: dict[str, Sourced[int]] = Field(default_factory=dict)
+    #: the checkpoint config.json's scalar keys (hidden_size, num_hidden_layers, model_type...)
+    model_dims: dict[str, Sourced[Any]] = Field(default_factory=dict)
 
     # other files of the same run
     #: files this one names, by role ("deepspeed", "accelerate", "fsdp", "model"), as written

@@ -20,17 +20,6 @@ from .sources import SourceNote
 #: an accelerate config names a DeepSpeed file, which names nothing: two levels suffice
 MAX_DEPTH = 3
 
-#: size keys of a checkpoint's config.json, as transformers names them, with older aliases
-MODEL_DIMS = {
-    "hidden_size": ("hidden_size", "n_embd", "d_model"),
-    "num_hidden_layers": ("num_hidden_layers", "n_layer", "num_layers"),
-    "intermediate_size": ("intermediate_size", "n_inner", "d_ff"),
-    "num_attention_heads": ("num_attention_heads", "n_head", "num_heads"),
-    "num_key_value_heads": ("num_key_value_heads",),
-    "vocab_size": ("vocab_size",),
-    "head_dim": ("head_dim",),
-}
-
 
 def locate(value: str, base: Path) -> Path | None:
     """The file ``value`` names: relative to ``base`` (the referring file's folder), then cwd."""
@@ -67,12 +56,9 @@ def read_model_folder(config: TrainingConfig, folder: Path) -> str | None:
         config.model_arch = Sourced(str(arch.value[0].value), origin_of(doc, arch))
     elif (kind := root.get("model_type")) is not None:
         config.model_arch = Sourced(str(kind.value), origin_of(doc, kind))
-    for name, keys in MODEL_DIMS.items():
-        for key in keys:
-            node = root.get(key)
-            if node is not None and isinstance(node.value, int) and not isinstance(node.value, bool):
-                config.model_dims[name] = Sourced(node.value, origin_of(doc, node))
-                break
+    for key, node in root.items():  # sizes and kinds, for the memory estimate and kernel limits
+        if isinstance(node.value, (int, float, str, bool)):
+            config.model_dims[key] = Sourced(node.value, origin_of(doc, node))
     return shown
 
 

@@ -158,5 +158,14 @@ REMOVED = frozenset(
         "use_ipex",
         "use_legacy_prediction_loop",
         "use_mps_device",
+        # also in 4.57.1 (read from the wheel's TrainingArguments/Seq2SeqTrainingArguments), gone in 5.23.0
+        "adafactor",
+        "fsdp_min_num_params",
+        "fsdp_transformer_layer_cls_to_wrap",
+        "group_by_length",
+        "per_gpu_eval_batch_size",
+        "per_gpu_train_batch_size",
+        "tpu_metrics_debug",
+        "warmup_ratio",
     )
 )

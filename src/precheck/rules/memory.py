@@ -1,0 +1,158 @@
+"""PC8xx: the plan's memory against the memory of the devices it runs on (see :mod:`precheck.memory`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..memory import GIB, Dims, Estimate, dims_for, estimate, gib
+from ..provenance import Origin, Sourced
+from .base import Context, Finding, Fix, Severity, anchor, rule
+from .device import used_devices
+
+#: share of a device's memory above which the run is likely to hit out-of-memory
+#: (fragmentation, temporary buffers, NCCL workspaces)
+NEAR_LIMIT = 0.9
+
+
+def _estimate(ctx: Context) -> tuple[Estimate, Dims, float, str] | None:
+    """The estimate, the dims, the smallest used device's memory in bytes and its name."""
+    dims = dims_for(ctx.config)
+    devices = used_devices(ctx)
+    if dims is None or not devices:
+        return None
+    smallest = min(devices, key=lambda d: d.memory_gib)
+    return estimate(ctx.config, ctx.plan, dims, len(devices)), dims, smallest.memory_gib * GIB, smallest.name
+
+
+def _default(value: Any, detail: str) -> Sourced[Any]:
+    return Sourced(value, Origin.default(detail))
+
+
+def _alternatives(ctx: Context, dims: Dims, devices: int, limit: float) -> list[str]:
+    """Single changes that bring the estimate under ``limit``, with what they cost."""
+    config, plan = ctx.config, ctx.plan
+    options: list[tuple[str, Any, Any]] = []
+    if not (plan.gradient_checkpointing and plan.gradient_checkpointing.value) and config.seq_len is not None:
+        options.append(
+            (
+                "gradient checkpointing",
+                config,
+                plan.model_copy(update={"gradient_checkpointing": _default(True, "what-if")}),
+            )
+        )
+    if config.batch_size is not None and config.batch_size.value > 1:
+        smaller = config.model_copy(update={"batch_size": _default(1, "what-if")})
+        options.append((f"micro-batch 1 with {config.batch_size.value}× gradient accumulation", smaller, plan))
+    if devices > 1 and config.zero_stage is None and not (config.fsdp and config.fsdp.value):
+        options.append(("ZeRO-3 or FSDP full_shard", config.model_copy(update={"zero_stage": _default(3, "w")}), plan))
+    if config.zero_stage is not None and config.offload_optimizer is None:
+        offload = config.model_copy(update={"offload_optimizer": _default("cpu", "what-if")})
+        options.append(("optimizer offload to the CPU", offload, plan))
+    if config.train_type is None or str(config.train_type.value).lower() == "full":
+        lora = config.model_copy(update={"train_type": _default("lora", "what-if")})
+        fp32 = Sourced("float32", Origin.default("what-if"))
+        adapters = plan.model_copy(update={"param_dtype": fp32, "optimizer_state_dtype": fp32, "grad_dtype": fp32})
+        options.append(("LoRA", lora, adapters))
+        qlora = lora.model_copy(update={"quantization_bits": _default(4, "what-if")})
+        options.append(("QLoRA (4-bit base)", qlora, adapters))
+    out = []
+    for label, cfg, pln in options:
+        total = estimate(cfg, pln, dims, devices).total
+        if total <= limit:
+            out.append(f"{label} ({gib(total)})")
+    return out
+
+
+def _finding(ctx: Context, est: Estimate, dims: Dims, memory: float, name: str, verdict: str) -> Finding:
+    config = ctx.config
+    where = anchor(
+        config.path,
+        *(item.origin for item in (config.batch_size, config.model, config.torch_dtype) if item is not None),
+    )
+    devices = est.devices
+    fits = _alternatives(ctx, dims, devices, memory * NEAR_LIMIT)
+    options = "; ".join(fits) if fits else "a larger card, more devices with ZeRO-3/FSDP, or LoRA/QLoRA"
+    message = (
+        f"estimated {est.breakdown()} {verdict} {name}'s {gib(memory)}: {dims.params / 1e9:.2f}B parameters "
+        f"({dims.source}), {est.trainable / 1e9:.3g}B trainable; {'; '.join(est.notes)}"
+    )
+    return Finding(where, message, Fix(f"fits with: {options}"), _related(ctx))
+
+
+def _related(ctx: Context) -> tuple[Origin, ...]:
+    """Keys that drive the estimate, shown as related places."""
+    config = ctx.config
+    items = (config.batch_size, config.seq_len, config.gradient_checkpointing, config.zero_stage, config.optimizer)
+    return tuple(e.origin for e in items if e is not None and e.origin.in_file)
+
+
+@rule("PC801", "memory-exceeds-device", Severity.ERROR, hardware=True)
+def memory_exceeds_device(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds a run whose estimated per-device memory is larger than the device's memory.
+
+    ## What it does
+    Estimates what each device holds: weights in their load dtype, fp32 master weights,
+    gradients, optimizer states by optimizer and dtype, divided as ZeRO or FSDP shards
+    them and minus what is offloaded, plus activations from the micro-batch, sequence
+    length, model width and depth and gradient checkpointing, plus the CUDA context
+    (the formulas are in `precheck.memory`). The model's size comes from a local
+    checkpoint's `config.json` or precheck's table of popular families. Reports the
+    estimate and its breakdown when it exceeds the smallest device the run uses.
+
+    ## Why is this bad?
+    The run dies at the first step, or at the first long batch, with
+    `torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.95 GiB. GPU 0 has a
+    total capacity of 23.65 GiB of which 1.02 GiB is free.` — after the model was
+    downloaded and loaded, and on a cluster after the job waited in the queue.
+
+    ## Example
+    A full fine-tune of Llama 2 7B with AdamW in fp32 on one 24 GB card: 6.7B × 16 B =
+    100 GiB of model states alone.
+    ```yaml
+    model_name_or_path: meta-llama/Llama-2-7b-hf
+    per_device_train_batch_size: 4
+    ```
+    Use instead: LoRA/QLoRA, or ZeRO-3 over enough devices.
+
+    ## Fix
+    The message lists the single changes that make the estimate fit (gradient
+    checkpointing, a smaller micro-batch with accumulation, ZeRO-3/FSDP, optimizer
+    offload, LoRA) with the estimate each gives.
+    """
+    found = _estimate(ctx)
+    if found is None:
+        return
+    est, dims, memory, name = found
+    if est.total > memory:
+        yield _finding(ctx, est, dims, memory, name, "exceeds")
+
+
+@rule("PC802", "memory-near-limit", Severity.WARNING, hardware=True)
+def memory_near_limit(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds a run whose estimated per-device memory is above 90 % of the device's.
+
+    ## What it does
+    The same estimate as PC801; reports when it lies between 90 % and 100 % of the
+    smallest device's memory.
+
+    ## Why is this bad?
+    The estimate leaves out the caching allocator's fragmentation, NCCL buffers and the
+    longest batch's peaks; within 10 % of the limit runs often fail later with
+    `torch.OutOfMemoryError: CUDA out of memory`, at an evaluation or a long sample.
+
+    ## Example
+    Llama 3 8B with LoRA in bf16, micro-batch 16 of 4096 tokens on an 80 GB card.
+
+    ## Fix
+    Turn on gradient checkpointing or lower the micro-batch and raise
+    `gradient_accumulation_steps` to keep the effective batch.
+    """
+    found = _estimate(ctx)
+    if found is None:
+        return
+    est, dims, memory, name = found
+    if memory * NEAR_LIMIT < est.total <= memory:
+        yield _finding(ctx, est, dims, memory, name, f"is {est.total / memory:.0%} of")

@@ -1,0 +1,72 @@
+import json
+
+import pytest
+
+from helpers import Case, check_case
+
+BASE = "model_name_or_path: m\noutput_dir: out\nlearning_rate: 1.0e-5\n"
+WIDE_HEADS = {"config.json": json.dumps({"hidden_size": 4096, "num_attention_heads": 8, "torch_dtype": "bfloat16"})}
+
+CASES = [
+    Case("tf32 on a V100", "PC103", BASE + "tf32: true\n", ["V100"], {(4, 1)}),
+    Case("fixed: tf32 off on a V100", "PC103", BASE + "tf32: false\n", ["V100"]),
+    Case("tf32 on an A100", "PC103", BASE + "tf32: true\n", ["A100"]),
+    Case("tf32 on a mixed box, weakest card", "PC103", BASE + "tf32: true\n", ["A100", "T4"], {(4, 1)}),
+    Case("fp8 on an A100 (accelerate falls back to fp16)", "PC104", BASE + "bf16: true\n", ["A100"]),
+    Case(
+        "flash-attention-2 on a T4",
+        "PC105",
+        BASE + "bf16: false\nfp16: true\nattn_implementation: flash_attention_2\n",
+        ["T4"],
+        {(6, 1)},
+    ),
+    Case("fixed: sdpa on a T4", "PC105", BASE + "fp16: true\nattn_implementation: sdpa\n", ["T4"]),
+    Case(
+        "flash-attention-2 on an A100", "PC105", BASE + "bf16: true\nattn_implementation: flash_attention_2\n", ["A100"]
+    ),
+    Case(
+        "flash-attention-3 on an A100",
+        "PC105",
+        BASE + "bf16: true\nattn_implementation: flash_attention_3\n",
+        ["A100"],
+        {(5, 1)},
+    ),
+    Case(
+        "flash-attention-3 on an H100", "PC105", BASE + "bf16: true\nattn_implementation: flash_attention_3\n", ["H100"]
+    ),
+    Case(
+        "head dim 512 from the local checkpoint",
+        "PC105",
+        "model_name_or_path: .\noutput_dir: out\nlearning_rate: 1.0e-5\nbf16: true\n"
+        "attn_implementation: flash_attention_2\n",
+        ["H100"],
+        {(5, 1)},
+        files=WIDE_HEADS,
+    ),
+    Case(
+        "flash attention in fp32 (transformers 4 loads float32, no autocast)",
+        "PC106",
+        BASE + "attn_implementation: flash_attention_2\n",
+        [],
+        {(4, 1)},
+        versions={"transformers": "4.46.1"},
+    ),
+    Case(
+        "fixed: bf16 autocast",
+        "PC106",
+        BASE + "bf16: true\nattn_implementation: flash_attention_2\n",
+        versions={"transformers": "4.46.1"},
+    ),
+    Case(
+        "explicit float32 weights with flash attention",
+        "PC106",
+        BASE + "torch_dtype: float32\nattn_implementation: flash_attention_2\n",
+        [],
+        {(5, 1)},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_case(case: Case) -> None:
+    check_case(case)

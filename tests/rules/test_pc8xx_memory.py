@@ -1,0 +1,107 @@
+"""PC8xx and the estimator behind them, against published figures."""
+
+import json
+
+import pytest
+
+from helpers import Case, check_case
+from precheck.config import TrainingConfig
+from precheck.memory import GIB, Dims, estimate
+from precheck.provenance import Origin, Sourced
+from precheck.resolve.plan import PrecisionPlan
+
+FULL_7B = """
+model_name_or_path: meta-llama/Llama-2-7b-hf
+output_dir: out
+learning_rate: 1.0e-5
+per_device_train_batch_size: 1
+max_seq_length: 512
+"""
+ZERO3 = {
+    "train_micro_batch_size_per_gpu": "auto",
+    "bf16": {"enabled": "auto"},
+    "zero_optimization": {"stage": 3},
+}
+
+CASES = [
+    Case(
+        "7B full fine-tune, fp32 AdamW, one 24 GB card",
+        "PC801",
+        FULL_7B,
+        ["RTX 4090"],
+        {(4, 1)},
+        versions={"transformers": "4.46.1"},
+    ),
+    Case(
+        "fixed: the same run with ZeRO-3 on 8×A100-80GB",
+        "PC801",
+        FULL_7B + "bf16: true\ndeepspeed: ds_zero3.json\n",
+        ["8xA100-80GB"],
+        versions={"transformers": "4.46.1"},
+        files={"ds_zero3.json": json.dumps(ZERO3)},
+    ),
+    Case(
+        "7B LoRA in bf16, batch 7 of 2048 tokens, one 80 GB card: near the limit",
+        "PC802",
+        "model_name_or_path: meta-llama/Llama-2-7b-hf\noutput_dir: o\nlearning_rate: 1\n"
+        "torch_dtype: bfloat16\nuse_peft: true\nbf16: true\nper_device_train_batch_size: 7\nmax_seq_length: 2048\n",
+        ["A100-80GB"],
+        {(7, 1)},
+    ),
+    Case(
+        "fixed: gradient checkpointing",
+        "PC802",
+        "model_name_or_path: meta-llama/Llama-2-7b-hf\noutput_dir: o\nlearning_rate: 1\n"
+        "torch_dtype: bfloat16\nuse_peft: true\nbf16: true\nper_device_train_batch_size: 7\nmax_seq_length: 2048\n"
+        "gradient_checkpointing: true\n",
+        ["A100-80GB"],
+    ),
+    Case(
+        "unknown model: no estimate", "PC801", "model_name_or_path: my/model\noutput_dir: o\nlearning_rate: 1\n", ["T4"]
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_case(case: Case) -> None:
+    check_case(case)
+
+
+def _plan(dtype: str, master: str | None) -> PrecisionPlan:
+    d = Origin.default("test")
+    return PrecisionPlan(
+        framework="deepspeed",
+        load_dtype=Sourced(dtype, d),
+        param_dtype=Sourced(dtype, d),
+        autocast_dtype=Sourced(None, d),
+        grad_dtype=Sourced(dtype, d),
+        optimizer_state_dtype=Sourced("float32", d),
+        loss_scaling=Sourced("dynamic", d),
+        grad_scaler=Sourced(False, d),
+        devices=Sourced("all", d),
+        master_weights=Sourced(master, d),
+    )
+
+
+@pytest.mark.parametrize(
+    ("stage", "published_gb"),
+    [(0, 120.0), (1, 31.4), (2, 16.6), (3, 1.9)],
+)
+def test_model_states_match_the_zero_paper(stage: int, published_gb: float) -> None:
+    """ZeRO (Rajbhandari et al. 2020), Figure 1: Ψ = 7.5B, Nd = 64, mixed-precision Adam (K = 12)."""
+    dims = Dims(7_500_000_000, 4096, 32, 11008, 32, 32000, "ZeRO paper")
+    config = TrainingConfig(dialect="deepspeed", framework="deepspeed", path="ds.json")
+    if stage:
+        config.zero_stage = Sourced(stage, Origin.default("test"))
+    est = estimate(config, _plan("float16", "float32"), dims, 64)
+    states = est.weights + est.master + est.gradients + est.optimizer
+    assert states / 1e9 == pytest.approx(published_gb, abs=0.05)
+
+
+def test_full_fine_tune_in_fp32_is_16_bytes_a_parameter() -> None:
+    """HF's "Model training anatomy": AdamW in fp32 keeps 4 (weights) + 4 (gradients) + 8 (states) B a parameter."""
+    dims = Dims(1_000_000_000, 2048, 22, 5632, 32, 32000, "test")
+    config = TrainingConfig(dialect="hf-trainer", framework="transformers", path="c.yaml")
+    est = estimate(config, _plan("float32", None), dims, 1)
+    assert est.weights + est.gradients + est.optimizer == pytest.approx(16e9)
+    assert est.activations is None and est.total == pytest.approx(16e9 + GIB)
