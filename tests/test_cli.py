@@ -46,7 +46,8 @@ SEEDS = [
     (
         ["TITAN RTX", "GTX 1080 Ti"],
         "llama-recipes-titan-rtx-1080ti/full-finetune-fp16.yaml",
-        {("PC401", 6)},
+        # and 3.2B full fine-tune states (fp16 weights, gradients, Adam states) > 24 GiB
+        {("PC401", 6), ("PC801", 5)},
         "llama-recipes-titan-rtx-1080ti/lora-fp16-one-card.yaml",
     ),
 ]

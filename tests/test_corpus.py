@@ -17,7 +17,11 @@ pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is
 DIALECT_FOR = {
     "hf-trainer": ("hf-trainer", "trl"),
     "simpletuner": ("simpletuner",),
+    "deepspeed": ("deepspeed",),
     "llama-factory": ("llama-factory",),
+    "axolotl": ("axolotl",),
+    "lightning": ("lightning",),
+    "torchtune": ("torchtune",),
 }
 OTHER = {"h2oai__h2o-llmstudio": ("h2o-llmstudio",), "modelscope__ms-swift": ("ms-swift",)}
 

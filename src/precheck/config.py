@@ -54,6 +54,9 @@ class TrainingConfig(BaseModel):
     optimizer: SStr = None
     gradient_precision: SStr = None
     gradient_checkpointing: SBool = None
+    #: the optimizer steps each parameter in the backward pass and frees its gradient
+    #: (torchtune ``optimizer_in_bwd``): gradients never all live at once
+    optimizer_in_backward: SBool = None
     #: transformers 4.x TrainingArguments' AMP backend (auto | apex | cpu_amp)
     half_precision_backend: SStr = None
     max_grad_norm: Sourced[float] | None = None

@@ -10,7 +10,10 @@ The estimate is the sum of:
 - **gradients**: one per trainable parameter, in the gradient dtype;
 - **optimizer states**, per trainable parameter: Adam/AdamW two states in the state dtype
   (8 B in fp32), 8-bit Adam 2 B, Lion one state, SGD with momentum one, plain SGD none,
-  Adafactor its factored row and column statistics (about 8/hidden B);
+  Adafactor its factored row and column statistics (about 8/hidden B); paged
+  (bitsandbytes ``Paged*``) states live in CUDA unified memory and page out to the CPU,
+  so they are not counted; with the optimizer in the backward pass (torchtune
+  ``optimizer_in_bwd``) each gradient is freed as soon as it is applied;
 - **sharding**: ZeRO-1 divides optimizer states and master weights by the number of
   devices, ZeRO-2 also the gradients, ZeRO-3 and FSDP ``full_shard`` also the weights
   (FSDP ``shard_grad_op`` is ZeRO-2); offloading moves those parts to the CPU;
@@ -32,6 +35,7 @@ with K = 12 for fp16 weights, fp16 gradients and fp32 master + Adam states).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .config import TrainingConfig
 from .model_sizes import ModelSize, count_params, dims_from_config, size_for
@@ -76,6 +80,11 @@ class Estimate:
     overhead: float = OVERHEAD
     trainable: int = 0
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def states(self) -> float:
+        """Weights, master weights, gradients, optimizer states and the CUDA context."""
+        return self.weights + self.master + self.gradients + self.optimizer + self.overhead
 
     @property
     def total(self) -> float:
@@ -151,6 +160,15 @@ def optimizer_bytes(name: str | None, state_dtype: str, dims: Dims) -> tuple[flo
     return 2 * state, f"Adam: two {state_dtype} states"
 
 
+def run_value(config: TrainingConfig, name: str) -> Any:
+    """A setting of the run: the config's own, else the first file it names that sets it."""
+    for source in (config, *config.attached.values()):
+        item = getattr(source, name)
+        if item is not None:
+            return item.value
+    return None
+
+
 def _sharded(stage: int, fsdp: str | None) -> int:
     """The ZeRO stage the sharding amounts to (FSDP full_shard is 3, shard_grad_op 2)."""
     if fsdp is not None:
@@ -189,25 +207,36 @@ def estimate(config: TrainingConfig, plan: PrecisionPlan, dims: Dims, devices: i
     adapters = adapters or config.quantization_bits is not None
     trainable = lora_params(dims) if adapters else n
     out.trainable = trainable
+    param = _dtype_bytes(plan.param_dtype.value)
     if config.quantization_bits is not None:
         base = NF4_BYTES if config.quantization_bits.value == 4 else INT8_BYTES
-    else:
+    elif adapters:  # the frozen base stays as loaded
         base = _dtype_bytes(plan.load_dtype.value if plan.load_dtype.value != "auto" else None)
-    param = _dtype_bytes(plan.param_dtype.value)
+    else:  # a full fine-tune trains the weights in the parameter dtype (DeepSpeed casts them)
+        base = param
     weights = n * base + (trainable * param if adapters else 0.0)
     master_dtype = plan.master_weights.value if plan.master_weights is not None else None
     master = trainable * 4.0 if master_dtype else 0.0
     grads = trainable * _dtype_bytes(plan.grad_dtype.value)
+    if config.optimizer_in_backward is not None and config.optimizer_in_backward.value:
+        grads = 0.0  # each gradient is freed as soon as its parameter has stepped
+        out.notes.append("optimizer in the backward pass: gradients freed as they are applied")
     per_param, how = optimizer_bytes(
         config.optimizer.value if config.optimizer else None, plan.optimizer_state_dtype.value, dims
     )
     optimizer = trainable * per_param
+    if "paged" in str(config.optimizer.value if config.optimizer else "").lower():
+        optimizer = 0.0  # CUDA unified memory: the states page out to the CPU under pressure
+        how += ", paged (states page out to CPU memory when the GPU is full)"
     out.notes.append(how)
+    zero, fsdp, sharding = (
+        run_value(config, "zero_stage"),
+        run_value(config, "fsdp"),
+        run_value(config, "fsdp_sharding"),
+    )
     stage = _sharded(
-        int(config.zero_stage.value) if config.zero_stage is not None else 0,
-        (config.fsdp_sharding.value if config.fsdp_sharding else "full_shard")
-        if config.fsdp is not None and config.fsdp.value
-        else None,
+        int(zero) if zero is not None else 0,
+        (str(sharding) if sharding else "full_shard") if fsdp else None,
     )
     if stage >= 1:
         optimizer, master = optimizer / devices, master / devices
@@ -215,8 +244,8 @@ def estimate(config: TrainingConfig, plan: PrecisionPlan, dims: Dims, devices: i
         grads /= devices
     if stage >= 3:
         weights /= devices
-    offload_opt = config.offload_optimizer.value if config.offload_optimizer is not None else "none"
-    offload_par = config.offload_param.value if config.offload_param is not None else "none"
+    offload_opt = run_value(config, "offload_optimizer") or "none"
+    offload_par = run_value(config, "offload_param") or "none"
     if stage and offload_opt not in ("none", ""):
         optimizer = master = 0.0
         out.notes.append(f"optimizer states offloaded to {offload_opt}")

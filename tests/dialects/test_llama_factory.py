@@ -254,18 +254,22 @@ def _with_zero(config: TrainingConfig, stage: int) -> TrainingConfig:
 def test_zero3_without_quantization_loads_without_the_compute_dtype() -> None:
     text = BASE + "finetuning_type: full\nbf16: true\ndeepspeed: ds.json\n"
     plan = plan_for(_with_zero(read(text), 3), ["A100"], {"transformers": "4.57.1"})
-    assert plan.load_dtype.value == "float32" and plan.param_dtype.value == "float32"
+    # LLaMA-Factory passes no dtype under ZeRO-3: transformers 4 loads float32 ...
+    assert plan.load_dtype.value == "float32"
     override = plan.override_of("load_dtype")
     assert override is not None and override.loser.value == "bfloat16" and override.loser.origin.line == 8
-    assert plan.autocast_dtype.value == "bfloat16"
+    # ... and DeepSpeed's bf16 mode (added by accelerate for bf16: true) casts the model to
+    # bf16, keeps fp32 master weights and runs no autocast
+    assert (plan.param_dtype.value, plan.autocast_dtype.value) == ("bfloat16", None)
+    assert plan.master_weights is not None and plan.master_weights.value == "float32"
     # transformers 5 loads the checkpoint's dtype
     new = plan_for(_with_zero(read(text), 3), ["A100"], {"transformers": "5.23.0"})
     assert new.load_dtype.value == "bfloat16" and new.param_dtype.value == "bfloat16"
-    # ZeRO-2 and quantized ZeRO-3 go the usual way
+    # ZeRO-2 and quantized ZeRO-3 load in the compute dtype
     zero2 = plan_for(_with_zero(read(text), 2), ["A100"], {"transformers": "4.57.1"})
-    assert (zero2.load_dtype.value, zero2.param_dtype.value, zero2.overrides) == ("bfloat16", "float32", [])
+    assert (zero2.load_dtype.value, zero2.param_dtype.value, zero2.overrides) == ("bfloat16", "bfloat16", [])
     qlora = plan_for(_with_zero(read(BASE + "quantization_bit: 4\nbf16: true\n"), 3), ["A100"])
-    assert qlora.load_dtype.value == "bfloat16" and qlora.param_dtype.value == "float32"
+    assert qlora.load_dtype.value == "bfloat16"
 
 
 def test_infer_dtype_does_not_apply_to_training() -> None:

@@ -12,7 +12,22 @@ CASES = [
     Case("fixed: tf32 off on a V100", "PC103", BASE + "tf32: false\n", ["V100"]),
     Case("tf32 on an A100", "PC103", BASE + "tf32: true\n", ["A100"]),
     Case("tf32 on a mixed box, weakest card", "PC103", BASE + "tf32: true\n", ["A100", "T4"], {(4, 1)}),
-    Case("fp8 on an A100 (accelerate falls back to fp16)", "PC104", BASE + "bf16: true\n", ["A100"]),
+    Case("bf16 on an A100 is not fp8", "PC104", BASE + "bf16: true\n", ["A100"]),
+    Case(
+        "LLaMA-Factory fp8 on an A100 (accelerate falls back to fp16)",
+        "PC104",
+        "model_name_or_path: m\nstage: sft\nfinetuning_type: full\ndo_train: true\ntemplate: llama3\n"
+        "bf16: true\nfp8: true\n",
+        ["A100"],
+        {(7, 1)},
+    ),
+    Case(
+        "fixed: LLaMA-Factory fp8 on an H100",
+        "PC104",
+        "model_name_or_path: m\nstage: sft\nfinetuning_type: full\ndo_train: true\ntemplate: llama3\n"
+        "bf16: true\nfp8: true\n",
+        ["H100"],
+    ),
     Case(
         "flash-attention-2 on a T4",
         "PC105",

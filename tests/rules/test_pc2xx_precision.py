@@ -131,6 +131,59 @@ BOTH_CASES = [
 CASES += BOTH_CASES
 
 
+LOCAL_BF16 = {"ckpt/config.json": '{"architectures": ["MyForCausalLM"], "torch_dtype": "bfloat16"}'}
+LOCAL_CASES = [
+    Case(
+        "fp16 on a local checkpoint saved in bf16",
+        "PC202",
+        "model_name_or_path: ckpt\noutput_dir: o\nlearning_rate: 1\nfp16: true\n",
+        ["A100"],
+        {(4, 1)},
+        files=LOCAL_BF16,
+    ),
+    Case(
+        "fixed: bf16 on the local checkpoint",
+        "PC202",
+        "model_name_or_path: ckpt\noutput_dir: o\nlearning_rate: 1\nbf16: true\n",
+        ["A100"],
+        files=LOCAL_BF16,
+    ),
+    Case(
+        "fp16 on a local fp16 checkpoint",
+        "PC202",
+        "model_name_or_path: ckpt\noutput_dir: o\nlearning_rate: 1\nfp16: true\n",
+        ["A100"],
+        files={"ckpt/config.json": '{"torch_dtype": "float16"}'},
+    ),
+    Case(
+        "QLoRA with an explicit fp32 compute dtype on fp16 weights",
+        "PC206",
+        "model_name_or_path: m\noutput_dir: o\nlearning_rate: 1\nload_in_4bit: true\ntorch_dtype: float16\n"
+        "bnb_4bit_compute_dtype: float32\n",
+        [],
+        {(6, 1)},
+    ),
+    Case(
+        "fixed: fp16 compute dtype",
+        "PC206",
+        "model_name_or_path: m\noutput_dir: o\nlearning_rate: 1\nload_in_4bit: true\ntorch_dtype: float16\n"
+        "bnb_4bit_compute_dtype: float16\n",
+    ),
+    Case(
+        "TRL computes 4-bit layers in torch_dtype",
+        "PC206",
+        "model_name_or_path: m\noutput_dir: o\nlearning_rate: 1\nload_in_4bit: true\ntorch_dtype: float16\n"
+        "use_peft: true\nlora_r: 16\n",
+    ),
+]
+LF = "model_name_or_path: m\nstage: sft\nfinetuning_type: lora\ndo_train: true\ntemplate: llama3\n"
+LOCAL_CASES += [
+    Case("LLaMA-Factory with fp16 and bf16", "PC205", LF + "fp16: true\nbf16: true\n", ["A100"], {(7, 1)}),
+    Case("fixed: LLaMA-Factory bf16 only", "PC205", LF + "bf16: true\n", ["A100"]),
+]
+CASES += LOCAL_CASES
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case(case: Case) -> None:
     check_case(case)

@@ -105,3 +105,13 @@ def test_full_fine_tune_in_fp32_is_16_bytes_a_parameter() -> None:
     est = estimate(config, _plan("float32", None), dims, 1)
     assert est.weights + est.gradients + est.optimizer == pytest.approx(16e9)
     assert est.activations is None and est.total == pytest.approx(16e9 + GIB)
+
+
+def test_optimizer_in_backward_frees_gradients_and_paged_states_are_not_resident() -> None:
+    dims = Dims(1_000_000_000, 2048, 22, 5632, 32, 32000, "test")
+    config = TrainingConfig(dialect="torchtune", framework="torchtune", path="c.yaml")
+    config.optimizer_in_backward = Sourced(True, Origin.default("test"))
+    est = estimate(config, _plan("bfloat16", None), dims, 1)
+    assert est.gradients == 0 and est.optimizer == pytest.approx(8e9)
+    config.optimizer = Sourced("bitsandbytes.optim.PagedAdamW", Origin.default("test"))
+    assert estimate(config, _plan("bfloat16", None), dims, 1).optimizer == 0

@@ -6,14 +6,31 @@ Adding a framework means adding a module here and its class to ``DIALECTS``.
 from __future__ import annotations
 
 from ..sources import Document
+from .axolotl import Axolotl
 from .base import Dialect
+from .deepspeed import DeepSpeed
 from .h2o_llmstudio import H2oLlmStudio
 from .hf_trainer import HfTrainer, Trl
+from .lightning import Lightning
+from .llama_factory import LlamaFactory
 from .llama_recipes import LlamaRecipes
 from .ms_swift import MsSwift
 from .simpletuner import SimpleTuner
+from .torchtune import Torchtune
 
-DIALECTS: tuple[Dialect, ...] = (MsSwift(), SimpleTuner(), H2oLlmStudio(), LlamaRecipes(), Trl(), HfTrainer())
+DIALECTS: tuple[Dialect, ...] = (
+    DeepSpeed(),
+    MsSwift(),
+    SimpleTuner(),
+    H2oLlmStudio(),
+    LlamaRecipes(),
+    LlamaFactory(),
+    Axolotl(),
+    Lightning(),
+    Torchtune(),
+    Trl(),
+    HfTrainer(),
+)
 
 BY_NAME = {d.name: d for d in DIALECTS}
 

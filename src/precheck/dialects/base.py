@@ -170,9 +170,10 @@ class Dialect:
         # a framework that accepts any key (scripts add their own) is only told of likely
         # typos of the keys precheck reads; a strict one of every key it would refuse
         candidates = sorted(self.known_keys if self.closed_keys else {p[0] for f in self.fields for p in f.paths})
+        read = {p[0] for f in self.fields for p in f.paths}
         for key, node in self.root(doc).items():
             name = self.normalise_key(key)
-            if name in self.known_keys:
+            if name in self.known_keys or name in read:
                 continue
             close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
             if not close and not self.closed_keys:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..config import TrainingConfig
-from ..dtypes import parse_load_dtype
+from ..dtypes import parse_dtype, parse_load_dtype
 from ..sources import Document
 from .base import Dialect, count_keys, field, read_attachments, to_bool, to_float, to_int
 from .hf_keys import REMOVED, TRAINING_ARGUMENTS_KEYS
@@ -56,6 +56,7 @@ FOREIGN = {
     "use_fp16",  # llama-recipes
     "trainer",  # Lightning / NeMo
     "zero_optimization",  # DeepSpeed
+    "train_micro_batch_size_per_gpu",  # DeepSpeed
     "distributed_type",  # accelerate
 }
 
@@ -73,6 +74,7 @@ MODEL_KEYS = (
     "load_in_4bit",
     "load_in_8bit",
     "bnb_4bit_quant_type",
+    "bnb_4bit_compute_dtype",
     "use_bnb_nested_quant",
     "use_peft",
     "lora_r",
@@ -99,6 +101,7 @@ class HfTrainer(Dialect):
         field("max_grad_norm", "max_grad_norm", convert=to_float),
         field("half_precision_backend", "half_precision_backend"),
         field("attn_implementation", "attn_implementation", "model_init_kwargs.attn_implementation"),
+        field("quant_compute_dtype", "bnb_4bit_compute_dtype", convert=parse_dtype),
         field("batch_size", "per_device_train_batch_size", convert=to_int),
         field("grad_accum_steps", "gradient_accumulation_steps", convert=to_int),
         field("seq_len", "max_seq_length", "max_length", convert=to_int),

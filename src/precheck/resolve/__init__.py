@@ -13,7 +13,19 @@ from collections.abc import Callable
 from ..config import TrainingConfig
 from ..hardware import Hardware
 from ..versions import Versions
-from . import complete, h2o_llmstudio, hf, llama_recipes, ms_swift, simpletuner
+from . import (
+    axolotl,
+    complete,
+    deepspeed,
+    h2o_llmstudio,
+    hf,
+    lightning,
+    llama_factory,
+    llama_recipes,
+    ms_swift,
+    simpletuner,
+    torchtune,
+)
 from .plan import PLAN_FIELDS, Override, PrecisionPlan
 
 Resolver = Callable[[TrainingConfig, Hardware, Versions], PrecisionPlan]
@@ -22,16 +34,21 @@ Attachment = Callable[[PrecisionPlan, TrainingConfig, TrainingConfig, Versions],
 
 #: framework (distribution name) → resolver
 RESOLVERS: dict[str, Resolver] = {
+    "deepspeed": deepspeed.resolve,
     "transformers": hf.resolve,
     "trl": hf.resolve_trl,
     "ms-swift": ms_swift.resolve,
     "simpletuner": simpletuner.resolve,
     "h2o-llmstudio": h2o_llmstudio.resolve,
     "llama-cookbook": llama_recipes.resolve,
+    "llamafactory": llama_factory.resolve,
+    "axolotl": axolotl.resolve,
+    "lightning": lightning.resolve,
+    "torchtune": torchtune.resolve,
 }
 
 #: role of an attached file → how it changes the plan
-ATTACHMENTS: dict[str, Attachment] = {}
+ATTACHMENTS: dict[str, Attachment] = {"deepspeed": deepspeed.apply}
 
 
 def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:

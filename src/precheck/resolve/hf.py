@@ -38,7 +38,16 @@ def resolve_trl(config: TrainingConfig, hardware: Hardware, versions: Versions) 
     filled = trl_bf16_default(config, versions)
     if filled is not None:
         config = config.model_copy(update={"bf16": filled})
-    return resolve(config, hardware, versions)
+    plan = resolve(config, hardware, versions)
+    dtype = config.torch_dtype
+    if config.quantization_bits is not None and config.quantization_bits.value == 4 and dtype is not None:
+        # trl ``get_quantization_config``: ``bnb_4bit_compute_dtype=model_args.dtype`` (and the
+        # quant storage), "for consistency with model weights"
+        compute = config.quant_compute_dtype or Sourced(
+            dtype.value, dtype.origin.derived("TRL's get_quantization_config computes 4-bit layers in torch_dtype")
+        )
+        plan.quantization = Sourced(f"4-bit, compute {compute.value}", compute.origin)
+    return plan
 
 
 #: transformers 5.0.0 ``from_pretrained``: ``if dtype is None: dtype = "auto"`` (the
@@ -62,6 +71,9 @@ def default_load_dtype(versions: Versions) -> Sourced[str]:
 
 def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
     load = config.torch_dtype or default_load_dtype(versions)
+    if load.value == "auto" and config.model_dtype is not None:
+        native = config.model_dtype
+        load = Sourced(native.value, native.origin.derived("dtype auto: the checkpoint's own config.json dtype"))
     if load.value == "auto":
         family = family_of(str(config.model.value)) if config.model is not None else None
         if family is not None:

@@ -98,5 +98,7 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         loss_scaling=scaling,
         grad_scaler=scaler,
         devices=Sourced("all", Origin.default("ms-swift uses every visible GPU")),
+        gradient_checkpointing=config.gradient_checkpointing
+        or Sourced(True, Origin.default("default of ms-swift: gradient_checkpointing = True (TrainArgumentsMixin)")),
         overrides=overrides,
     )

@@ -8,10 +8,10 @@ device order and visibility, PC8xx memory against the devices, PC9xx input hygie
 from __future__ import annotations
 
 from ..errors import UsageError
-from . import device, hygiene, kernels, memory, optimizer, precision, scaling, topology
+from . import device, hygiene, kernels, memory, optimizer, precision, quantization, scaling, topology
 from .base import Context, Edit, Finding, Fix, FixSafety, Rule, Severity
 
-_MODULES = (device, kernels, precision, optimizer, scaling, topology, memory, hygiene)
+_MODULES = (device, kernels, precision, quantization, optimizer, scaling, topology, memory, hygiene)
 
 RULES: dict[str, Rule] = {
     item.code: item for module in _MODULES for item in vars(module).values() if isinstance(item, Rule)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..memory import GIB, Dims, Estimate, dims_for, estimate, gib
+from ..memory import GIB, Dims, Estimate, dims_for, estimate, gib, run_value
 from ..provenance import Origin, Sourced
 from .base import Context, Finding, Fix, Severity, anchor, rule
 from .device import used_devices
@@ -15,14 +15,34 @@ from .device import used_devices
 NEAR_LIMIT = 0.9
 
 
+#: frameworks launched through ``accelerate launch``/``torchrun`` with the HF Trainer: the
+#: launcher's own config (accelerate's ``distributed_type: FSDP|DEEPSPEED``) can shard a run
+#: whose files say nothing about sharding
+LAUNCHER_SHARDS = ("transformers", "trl", "ms-swift", "axolotl", "llamafactory", "accelerate")
+
+
 def _estimate(ctx: Context) -> tuple[Estimate, Dims, float, str] | None:
-    """The estimate, the dims, the smallest used device's memory in bytes and its name."""
-    dims = dims_for(ctx.config)
+    """The estimate, the dims, the smallest used device's memory in bytes and its name.
+
+    None when the model's size is unknown, or a file the run names could not be read
+    (its sharding is unknown). A multi-device run whose files set no sharding, of a
+    framework whose launcher can add it, is estimated at its best case (ZeRO-3), so that
+    only a run that fits in no way is reported.
+    """
+    config = ctx.config
+    dims = dims_for(config)
     devices = used_devices(ctx)
-    if dims is None or not devices:
+    if dims is None or not devices or set(config.references) - set(config.attached):
         return None
+    sharded = run_value(config, "zero_stage") is not None or bool(run_value(config, "fsdp"))
+    if len(devices) > 1 and not sharded and config.framework in LAUNCHER_SHARDS:
+        best = _default(3, "no sharding in the run's files: assuming the launcher shards with ZeRO-3/FSDP")
+        config = config.model_copy(update={"zero_stage": best})
     smallest = min(devices, key=lambda d: d.memory_gib)
-    return estimate(ctx.config, ctx.plan, dims, len(devices)), dims, smallest.memory_gib * GIB, smallest.name
+    est = estimate(config, ctx.plan, dims, len(devices))
+    if config is not ctx.config:
+        est.notes.append("no sharding in the files: assumed the launcher adds ZeRO-3/FSDP (the best case)")
+    return est, dims, smallest.memory_gib * GIB, smallest.name
 
 
 def _default(value: Any, detail: str) -> Sourced[Any]:
@@ -44,9 +64,10 @@ def _alternatives(ctx: Context, dims: Dims, devices: int, limit: float) -> list[
     if config.batch_size is not None and config.batch_size.value > 1:
         smaller = config.model_copy(update={"batch_size": _default(1, "what-if")})
         options.append((f"micro-batch 1 with {config.batch_size.value}× gradient accumulation", smaller, plan))
-    if devices > 1 and config.zero_stage is None and not (config.fsdp and config.fsdp.value):
+    sharded = run_value(config, "zero_stage") is not None or bool(run_value(config, "fsdp"))
+    if devices > 1 and not sharded:
         options.append(("ZeRO-3 or FSDP full_shard", config.model_copy(update={"zero_stage": _default(3, "w")}), plan))
-    if config.zero_stage is not None and config.offload_optimizer is None:
+    if run_value(config, "zero_stage") is not None and run_value(config, "offload_optimizer") is None:
         offload = config.model_copy(update={"offload_optimizer": _default("cpu", "what-if")})
         options.append(("optimizer offload to the CPU", offload, plan))
     if config.train_type is None or str(config.train_type.value).lower() == "full":
@@ -90,16 +111,18 @@ def _related(ctx: Context) -> tuple[Origin, ...]:
 @rule("PC801", "memory-exceeds-device", Severity.ERROR, hardware=True)
 def memory_exceeds_device(ctx: Context) -> Iterator[Finding]:
     """
-    Finds a run whose estimated per-device memory is larger than the device's memory.
+    Finds a run whose model states alone do not fit in the device's memory.
 
     ## What it does
     Estimates what each device holds: weights in their load dtype, fp32 master weights,
     gradients, optimizer states by optimizer and dtype, divided as ZeRO or FSDP shards
-    them and minus what is offloaded, plus activations from the micro-batch, sequence
-    length, model width and depth and gradient checkpointing, plus the CUDA context
-    (the formulas are in `precheck.memory`). The model's size comes from a local
-    checkpoint's `config.json` or precheck's table of popular families. Reports the
-    estimate and its breakdown when it exceeds the smallest device the run uses.
+    them and minus what is offloaded, plus the CUDA context (the formulas are in
+    `precheck.memory`). The model's size comes from a local checkpoint's `config.json`
+    or precheck's table of popular families. Reports the estimate and its breakdown
+    when these model states exceed the smallest device the run uses. They follow from
+    the parameter count and the dtypes, so the verdict is firm; activations, which
+    depend on kernels a config does not always show (fused cross-entropy, activation
+    offloading, packing), are judged by PC802.
 
     ## Why is this bad?
     The run dies at the first step, or at the first long batch, with
@@ -125,18 +148,20 @@ def memory_exceeds_device(ctx: Context) -> Iterator[Finding]:
     if found is None:
         return
     est, dims, memory, name = found
-    if est.total > memory:
+    if est.states > memory:
         yield _finding(ctx, est, dims, memory, name, "exceeds")
 
 
 @rule("PC802", "memory-near-limit", Severity.WARNING, hardware=True)
 def memory_near_limit(ctx: Context) -> Iterator[Finding]:
     """
-    Finds a run whose estimated per-device memory is above 90 % of the device's.
+    Finds a run whose estimated memory with activations is above 90 % of the device's.
 
     ## What it does
-    The same estimate as PC801; reports when it lies between 90 % and 100 % of the
-    smallest device's memory.
+    The PC801 estimate plus activations from the micro-batch, the sequence length, the
+    model's width and depth and gradient checkpointing. Reports when that total exceeds
+    the smallest device's memory although the model states fit, or when it lies between
+    90 % and 100 % of it.
 
     ## Why is this bad?
     The estimate leaves out the caching allocator's fragmentation, NCCL buffers and the
@@ -154,5 +179,7 @@ def memory_near_limit(ctx: Context) -> Iterator[Finding]:
     if found is None:
         return
     est, dims, memory, name = found
-    if memory * NEAR_LIMIT < est.total <= memory:
+    if est.states <= memory < est.total:
+        yield _finding(ctx, est, dims, memory, name, "exceeds (with activations)")
+    elif memory * NEAR_LIMIT < est.total <= memory:
         yield _finding(ctx, est, dims, memory, name, f"is {est.total / memory:.0%} of")

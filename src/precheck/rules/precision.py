@@ -98,9 +98,10 @@ def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
     Warns when a checkpoint released in bf16 is trained with fp16.
 
     ## What it does
-    Looks the model up in precheck's table of popular families (`precheck.models`,
-    each with the `torch_dtype` its publisher saved in `config.json` and where that was
-    read) and reports fp16 autocast or fp16 weights for a family released in bfloat16
+    Reads the checkpoint's saved dtype from its `config.json` when the model is a local
+    folder, or else looks the model up in precheck's table of popular families
+    (`precheck.models`, each with the `torch_dtype` its publisher saved in `config.json`
+    and where that was read), and reports fp16 autocast or fp16 weights for a family released in bfloat16
     (Llama 3, TinyLlama, Qwen2, Mistral). Llama 2 was released in float16 and is not
     reported.
 
@@ -127,8 +128,14 @@ def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
     config = ctx.config
     if config.model is None or not ctx.plan.uses_fp16:
         return
-    family = family_of(str(config.model.value))
-    if family is None or family.native_dtype != "bfloat16":
+    if config.model_dtype is not None:  # the local checkpoint's own config.json
+        native, released = config.model_dtype.value, f"its config.json, {config.model_dtype.origin.location()}"
+    else:
+        family = family_of(str(config.model.value))
+        if family is None:
+            return
+        native, released = family.native_dtype, f"{family.name} family"
+    if native != "bfloat16":
         return
     item = ctx.plan.autocast_dtype if ctx.plan.autocast_dtype.value == "float16" else ctx.plan.load_dtype
     origin = item.origin if item.origin.in_file else config.model.origin
@@ -142,7 +149,7 @@ def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
         )
     yield Finding(
         origin,
-        f"{config.model.value} was released in bf16 ({family.name} family); training it in fp16 "
+        f"{config.model.value} was released in bf16 ({released}); training it in fp16 "
         "overflows past fp16's maximum of 65504, which shows up as NaN grad_norm",
         fix,
         related=(config.model.origin,),
@@ -251,7 +258,7 @@ def half_precision_backend_removed(ctx: Context) -> Iterator[Finding]:
     "PC205",
     "fp16-and-bf16",
     Severity.ERROR,
-    frameworks=("transformers", "trl", "ms-swift"),
+    frameworks=("transformers", "trl", "ms-swift", "llamafactory"),
     fix_safety=FixSafety.UNSAFE,
 )
 def fp16_and_bf16(ctx: Context) -> Iterator[Finding]:
@@ -260,7 +267,8 @@ def fp16_and_bf16(ctx: Context) -> Iterator[Finding]:
 
     ## What it does
     Reports both mixed-precision switches on for frameworks that hand them to
-    transformers' TrainingArguments (HF Trainer, TRL, ms-swift).
+    transformers' TrainingArguments (HF Trainer, TRL, ms-swift, LLaMA-Factory). axolotl
+    is not among them: its `resolve_dtype` turns fp16 off when bf16 is on.
 
     ## Why is this bad?
     `TrainingArguments` rejects the pair before training (transformers 4.57 and 5.x

@@ -1,0 +1,784 @@
+"""DeepSpeed: what the engine does with a config's fp16/bf16/ZeRO settings.
+
+Read in deepspeedai/DeepSpeed (master, 2026; older behaviour where noted):
+
+- ``DeepSpeedConfig._initialize_params`` (``runtime/config.py``): ``assert not
+  (fp16.enabled and bf16.enabled), 'bfloat16 and fp16 modes cannot be simultaneously
+  enabled'``. ``precision_config.py``: fp16 defaults ``loss_scale`` 0 (dynamic),
+  ``initial_scale_power`` 16 (``initial_dynamic_scale = 2**initial_scale_power``); a
+  negative scale raises "fp16.loss_scale must be >= 0 (0 enables dynamic loss scaling)".
+  ``config_utils.DeepSpeedConfigModel.__init__`` drops ``"auto"`` values, so a standalone
+  ``"enabled": "auto"`` means the default (off).
+- ``DeepSpeedEngine._configure_distributed_model``: fp16 → ``module.half()``, bf16 →
+  ``module.bfloat16()``; neither leaves the parameters as the script loaded them
+  (``__check_params`` returns at once). There is no autocast: the model runs in fp16/bf16.
+- ``get_data_types``: the model dtype is fp16 / bf16 / fp32; ``data_types.grad_accum_dtype``
+  defaults to it. Up to 0.17.5 bf16 without ZeRO defaulted it to fp32 (``if model_dtype ==
+  torch.bfloat16 and not self.zero_optimization(): grad_accum_dtype = torch.float32``).
+- ``_do_optimizer_sanity_check`` picks the optimizer wrapper: ZeRO (stages 1-3; ZeRO-1 with
+  bf16, fp32 accumulation and no CPU offload gets ``BF16_Optimizer``), else apex AMP, else
+  by dtype: fp16 → ``FP16_Optimizer``/``FP16_UnfusedOptimizer`` (fp32 master weights); bf16
+  → up to 0.17.5 ``BF16_Optimizer`` (fp32 master and fp32 gradient accumulation), from
+  0.17.6 (PR #7515 "Enable non-ZeRO mode", merged after the 0.17.5 release and before
+  0.17.6, inferred from PR numbers) ``DDP_BFLOAT16``: the fp16 wrapper with bf16 gradients
+  and fp32 master weights. Unsupported mixes raise ``NotImplementedError("unsupported mix
+  of {model_dtype=} and {grad_accum_dtype=}")`` (0.17.6+; older: "unsupported mix of model
+  dtype and gradient accumulation type"). Apex AMP with ZeRO asserts "Amp and ZeRO are not
+  currently compatible, please use (legacy) fp16 mode which performs similar to amp
+  opt_mode=O2"; with fp16/bf16 it raises "Cannot enable both amp with (legacy) fp16 or
+  bfloat16 mode".
+- ZeRO 1/2 (``stage_1_and_2.py``) and 3 keep an fp32 partition the optimizer updates
+  (``master_weights_and_grads_dtype``: fp32, or fp16/bf16 with
+  ``fp16.fp16_master_weights_and_grads`` / ``bf16.bf16_master_weights_and_grads``; optimizer
+  states in bf16 with ``bf16.bf16_optimizer_states``).
+- ``communication_data_type`` property: the config value, else fp16 if fp16, bf16 if bf16,
+  else fp32.
+- Loss scaling: only fp16 scales (``CreateLossScaler``/``LossScaleConfig``:
+  ``use_grad_scaling = low_precision_dtype == torch.float16``); ``loss_scale`` 0 → dynamic
+  from ``2**initial_scale_power``, otherwise that static scale. No torch GradScaler, except
+  ``torch_autocast`` (DeepSpeed 0.17.2+) in fp16 without ZeRO (``torch.amp.GradScaler`` in
+  ``DeepSpeedEngine.__init__``).
+
+With the HF integrations (read in transformers 5.23.0 ``integrations/deepspeed.py`` and
+accelerate 1.15.0 ``utils/dataclasses.py``, ``state.py``, ``accelerator.py``):
+
+- ``HfTrainerDeepSpeedConfig.trainer_config_process`` fills ``"auto"`` through ``fill_match``:
+  ``fp16.enabled`` ← ``fp16 or fp16_full_eval``, ``bf16.enabled`` ← ``bf16 or bf16_full_eval``,
+  ``train_micro_batch_size_per_gpu`` ← ``per_device_train_batch_size``,
+  ``gradient_accumulation_steps``, ``gradient_clipping`` ← ``max_grad_norm``, optimizer
+  lr/betas/eps/weight_decay. A section the file lacks is not filled (``find_config_node``
+  returns None). An explicit value that differs is collected as ``"- ds {key}={ds_val} vs hf
+  {hf_key}={hf_val}"`` and ``trainer_config_finalize`` (in ``train()``) raises ``ValueError(
+  "Please correct the following DeepSpeed config values that mismatch TrainingArguments
+  values:\\n{mismatches}\\nThe easiest method is to set these DeepSpeed config values to
+  'auto'.")``. transformers 4.x named the fp16 key ``fp16|fp16_full_eval+fp16_backend(amp)``.
+- accelerate ``DeepSpeedPlugin.__post_init__`` raises "Please specify the ZeRO optimization
+  config in the DeepSpeed config." without ``zero_optimization`` and fills a ``stage: auto``
+  with ``ACCELERATE_DEEPSPEED_ZERO_STAGE`` (default 2).
+- ``AcceleratorState`` calls ``DeepSpeedPlugin.set_mixed_precision(mixed_precision)`` (the
+  Trainer passes ``args.mixed_precision``: fp16/bf16 from the flags, else
+  ``ACCELERATE_MIXED_PRECISION``): a missing ``fp16`` section becomes ``{"enabled": true,
+  "auto_cast": true}`` for fp16, a missing ``bf16`` one ``{"enabled": true}`` for bf16/fp8,
+  others ``{"enabled": false}``; remaining ``"auto"`` are filled without a match check; it
+  raises "`--mixed_precision` arg cannot be set to `{mixed_precision}` when `{diff_dtype}` is
+  set in the DeepSpeed config file." when the other dtype is enabled. Under DeepSpeed the
+  state's own mixed precision is "no": accelerate adds no autocast and no GradScaler.
+- ``accelerate launch`` with ``deepspeed_config_file`` and ``mixed_precision`` in the
+  accelerate config raises (``DeepSpeedPlugin._deepspeed_config_checks``) "When using
+  `deepspeed_config_file`, the following accelerate config variables will be ignored: [...]".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..config import TrainingConfig
+from ..dialects.base import to_bool
+from ..dtypes import parse_dtype
+from ..hardware import Hardware
+from ..provenance import Origin, Sourced
+from ..sources import Node
+from ..versions import VersionRange, Versions
+from .plan import Override, PrecisionPlan
+
+#: bf16 without ZeRO runs the fp16 wrapper with bf16 gradients (PR #7515); before: BF16_Optimizer
+BF16_NO_ZERO_IN_BF16 = VersionRange("deepspeed", "0.17.6")
+#: the ``torch_autocast`` section (DeepSpeed 0.17.2, "Enable torch.autocast with ZeRO")
+TORCH_AUTOCAST = VersionRange("deepspeed", "0.17.2")
+#: transformers 5.0 dropped ``fp16_backend`` from the fp16 mismatch key
+HF_V5 = VersionRange("transformers", "5.0.0")
+
+#: frameworks that train through the HF Trainer's DeepSpeed integration
+HF_TRAINER = frozenset(("transformers", "trl", "ms-swift", "axolotl", "llamafactory"))
+
+BOTH_ENABLED = "bfloat16 and fp16 modes cannot be simultaneously enabled"
+AMP_AND_ZERO = (
+    "Amp and ZeRO are not currently compatible, please use (legacy) fp16 mode which performs similar to amp opt_mode=O2"
+)
+AMP_AND_HALF = "Cannot enable both amp with (legacy) fp16 or bfloat16 mode"
+HF_MISMATCH = (
+    "Please correct the following DeepSpeed config values that mismatch TrainingArguments values:\n"
+    "{mismatches}\nThe easiest method is to set these DeepSpeed config values to 'auto'."
+)
+ACCELERATE_OTHER_DTYPE = (
+    "`--mixed_precision` arg cannot be set to `{mixed_precision}` when `{other}` is set in the DeepSpeed config file."
+)
+ACCELERATE_IGNORED = (
+    "When using `deepspeed_config_file`, the following accelerate config variables will be ignored: "
+    "['gradient_accumulation_steps', 'gradient_clipping', 'zero_stage', 'offload_optimizer_device', "
+    "'offload_param_device', 'offload_param_nvme_path', 'offload_optimizer_nvme_path', "
+    "'zero3_save_16bit_model', 'mixed_precision']."
+)
+NO_ZERO_SECTION = "Please specify the ZeRO optimization config in the DeepSpeed config."
+
+HALF = {"fp16": "float16", "bf16": "bfloat16"}
+TORCH = {"float16": "torch.float16", "bfloat16": "torch.bfloat16", "float32": "torch.float32"}
+
+
+@dataclass
+class Switches:
+    """The DeepSpeed settings the engine ends up with, after any integration filled them."""
+
+    fp16: Sourced[bool]
+    bf16: Sourced[bool]
+    stage: Sourced[int]
+
+
+# --- reading the attached config ----------------------------------------------------------
+
+
+def auto_key(ds: TrainingConfig, path: str) -> Sourced[str] | None:
+    return next((item for item in ds.auto_keys if item.value == path), None)
+
+
+def raw(ds: TrainingConfig, path: str) -> Sourced[Any] | None:
+    """A nested value of the DeepSpeed file as written (``amp.opt_level``), with its place."""
+    first, *rest = path.split(".")
+    top = ds.keys.get(first)
+    if top is None:
+        return None
+    if not rest:
+        return top
+    value: Any = top.value
+    node: Node | None = None
+    for part in rest:
+        node = value.get(part) if isinstance(value, dict) else None
+        if not isinstance(node, Node):
+            return None
+        value = node.value
+    assert node is not None
+    line, column = node.anchor
+    return Sourced(node.plain(), Origin("file", top.origin.path, line, column, path))
+
+
+def derive(item: Sourced[Any], detail: str) -> Origin:
+    """``detail``, placed at ``item``'s key when it came from a file."""
+    if item.origin.in_file:
+        prior = item.origin.detail if item.origin.kind == "derived" else None
+        return item.origin.derived(f"{prior}; {detail}" if prior else detail)
+    return Origin.default(f"{item.origin}; {detail}")
+
+
+def _version(versions: Versions, span: VersionRange) -> tuple[bool, str]:
+    info = versions.get(span.package)
+    if info is None:
+        return True, f"{span.package} version not known: newest behaviour"
+    return span.contains(info.version), f"{span.package} {info.version} ({info.source})"
+
+
+# --- switches -----------------------------------------------------------------------------
+
+
+def _standalone_flag(ds: TrainingConfig, name: str) -> Sourced[bool]:
+    item: Sourced[bool] | None = getattr(ds, name)
+    if item is not None:
+        return item
+    path = f"{name}.enabled" if name == "fp16" or "bf16" in ds.keys else "bfloat16.enabled"
+    auto = auto_key(ds, path)
+    if auto is not None:
+        return Sourced(
+            False,
+            auto.origin.derived(
+                f'`{path}: auto` is filled only by the HF integrations; DeepSpeed drops "auto" values '
+                "(DeepSpeedConfigModel.__init__), so its default false applies"
+            ),
+        )
+    return Sourced(False, Origin.default(f"DeepSpeed default {name}.enabled false"))
+
+
+def _standalone_stage(ds: TrainingConfig) -> Sourced[int]:
+    if ds.zero_stage is not None:
+        return ds.zero_stage
+    auto = auto_key(ds, "zero_optimization.stage")
+    if auto is not None:
+        return Sourced(0, auto.origin.derived('DeepSpeed drops "auto" values: the default ZeRO stage 0 applies'))
+    return Sourced(0, Origin.default("DeepSpeed default zero_optimization.stage 0 (ZeRO disabled)"))
+
+
+def _integrated_stage(ds: TrainingConfig) -> Sourced[int]:
+    auto = auto_key(ds, "zero_optimization.stage")
+    if ds.zero_stage is None and auto is not None:
+        return Sourced(
+            2,
+            auto.origin.derived(
+                "accelerate DeepSpeedPlugin fills `zero_optimization.stage: auto` with "
+                "ACCELERATE_DEEPSPEED_ZERO_STAGE (default 2)"
+            ),
+        )
+    return _standalone_stage(ds)
+
+
+def standalone_switches(ds: TrainingConfig) -> Switches:
+    return Switches(_standalone_flag(ds, "fp16"), _standalone_flag(ds, "bf16"), _standalone_stage(ds))
+
+
+# --- the engine ---------------------------------------------------------------------------
+
+
+def engine(
+    ds: TrainingConfig, switches: Switches, versions: Versions, as_loaded: Sourced[str]
+) -> tuple[dict[str, Any], list[Override]]:
+    """The plan fields the DeepSpeed engine decides, and the settings it refuses."""
+    overrides: list[Override] = []
+    fp16, bf16, stage = switches.fp16, switches.bf16, switches.stage
+    zero = stage.value > 0
+    if fp16.value and bf16.value:
+        overrides.append(
+            Override(
+                field="bf16",
+                winner=Sourced(False, derive(fp16, "DeepSpeed checks fp16 first")),
+                loser=bf16,
+                reason=f'DeepSpeed asserts "{BOTH_ENABLED}" (DeepSpeedConfig._initialize_params): the engine is '
+                "never created; the plan shows fp16, which DeepSpeed checks first",
+            )
+        )
+    amp = ds.amp if ds.amp is not None and ds.amp.value else None
+    autocast_cfg = _torch_autocast(ds, versions)
+
+    if fp16.value or bf16.value:
+        switch, name = (fp16, "fp16") if fp16.value else (bf16, "bf16")
+        fields = _half(ds, switch, name)
+        if amp is not None:
+            reason = f'DeepSpeed raises NotImplementedError("{AMP_AND_HALF}") (_do_optimizer_sanity_check)'
+            overrides.append(Override(field="amp", winner=switch, loser=amp, reason=reason))
+        if autocast_cfg is not None:
+            reason = "DeepSpeed's torch_autocast cannot be combined with its fp16/bf16 mode (PR #6993)"
+            overrides.append(Override(field="autocast_dtype", winner=switch, loser=autocast_cfg, reason=reason))
+        model = HALF[name]
+    elif amp is not None:
+        fields = _apex(ds, amp, as_loaded)
+        if zero:
+            overrides.append(
+                Override(
+                    field="amp",
+                    winner=stage,
+                    loser=amp,
+                    reason=f'DeepSpeed asserts "{AMP_AND_ZERO}" (_do_optimizer_sanity_check)',
+                )
+            )
+        model = "float32"
+    elif autocast_cfg is not None:
+        fields = _autocast(ds, autocast_cfg, as_loaded, zero)
+        model = "float32"
+    else:
+        fields = _fp32(as_loaded, zero)
+        model = "float32"
+
+    fields["grad_accum_dtype"], accum_override = _grad_accum(ds, model, stage, fields, versions, amp is not None)
+    if accum_override is not None:
+        overrides.append(accum_override)
+    fields["reduce_dtype"] = _reduce(ds, model, fp16 if fp16.value else bf16)
+    fields["sharding"] = _sharding(ds, stage)
+    if zero and amp is None:
+        fields.setdefault("master_weights", Sourced("float32", derive(stage, "ZeRO keeps an fp32 partition")))
+    return fields, overrides
+
+
+def _half(ds: TrainingConfig, switch: Sourced[bool], name: str) -> dict[str, Any]:
+    dtype = HALF[name]
+    cast = "module.half()" if name == "fp16" else "module.bfloat16()"
+    params = Sourced(
+        dtype,
+        derive(switch, f"DeepSpeed {name} mode casts the model to {dtype} (_configure_distributed_model: {cast})"),
+    )
+    fields: dict[str, Any] = {
+        "param_dtype": params,
+        "grad_dtype": params,
+        "autocast_dtype": Sourced(
+            None, derive(switch, f"DeepSpeed {name} mode is not autocast: forward and backward run in {dtype}")
+        ),
+        "grad_scaler": Sourced(
+            False,
+            derive(
+                switch, "DeepSpeed scales the loss itself: no torch GradScaler (accelerate adds none under DeepSpeed)"
+            ),
+        ),
+    }
+    master = Sourced(
+        "float32",
+        derive(
+            switch, f"DeepSpeed's {name} optimizers (FP16_Optimizer, BF16_Optimizer, ZeRO) step fp32 master weights"
+        ),
+    )
+    states = Sourced("float32", derive(switch, "the optimizer steps the fp32 master weights: fp32 states"))
+    low = raw(ds, f"{name}.{name}_master_weights_and_grads")
+    if low is not None and to_bool(low.value):
+        master = Sourced(dtype, low.origin.derived(f"master weights and gradients kept in {dtype}"))
+    if name == "bf16":
+        low_states = raw(ds, "bf16.bf16_optimizer_states")
+        if low_states is not None and to_bool(low_states.value):
+            states = Sourced(dtype, low_states.origin.derived("optimizer states kept in bf16"))
+    fields["master_weights"] = master
+    fields["optimizer_state_dtype"] = states
+    if name == "fp16":
+        fields.update(_fp16_scaling(ds, switch))
+    else:
+        none = derive(
+            switch, "only fp16 scales the loss: DeepSpeed's loss scaler keeps 1.0 for bf16 (CreateLossScaler)"
+        )
+        fields["loss_scaling"] = Sourced("none", none)
+        fields["initial_scale"] = Sourced(None, none)
+    return fields
+
+
+def _fp16_scaling(ds: TrainingConfig, switch: Sourced[bool]) -> dict[str, Any]:
+    scale = ds.loss_scale
+    if scale is not None and scale.value > 0:
+        static = scale.origin.derived(f"fp16.loss_scale {scale.value:g}: a static loss scale")
+        return {"loss_scaling": Sourced("static", static), "initial_scale": Sourced(float(scale.value), static)}
+    dynamic = (
+        scale.origin.derived("fp16.loss_scale 0: DeepSpeed's dynamic loss scaling")
+        if scale is not None
+        else derive(switch, "DeepSpeed default fp16.loss_scale 0: dynamic loss scaling")
+    )
+    power = ds.initial_scale_power
+    if power is not None:
+        start = Sourced(2.0**power.value, power.origin.derived(f"dynamic loss scale starts at 2**{power.value:g}"))
+    else:
+        start = Sourced(2.0**16, Origin.default("DeepSpeed default fp16.initial_scale_power 16: starts at 2**16"))
+    return {"loss_scaling": Sourced("dynamic", dynamic), "initial_scale": start}
+
+
+def _apex(ds: TrainingConfig, amp: Sourced[bool], as_loaded: Sourced[str]) -> dict[str, Any]:
+    """apex ``amp.initialize(model, optimizer, **amp_params)`` (opt_level default O1)."""
+    level_item = raw(ds, "amp.opt_level")
+    level = str(level_item.value).upper() if level_item is not None else "O1"
+    where = level_item or amp
+    origin = derive(where, f"DeepSpeed hands the model to apex amp.initialize (opt_level {level})")
+    none = Sourced(None, origin)
+    dynamic = Sourced("dynamic", derive(where, "apex amp: dynamic loss scaling"))
+    no_scaler = Sourced(False, derive(where, "apex amp scales the loss itself: no torch GradScaler"))
+    if level == "O0":
+        params = Sourced(as_loaded.value, origin)
+        return _simple(params, none, params, none, params, Sourced("none", origin), no_scaler, none)
+    if level == "O1":
+        params = Sourced(as_loaded.value, origin)
+        autocast = Sourced("float16", derive(where, "apex O1 casts whitelisted ops to fp16"))
+        return _simple(params, autocast, params, none, params, dynamic, no_scaler, Sourced(2.0**16, origin))
+    half = Sourced("float16", derive(where, f"apex {level} casts the model to fp16"))
+    if level == "O3":
+        static = Sourced("static", derive(where, "apex O3: loss scale 1.0"))
+        return _simple(half, none, half, none, half, static, no_scaler, Sourced(1.0, origin))
+    fp32 = Sourced("float32", derive(where, "apex O2 keeps fp32 master weights"))
+    return _simple(half, none, half, fp32, fp32, dynamic, no_scaler, Sourced(2.0**16, origin))
+
+
+def _simple(
+    params: Sourced[str],
+    autocast: Sourced[str | None],
+    grads: Sourced[str],
+    master: Sourced[str | None],
+    states: Sourced[str],
+    scaling: Sourced[str],
+    scaler: Sourced[bool],
+    initial: Sourced[float | None],
+) -> dict[str, Any]:
+    return {
+        "param_dtype": params,
+        "autocast_dtype": autocast,
+        "grad_dtype": grads,
+        "master_weights": master,
+        "optimizer_state_dtype": states,
+        "loss_scaling": scaling,
+        "grad_scaler": scaler,
+        "initial_scale": initial,
+    }
+
+
+def _torch_autocast(ds: TrainingConfig, versions: Versions) -> Sourced[str] | None:
+    enabled = raw(ds, "torch_autocast.enabled")
+    if enabled is None or not to_bool(enabled.value):
+        return None
+    supported, _ = _version(versions, TORCH_AUTOCAST)
+    if not supported:
+        return None  # older releases ignore the unknown top-level key
+    dtype = raw(ds, "torch_autocast.dtype")
+    parsed = parse_dtype(dtype.value) if dtype is not None else None
+    if dtype is not None and parsed is not None:
+        return Sourced(parsed, dtype.origin)
+    return Sourced(
+        "float16", enabled.origin.derived("torch_autocast without dtype: torch.autocast's CUDA default fp16")
+    )
+
+
+def _autocast(ds: TrainingConfig, dtype: Sourced[str], as_loaded: Sourced[str], zero: bool) -> dict[str, Any]:
+    params = Sourced(as_loaded.value, derive(dtype, "torch_autocast keeps the parameters as loaded"))
+    scaler = Sourced(False, derive(dtype, "no torch GradScaler"))
+    scaling = Sourced("none", derive(dtype, "no loss scaling outside fp16"))
+    initial: Sourced[float | None] = Sourced(None, scaling.origin)
+    if dtype.value == "float16":
+        if zero:
+            scaling = Sourced("dynamic", derive(dtype, "ZeRO's loss scaler scales fp16 autocast"))
+        else:
+            scaling = Sourced("dynamic", derive(dtype, "fp16 torch_autocast without ZeRO: torch.amp.GradScaler"))
+            scaler = Sourced(True, scaling.origin)
+        power = ds.initial_scale_power
+        initial = Sourced(2.0 ** (power.value if power is not None else 16), scaling.origin)
+    master: Sourced[str | None] = (
+        Sourced("float32", derive(dtype, "ZeRO keeps an fp32 partition")) if zero else Sourced(None, params.origin)
+    )
+    states = Sourced("float32", master.origin) if zero else params
+    return _simple(params, dtype, params, master, states, scaling, scaler, initial)
+
+
+def _fp32(as_loaded: Sourced[str], zero: bool) -> dict[str, Any]:
+    detail = "neither fp16 nor bf16 is enabled: DeepSpeed keeps the parameters as loaded"
+    params = Sourced(as_loaded.value, derive(as_loaded, detail))
+    none = Origin.default("DeepSpeed fp32 mode: no loss scaling, no GradScaler")
+    fields: dict[str, Any] = {
+        "param_dtype": params,
+        "grad_dtype": params,
+        "autocast_dtype": Sourced(None, Origin.default("DeepSpeed fp32 mode: no autocast")),
+        "loss_scaling": Sourced("none", none),
+        "grad_scaler": Sourced(False, none),
+        "initial_scale": Sourced(None, none),
+        "optimizer_state_dtype": Sourced("float32", Origin.default("ZeRO steps an fp32 partition")) if zero else params,
+    }
+    if not zero:
+        fields["master_weights"] = Sourced(
+            None, Origin.default("no ZeRO, no fp16/bf16: the optimizer steps the parameters")
+        )
+    return fields
+
+
+def _grad_accum(
+    ds: TrainingConfig, model: str, stage: Sourced[int], fields: dict[str, Any], versions: Versions, apex: bool
+) -> tuple[Sourced[str], Override | None]:
+    new, known = _version(versions, BF16_NO_ZERO_IN_BF16)
+    explicit = ds.grad_accum_dtype
+    zero = stage.value > 0
+    if explicit is not None:
+        override = None
+        if not zero and not apex and explicit.value != model:
+            old_ok = model == "bfloat16" and explicit.value == "float32"
+            if new:
+                text = f"unsupported mix of model_dtype={TORCH[model]} and grad_accum_dtype={TORCH.get(explicit.value)}"
+            elif not old_ok:
+                text = "unsupported mix of model dtype and gradient accumulation type"
+            else:
+                text = ""
+            if text:
+                override = Override(
+                    field="grad_accum_dtype",
+                    winner=Sourced(model, derive(stage, "without ZeRO the gradients accumulate in the model dtype")),
+                    loser=explicit,
+                    reason=f'DeepSpeed raises NotImplementedError("{text}") without ZeRO '
+                    f"(_do_optimizer_sanity_check) [{known}]",
+                )
+        return explicit, override
+    if model == "bfloat16" and not zero:
+        if new:
+            origin = derive(
+                stage,
+                "bf16 without ZeRO: the fp16 wrapper with bf16 gradients "
+                f"(DDP_BFLOAT16, {BF16_NO_ZERO_IN_BF16}) [{known}]",
+            )
+            return Sourced("bfloat16", origin), None
+        origin = derive(stage, f"bf16 without ZeRO: BF16_Optimizer accumulates in fp32 (deepspeed<0.17.6) [{known}]")
+        return Sourced("float32", origin), None
+    if model == "float32" and not zero:
+        grads: Sourced[str] = fields["grad_dtype"]
+        return Sourced(grads.value, derive(grads, "gradients accumulate in .grad, in the parameter dtype")), None
+    detail = "data_types.grad_accum_dtype unset: DeepSpeed accumulates in the model dtype (get_data_types)"
+    return Sourced(model, derive(stage, detail) if zero else Origin.default(detail)), None
+
+
+def _reduce(ds: TrainingConfig, model: str, switch: Sourced[bool]) -> Sourced[str | None]:
+    if ds.communication_dtype is not None:
+        return ds.communication_dtype  # type: ignore[return-value]
+    detail = "communication_data_type unset: DeepSpeed reduces in fp16 if fp16, bf16 if bf16, else fp32"
+    return Sourced(model, derive(switch, detail) if model != "float32" else Origin.default(detail))
+
+
+def _sharding(ds: TrainingConfig, stage: Sourced[int]) -> Sourced[str]:
+    if stage.value <= 0:
+        if "zero_optimization" not in ds.keys:
+            detail = (
+                "no zero_optimization section: DeepSpeed runs without ZeRO, and the HF integrations refuse the file "
+                f'(accelerate DeepSpeedPlugin raises ValueError "{NO_ZERO_SECTION}")'
+            )
+            return Sourced("none", Origin.default(detail))
+        return Sourced("none", derive(stage, "ZeRO stage 0: data parallel, every device holds a full copy"))
+    parts = [f"ZeRO-{stage.value}"]
+    for name, item in (("optimizer", ds.offload_optimizer), ("parameters", ds.offload_param)):
+        if item is not None and item.value not in ("none", ""):
+            parts.append(f"{name} offloaded to {item.value}")
+    return Sourced(", ".join(parts), stage.origin)
+
+
+# --- entry points -------------------------------------------------------------------------
+
+
+def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
+    """A DeepSpeed file on its own: the launcher and script are unknown."""
+    load = Sourced(
+        "float32",
+        Origin.default("the training script builds the model, not the DeepSpeed config: torch creates float32 weights"),
+    )
+    fields, overrides = engine(config, standalone_switches(config), versions, load)
+    return PrecisionPlan(
+        framework=config.framework,
+        load_dtype=load,
+        devices=Sourced("all", Origin.default("the deepspeed launcher starts one process per visible GPU")),
+        overrides=overrides,
+        **fields,
+    )
+
+
+def apply(plan: PrecisionPlan, main: TrainingConfig, ds: TrainingConfig, versions: Versions) -> PrecisionPlan:
+    """The main run's plan once its DeepSpeed file is applied: the engine, not torch autocast, decides."""
+    if main.framework in HF_TRAINER:
+        switches, overrides = _hf_switches(plan, main, ds, versions)
+    elif main.framework == "accelerate":
+        switches, overrides = _accelerate_switches(main, ds)
+    else:
+        switches, overrides = standalone_switches(ds), []
+    fields, refused = engine(ds, switches, versions, plan.param_dtype)
+    return plan.model_copy(update={**fields, "overrides": [*plan.overrides, *overrides, *refused]})
+
+
+# --- HF Trainer ---------------------------------------------------------------------------
+
+
+def _trainer_args(plan: PrecisionPlan, main: TrainingConfig) -> tuple[dict[str, Sourced[bool]], Sourced[str]]:
+    """TrainingArguments' fp16/bf16 (with ``*_full_eval``) and ``mixed_precision``, as the main
+    framework resolved them (its plan's autocast: TRL's and ms-swift's defaults included)."""
+    autocast = plan.autocast_dtype
+    from_env = autocast.origin.kind == "env"
+    flags: dict[str, Sourced[bool]] = {}
+    mixed: Sourced[str] | None = None
+    for name in ("fp16", "bf16"):
+        set_flag: Sourced[bool] | None = getattr(main, name)
+        if autocast.value == HALF[name] and not from_env:
+            item = Sourced(True, autocast.origin)
+            mixed = mixed or Sourced(name, autocast.origin)
+        elif set_flag is not None:
+            item = Sourced(bool(set_flag.value), set_flag.origin)
+        else:
+            item = Sourced(False, Origin.default(f"TrainingArguments default {name}=False"))
+        full = main.keys.get(f"{name}_full_eval")
+        if not item.value and full is not None and to_bool(full.value):
+            item = Sourced(True, full.origin)
+        flags[name] = item
+    if mixed is None:
+        env = main.env.get("ACCELERATE_MIXED_PRECISION")
+        mixed = Sourced(env.value, env.origin) if env is not None else Sourced("no", Origin.default("no fp16/bf16"))
+    return flags, mixed
+
+
+def _filled(hf: Sourced[bool], path: str, label: str) -> Origin:
+    detail = f"DeepSpeed `{path}: auto` filled from TrainingArguments {label} (HfTrainerDeepSpeedConfig.fill_match)"
+    if hf.origin.in_file:
+        return hf.origin.derived(detail)
+    if hf.origin.kind == "default" and (hf.origin.detail or "").startswith("TrainingArguments default"):
+        return Origin.default(f"DeepSpeed `{path}: auto` filled with TrainingArguments default {hf.value}")
+    return Origin.default(f"DeepSpeed `{path}: auto` filled with TrainingArguments {label}={hf.value} ({hf.origin})")
+
+
+def _hf_switches(
+    plan: PrecisionPlan, main: TrainingConfig, ds: TrainingConfig, versions: Versions
+) -> tuple[Switches, list[Override]]:
+    flags, mixed = _trainer_args(plan, main)
+    v5, _ = _version(versions, HF_V5)
+    labels = {
+        "fp16": "fp16|fp16_full_eval" if v5 else "fp16|fp16_full_eval+fp16_backend(amp)",
+        "bf16": "bf16|bf16_full_eval",
+    }
+    values: dict[str, Sourced[bool]] = {}
+    present: dict[str, bool] = {}
+    pending: list[tuple[str, Sourced[Any], Sourced[Any], str]] = []  # field, winner, loser, mismatch line
+    notes: list[Override] = []
+    for name in ("fp16", "bf16"):
+        path, hf = f"{name}.enabled", flags[name]
+        present[name] = name in ds.keys
+        explicit: Sourced[bool] | None = getattr(ds, name) if present[name] else None
+        if present[name] and auto_key(ds, path) is not None:
+            values[name] = Sourced(hf.value, _filled(hf, path, labels[name]))
+        elif explicit is not None:
+            values[name] = explicit
+            if explicit.value != hf.value:
+                pending.append((name, explicit, hf, f"- ds {path}={explicit.value} vs hf {labels[name]}={hf.value}"))
+        elif present[name]:
+            values[name] = Sourced(
+                False, derive(ds.keys[name], f"the {name} section has no `enabled`: DeepSpeed's default false")
+            )
+            if hf.value:
+                notes.append(
+                    Override(
+                        field=name,
+                        winner=values[name],
+                        loser=hf,
+                        reason=f'the DeepSpeed {name} section has no `enabled` key: transformers fills only an "auto" '
+                        "value (fill_match) and accelerate adds only a missing section, so DeepSpeed's default "
+                        f"enabled=false applies and the run trains without {name}",
+                    )
+                )
+        else:
+            values[name], legacy = _added_section(ds, name, mixed)
+            if legacy is not None:
+                notes.append(legacy)
+    _batch_mismatches(main, ds, pending)
+    overrides = notes + _mismatch_overrides(pending, mixed, values, present)
+    return Switches(values["fp16"], values["bf16"], _integrated_stage(ds)), overrides
+
+
+def _added_section(ds: TrainingConfig, name: str, mixed: Sourced[str]) -> tuple[Sourced[bool], Override | None]:
+    """accelerate ``set_mixed_precision`` for a section the DeepSpeed file lacks."""
+    adds = mixed.value == name or (name == "bf16" and mixed.value == "fp8")
+    section = '{"enabled": true, "auto_cast": true}' if name == "fp16" else '{"enabled": true}'
+    detail = f"the DeepSpeed config has no {name} section: accelerate DeepSpeedPlugin.set_mixed_precision adds " + (
+        f"`{name}: {section}` for mixed_precision {mixed.value}" if adds else f'`{name}: {{"enabled": false}}`'
+    )
+    value = Sourced(adds, derive(mixed, detail))
+    legacy = ds.bf16 if name == "bf16" and ds.bf16 is not None and ds.bf16.value else None
+    if legacy is None or adds:
+        return value, None
+    return value, Override(
+        field="bf16",
+        winner=value,
+        loser=legacy,
+        reason='accelerate\'s set_mixed_precision adds `bf16: {"enabled": false}` when the DeepSpeed config has no '
+        "`bf16` key, and DeepSpeed then ignores the legacy `bfloat16` section (get_bfloat16_config reads it only "
+        "without `bf16`): the run trains without bf16",
+    )
+
+
+def _batch_mismatches(
+    main: TrainingConfig, ds: TrainingConfig, pending: list[tuple[str, Sourced[Any], Sourced[Any], str]]
+) -> None:
+    """fill_match on the batch and clipping keys, against TrainingArguments (or its defaults)."""
+    known_defaults = main.framework in ("transformers", "trl")
+    finder = main.keys.get("auto_find_batch_size")
+    must_match_batch = not (finder is not None and to_bool(finder.value))
+    checks = (
+        (
+            "batch_size",
+            "train_micro_batch_size_per_gpu",
+            main.batch_size,
+            8,
+            "per_device_train_batch_size",
+            must_match_batch,
+        ),
+        (
+            "grad_accum_steps",
+            "gradient_accumulation_steps",
+            main.grad_accum_steps,
+            1,
+            "gradient_accumulation_steps",
+            True,
+        ),
+        ("max_grad_norm", "gradient_clipping", main.max_grad_norm, 1.0, "max_grad_norm", True),
+    )
+    for name, key, hf_item, default, hf_key, must in checks:
+        ds_item: Sourced[Any] | None = getattr(ds, name)
+        if ds_item is None or not must:
+            continue
+        if hf_item is None:
+            if not known_defaults:
+                continue
+            hf_item = Sourced(default, Origin.default(f"TrainingArguments default {hf_key}={default}"))
+        if ds_item.value != hf_item.value:
+            pending.append(
+                (name, ds_item, hf_item, f"- ds {key}={_written(ds_item.value)} vs hf {hf_key}={hf_item.value}")
+            )
+
+
+def _written(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() and not isinstance(value, bool) else value
+
+
+def _mismatch_overrides(
+    pending: list[tuple[str, Sourced[Any], Sourced[Any], str]],
+    mixed: Sourced[str],
+    values: dict[str, Sourced[bool]],
+    present: dict[str, bool],
+) -> list[Override]:
+    first = ""
+    out: list[Override] = []
+    if mixed.value in ("fp16", "bf16", "fp8"):
+        other = "bf16" if mixed.value == "fp16" else "fp16"
+        if present[other] and values[other].value:
+            text = ACCELERATE_OTHER_DTYPE.format(mixed_precision=mixed.value, other=other)
+            first = (
+                "accelerate raises ValueError when the Trainer creates its Accelerator "
+                f'(DeepSpeedPlugin.set_mixed_precision): "{text}"; '
+            )
+            if not any(p[0] == other for p in pending):
+                out.append(
+                    Override(field=other, winner=values[other], loser=Sourced(False, mixed.origin), reason=first[:-2])
+                )
+    if not pending:
+        return out
+    message = HF_MISMATCH.format(mismatches="\n".join(p[3] for p in pending))
+    reason = (
+        f"{first}transformers raises ValueError in train() "
+        f'(HfTrainerDeepSpeedConfig.trainer_config_finalize): "{message}"'
+    )
+    return out + [Override(field=name, winner=winner, loser=loser, reason=reason) for name, winner, loser, _ in pending]
+
+
+# --- accelerate ---------------------------------------------------------------------------
+
+
+def _accelerate_switches(main: TrainingConfig, ds: TrainingConfig) -> tuple[Switches, list[Override]]:
+    overrides: list[Override] = []
+    mixed = main.mixed_precision
+    if mixed is None:
+        env = main.env.get("ACCELERATE_MIXED_PRECISION")
+        mixed = env if env is not None else Sourced("no", Origin.default("accelerate default mixed_precision no"))
+    values: dict[str, Sourced[bool]] = {}
+    present: dict[str, bool] = {}
+    for name in ("fp16", "bf16"):
+        path = f"{name}.enabled"
+        present[name] = name in ds.keys
+        wants = mixed.value == name or (name == "bf16" and mixed.value == "fp8")
+        explicit: Sourced[bool] | None = getattr(ds, name) if present[name] else None
+        if present[name] and auto_key(ds, path) is not None:
+            detail = (
+                f"DeepSpeed `{path}: auto` filled from accelerate mixed_precision {mixed.value} (set_mixed_precision)"
+            )
+            values[name] = Sourced(wants, derive(mixed, detail))
+        elif present[name]:
+            values[name] = explicit or Sourced(
+                False, derive(ds.keys[name], f"the {name} section has no `enabled`: default false")
+            )
+            if wants and not values[name].value:
+                overrides.append(
+                    Override(
+                        field=name,
+                        winner=values[name],
+                        loser=Sourced(True, mixed.origin),
+                        reason="accelerate leaves an explicit DeepSpeed value alone (set_mixed_precision: "
+                        f"fill_match(..., must_match=False)): mixed_precision {mixed.value} does not enable {name}, "
+                        f"the DeepSpeed engine trains without it",
+                    )
+                )
+        else:
+            values[name], legacy = _added_section(ds, name, mixed)
+            if legacy is not None:
+                overrides.append(legacy)
+    if mixed.value in ("fp16", "bf16", "fp8"):
+        other = "bf16" if mixed.value == "fp16" else "fp16"
+        if present[other] and values[other].value:
+            text = ACCELERATE_OTHER_DTYPE.format(mixed_precision=mixed.value, other=other)
+            overrides.append(
+                Override(
+                    field=other,
+                    winner=values[other],
+                    loser=Sourced(False, mixed.origin),
+                    reason=f'accelerate raises ValueError (DeepSpeedPlugin.set_mixed_precision): "{text}"',
+                )
+            )
+    if main.mixed_precision is not None and main.mixed_precision.origin.in_file and main.dialect == "accelerate":
+        overrides.append(
+            Override(
+                field="mixed_precision",
+                winner=values["bf16"] if values["bf16"].value else values["fp16"],
+                loser=main.mixed_precision,
+                reason="with a deepspeed_config_file the DeepSpeed file decides precision, and `accelerate launch` "
+                "refuses a mixed_precision in the accelerate config: DeepSpeedPlugin._deepspeed_config_checks raises "
+                f'ValueError "{ACCELERATE_IGNORED}"',
+            )
+        )
+    return Switches(values["fp16"], values["bf16"], _integrated_stage(ds)), overrides
