@@ -22,12 +22,13 @@ def render_text(report: Report) -> str:
     for error in report.errors:
         lines.append(str(error))
     for result in report.files:
-        if result.plan is None or result.config is None:
-            continue
+        if result.plan is None or result.config is None or result.part_of is not None:
+            continue  # a file another config names is shown in that run
         lines.append("")
         lines.append(f"{result.path} ({result.dialect})")
         for role, attached in result.config.attached.items():
-            lines.append(f"  reads    {attached.path} ({role}, read as {attached.dialect})")
+            kind = role if role == attached.dialect else f"{role}, read as {attached.dialect}"
+            lines.append(f"  reads    {attached.path} ({kind})")
         for shown in result.attached:
             if not any(a.path == shown for a in result.config.attached.values()):
                 lines.append(f"  reads    {shown} (the model's own config)")
@@ -57,7 +58,7 @@ def origin_json(origin: Origin) -> dict[str, Any]:
 def render_json(report: Report) -> str:
     runs = []
     for result in report.files:
-        if result.plan is None or result.config is None:
+        if result.plan is None or result.config is None or result.part_of is not None:
             continue
         runs.append(
             {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..engine import Report
+from ..engine import FileResult, Report
 from ..hardware import Hardware
 from ..rules.base import Severity
 
@@ -31,12 +31,21 @@ def hardware_json(hardware: Hardware, note: str | None = None) -> dict[str, Any]
     return out
 
 
+def _file(result: FileResult) -> dict[str, Any]:
+    out: dict[str, Any] = {"path": result.path, "dialect": result.dialect}
+    if result.attached:
+        out["reads"] = result.attached
+    if result.part_of is not None:
+        out["part_of"] = result.part_of
+    return out
+
+
 def render(report: Report) -> str:
     counts = report.counts()
     document = {
         "version": SCHEMA_VERSION,
         "hardware": hardware_json(report.hardware, report.hardware_note),
-        "files": [{"path": f.path, "dialect": f.dialect} for f in report.files if f.error is None],
+        "files": [_file(f) for f in report.files if f.error is None],
         "versions": {n: {"version": v.version, "source": v.source} for n, v in sorted(report.versions().items())},
         "findings": [
             {

@@ -21,12 +21,15 @@ def finding_lines(finding: Finding) -> tuple[str, str | None]:
 def summary(report: Report) -> str:
     counts = report.counts()
     checked = [f for f in report.files if f.dialect]
+    named = sum(1 for f in checked if f.part_of is not None)
     parts = [
         _plural(counts[Severity.ERROR], "error"),
         _plural(counts[Severity.WARNING], "warning"),
         f"{counts[Severity.INFO]} info",
     ]
-    where = f"in {_plural(len(checked), 'config')}"
+    where = f"in {_plural(len(checked) - named, 'config')}"
+    if named:
+        where += f" and {_plural(named, 'file')} they name"
     skipped = len(report.files) - len(checked) - len(report.errors) - len(report.internal_errors)
     if skipped:
         where += f" ({skipped} other file{'' if skipped == 1 else 's'} skipped: not a known training config)"
