@@ -130,3 +130,24 @@ def test_simpletuner_config_env(tmp_path: Path) -> None:
 def test_launcher_only_env_file_is_not_a_run(tmp_path: Path) -> None:
     config = write(tmp_path, "config.env", "export TRAINING_NUM_PROCESSES=1\n")
     assert check([str(config)], A100, env={}).files[0].dialect is None
+
+
+def test_accelerate_launch_environment_adds_deepspeed(tmp_path: Path) -> None:
+    config = write(tmp_path, "train.yaml", "model_name_or_path: meta-llama/Llama-2-7b-hf\noutput_dir: o\nbf16: true\n")
+    env = {"ACCELERATE_USE_DEEPSPEED": "true", "ACCELERATE_DEEPSPEED_ZERO_STAGE": "3"}
+    report = check([str(config)], from_specs(["8xA100-80GB"], {}), env=env)
+    plan = report.files[0].plan
+    assert plan is not None and plan.sharding is not None
+    assert plan.sharding.value == "ZeRO-3" and str(plan.sharding.origin) == "env:ACCELERATE_DEEPSPEED_ZERO_STAGE"
+    assert plan.master_weights is not None and plan.master_weights.value == "float32"
+    assert plan.param_dtype.value == "bfloat16" and plan.autocast_dtype.value is None
+    plain = check([str(config)], from_specs(["8xA100-80GB"], {}), env={}).files[0].plan
+    assert plain is not None and plain.sharding is not None and plain.sharding.value == "none"
+
+
+def test_accelerate_launch_environment_adds_fsdp(tmp_path: Path) -> None:
+    config = write(tmp_path, "train.yaml", "model_name_or_path: m\noutput_dir: o\nbf16: true\n")
+    report = check([str(config)], A100, env={"ACCELERATE_USE_FSDP": "true"})
+    plan = report.files[0].plan
+    assert plan is not None and plan.sharding is not None and plan.sharding.value.startswith("FSDP")
+    assert str(plan.sharding.origin) == "env:ACCELERATE_USE_FSDP"

@@ -26,6 +26,7 @@ from . import (
     simpletuner,
     torchtune,
 )
+from .launch_env import apply_launch_env
 from .plan import PLAN_FIELDS, Override, PrecisionPlan
 
 Resolver = Callable[[TrainingConfig, Hardware, Versions], PrecisionPlan]
@@ -52,6 +53,7 @@ ATTACHMENTS: dict[str, Attachment] = {"deepspeed": deepspeed.apply}
 
 
 def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
+    apply_launch_env(config)  # sharding the launcher's environment adds, as part of the run
     plan = RESOLVERS[config.framework](config, hardware, versions)
     for role, attached in config.attached.items():
         apply = ATTACHMENTS.get(role)

@@ -2,16 +2,17 @@
 
 Families (the code's first digit): PC1xx device capability, PC2xx contradicting
 precision settings, PC3xx optimizer and gradient dtypes, PC4xx loss scaling, PC5xx
-device order and visibility, PC8xx memory against the devices, PC9xx input hygiene. Codes are never reused.
+device order and visibility, PC6xx sharded training (DeepSpeed, FSDP), PC8xx memory
+against the devices, PC9xx input hygiene. Codes are never reused.
 """
 
 from __future__ import annotations
 
 from ..errors import UsageError
-from . import device, hygiene, kernels, memory, optimizer, precision, quantization, scaling, topology
+from . import device, hygiene, kernels, memory, optimizer, precision, quantization, scaling, sharding, topology
 from .base import Context, Edit, Finding, Fix, FixSafety, Rule, Severity
 
-_MODULES = (device, kernels, precision, quantization, optimizer, scaling, topology, memory, hygiene)
+_MODULES = (device, kernels, precision, quantization, optimizer, scaling, topology, sharding, memory, hygiene)
 
 RULES: dict[str, Rule] = {
     item.code: item for module in _MODULES for item in vars(module).values() if isinstance(item, Rule)
