@@ -81,3 +81,18 @@ def test_ms_swift_upcasts_fp16_adapters_itself_but_bf16_ones_follow_peft() -> No
     assert fp16.param_dtype.value == "float32" and "tuner.py" in str(fp16.param_dtype.origin)
     bf16 = plan_of("model: m\ntemplate: t\ntorch_dtype: bfloat16\n", versions={"peft": "0.11.1"})
     assert bf16.param_dtype.value == "bfloat16"
+
+
+def test_hf_fsdp_options_string() -> None:
+    from precheck import dialects
+    from precheck.sources import parse
+
+    doc = parse("c.yaml", "output_dir: o\nlearning_rate: 1\nfsdp: full_shard auto_wrap offload\nbf16: true\n", "yaml")
+    dialect = dialects.detect(doc)
+    assert dialect is not None
+    config = dialect.read(doc, {})
+    assert config.fsdp is not None and config.fsdp.value is True and config.fsdp.origin.line == 3
+    assert config.fsdp_sharding is not None and config.fsdp_sharding.value == "full_shard"
+    assert config.offload_param is not None and config.offload_param.value == "cpu"
+    off = dialect.read(parse("c.yaml", "output_dir: o\nlearning_rate: 1\nfsdp: ''\n", "yaml"), {})
+    assert off.fsdp is not None and off.fsdp.value is False

@@ -86,6 +86,9 @@ MODEL_KEYS = (
 )
 
 
+FSDP_STRATEGIES = ("full_shard", "shard_grad_op", "hybrid_shard", "hybrid_shard_zero2", "no_shard")
+
+
 class HfTrainer(Dialect):
     name = "hf-trainer"
     framework = "transformers"
@@ -129,6 +132,33 @@ class HfTrainer(Dialect):
         peft = self.node(doc, "use_peft")
         if peft is not None and to_bool(peft.value) is not None:
             self.put(config, "train_type", "lora" if to_bool(peft.value) else "full", doc, peft)
+        self._fsdp(doc, config)
+
+    def _fsdp(self, doc: Document, config: TrainingConfig) -> None:
+        """``fsdp: "full_shard auto_wrap"`` (a string of options, or a list, or a bool in 5.x).
+
+        transformers 5.23.0 ``TrainingArguments._process_fsdp_args``: the options are split on
+        whitespace; ``full_shard``/``shard_grad_op``/``hybrid_shard``/``no_shard`` pick the
+        sharding strategy, ``offload`` moves parameters (and the optimizer) to the CPU.
+        """
+        node = self.node(doc, "fsdp")
+        if node is None:
+            return
+        value = node.value
+        if isinstance(value, list):
+            options = [str(item.value) for item in value]
+        elif isinstance(value, str):
+            options = value.split()
+        elif to_bool(value) is not None:
+            options = ["full_shard"] if to_bool(value) else []
+        else:
+            return
+        self.put(config, "fsdp", bool(options), doc, node)
+        strategy = next((o for o in options if o in FSDP_STRATEGIES), None)
+        if strategy is not None:
+            self.put(config, "fsdp_sharding", strategy, doc, node)
+        if "offload" in options:
+            self.put(config, "offload_param", "cpu", doc, node)
 
 
 def _instantiates_components(doc: Document) -> bool:
