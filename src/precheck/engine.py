@@ -38,6 +38,8 @@ class FileResult:
     config: TrainingConfig | None = None
     plan: PrecisionPlan | None = None
     versions: Versions | None = None
+    #: the hardware as this run sees it (its own files may set the device variables)
+    hardware: Hardware | None = None
     #: the other files this run named and precheck read (a DeepSpeed JSON, a model's config.json)
     attached: list[str] = field(default_factory=list)
     #: set when this file was also named by another config of the same check: it was
@@ -193,7 +195,7 @@ def _check_file(
     wanted = {config.framework, *ALWAYS_ASKED, *(p.package for r in RULES.values() for p in r.versions)}
     versions = collect(str(file), wanted, assumed, python)
     plan = resolve.resolve(config, hardware, versions)
-    result.config, result.plan, result.versions = config, plan, versions
+    result.config, result.plan, result.versions, result.hardware = config, plan, versions, hardware
     return run_rules(Context(config, plan, hardware, versions), active)
 
 

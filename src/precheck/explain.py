@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .engine import Report
+from .engine import FileResult, Report
+from .memory import gib
 from .provenance import Origin
 from .report.json_report import hardware_json
 from .resolve.plan import PLAN_FIELDS
@@ -42,7 +43,37 @@ def render_text(report: Report) -> str:
                 f"  overridden: {override.loser.origin} = {_value(override.loser.value)} "
                 f"lost to {_value(override.winner.value)} ({override.reason})"
             )
+        memory = memory_of(result)
+        if memory is not None:
+            lines.append(f"  memory   {memory['summary']}")
+            lines.append(f"           {'; '.join(memory['notes'])}")
     return "\n".join(lines)
+
+
+def memory_of(result: FileResult) -> dict[str, Any] | None:
+    """The per-device memory estimate PC801/PC802 judge, when the model's size is known."""
+    if result.config is None or result.plan is None or result.hardware is None or result.versions is None:
+        return None
+    if not result.hardware.known:
+        return None
+    from .rules.base import Context
+    from .rules.memory import estimate_for
+
+    found = estimate_for(Context(result.config, result.plan, result.hardware, result.versions))
+    if found is None:
+        return None
+    est, dims, capacity, device = found
+    return {
+        "summary": f"{est.breakdown()} of {device}'s {gib(capacity)} "
+        f"({dims.params / 1e9:.2f}B parameters, {dims.source})",
+        "devices": est.devices,
+        "bytes": {name: value for name, value in est.parts()},
+        "total_bytes": est.total,
+        "device_bytes": capacity,
+        "parameters": dims.params,
+        "trainable": est.trainable,
+        "notes": est.notes,
+    }
 
 
 def origin_json(origin: Origin) -> dict[str, Any]:
@@ -78,6 +109,7 @@ def render_json(report: Report) -> str:
                     name: {"value": item.value, "source": str(item.origin), "origin": origin_json(item.origin)}
                     for name, item in result.plan.fields().items()
                 },
+                "memory": memory_of(result),
                 "overridden": [
                     {
                         "field": o.field,

@@ -21,7 +21,7 @@ NEAR_LIMIT = 0.9
 LAUNCHER_SHARDS = ("transformers", "trl", "ms-swift", "axolotl", "llamafactory", "accelerate")
 
 
-def _estimate(ctx: Context) -> tuple[Estimate, Dims, float, str] | None:
+def estimate_for(ctx: Context) -> tuple[Estimate, Dims, float, str] | None:
     """The estimate, the dims, the smallest used device's memory in bytes and its name.
 
     None when the model's size is unknown, or a file the run names could not be read
@@ -144,7 +144,7 @@ def memory_exceeds_device(ctx: Context) -> Iterator[Finding]:
     checkpointing, a smaller micro-batch with accumulation, ZeRO-3/FSDP, optimizer
     offload, LoRA) with the estimate each gives.
     """
-    found = _estimate(ctx)
+    found = estimate_for(ctx)
     if found is None:
         return
     est, dims, memory, name = found
@@ -175,7 +175,7 @@ def memory_near_limit(ctx: Context) -> Iterator[Finding]:
     Turn on gradient checkpointing or lower the micro-batch and raise
     `gradient_accumulation_steps` to keep the effective batch.
     """
-    found = _estimate(ctx)
+    found = estimate_for(ctx)
     if found is None:
         return
     est, dims, memory, name = found
