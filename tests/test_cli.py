@@ -244,3 +244,14 @@ def test_an_internal_error_names_the_file_and_hides_the_traceback(tmp_path) -> N
         [sys.executable, "-c", code, "--gpu", "V100", "--debug", str(config)], capture_output=True, text=True, cwd=ROOT
     )
     assert "Traceback" in debug.stderr
+
+
+def test_memory_examples_7b_full_does_not_fit_one_24gb_card_and_fits_zero3_on_8xa100() -> None:
+    """Issue 6's done-when, through the real entry point."""
+    one = run("--gpu", "RTX 4090", "--format", "json", "examples/configs/memory/llama2-7b-full-one-rtx4090.yaml")
+    assert one.returncode == 1
+    assert [f["rule"] for f in json.loads(one.stdout)["findings"]] == ["PC801"]
+    zero3 = run("--gpu", "8xA100-80GB", "examples/configs/memory/llama2-7b-full-zero3-8xa100.yaml")
+    assert zero3.returncode == 0 and zero3.stdout.startswith("0 errors, 0 warnings"), zero3.stdout
+    qlora = run("--gpu", "RTX A6000", "examples/configs/memory/llama2-70b-qlora-one-48gb.yaml")
+    assert qlora.returncode == 0 and qlora.stdout.startswith("0 errors, 0 warnings"), qlora.stdout

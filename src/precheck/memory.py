@@ -4,7 +4,10 @@ The estimate is the sum of:
 
 - **weights**: every parameter in its load dtype (4-bit NF4 is 0.5 B plus one fp32
   absmax per 64-value block = 0.5625 B; LLM.int8 1 B), plus the trainable adapter
-  weights in their own dtype when the base is frozen;
+  weights in their own dtype when the base is frozen, plus, under fp16/bf16 autocast of
+  float32 weights, the 16-bit copies autocast makes and the matmuls keep for the backward
+  pass (2 B a parameter: HF's "Model training anatomy" counts mixed-precision weights as
+  6 B a parameter; one layer's worth with gradient checkpointing);
 - **master weights**: a float32 copy of the trainable parameters where the plan keeps one
   (DeepSpeed fp16/bf16, ZeRO): 4 B per trainable parameter;
 - **gradients**: one per trainable parameter, in the gradient dtype;
@@ -217,7 +220,8 @@ def estimate(config: TrainingConfig, plan: PrecisionPlan, dims: Dims, devices: i
     weights = n * base + (trainable * param if adapters else 0.0)
     master_dtype = plan.master_weights.value if plan.master_weights is not None else None
     master = trainable * 4.0 if master_dtype else 0.0
-    grads = trainable * _dtype_bytes(plan.grad_dtype.value)
+    accumulate = plan.grad_accum_dtype.value if plan.grad_accum_dtype is not None else None
+    grads = trainable * max(_dtype_bytes(plan.grad_dtype.value), _dtype_bytes(accumulate, plan.grad_dtype.value))
     if config.optimizer_in_backward is not None and config.optimizer_in_backward.value:
         grads = 0.0  # each gradient is freed as soon as its parameter has stepped
         out.notes.append("optimizer in the backward pass: gradients freed as they are applied")
@@ -254,6 +258,15 @@ def estimate(config: TrainingConfig, plan: PrecisionPlan, dims: Dims, devices: i
         out.notes.append(f"parameters offloaded to {offload_par}")
     if stage:
         out.notes.append(f"sharded ZeRO-{stage}-style over {devices} device{'s' if devices > 1 else ''}")
+    if plan.autocast_dtype.value in ("float16", "bfloat16") and base == 4.0:
+        # autocast casts each float32 weight to 16 bit in the forward pass and the matmuls
+        # save those copies for the backward pass: 2 B a parameter at the peak
+        copies = n * 2.0 / (devices if stage >= 3 else 1)
+        checkpointing = plan.gradient_checkpointing is not None and bool(plan.gradient_checkpointing.value)
+        if checkpointing:  # recomputation keeps one layer's copies at a time
+            copies /= max(dims.num_hidden_layers, 1)
+        weights += copies
+        out.notes.append(f"{plan.autocast_dtype.value} autocast copies of the float32 weights")
     out.weights, out.master, out.gradients, out.optimizer = weights, master, grads, optimizer
     out.activations, how = activation_bytes(config, plan, dims)
     out.notes.append(how)

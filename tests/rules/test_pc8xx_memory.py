@@ -115,3 +115,14 @@ def test_optimizer_in_backward_frees_gradients_and_paged_states_are_not_resident
     assert est.gradients == 0 and est.optimizer == pytest.approx(8e9)
     config.optimizer = Sourced("bitsandbytes.optim.PagedAdamW", Origin.default("test"))
     assert estimate(config, _plan("bfloat16", None), dims, 1).optimizer == 0
+
+
+def test_mixed_precision_adamw_is_18_bytes_a_parameter() -> None:
+    """HF "Model training anatomy": mixed precision keeps fp32 weights plus 16-bit copies (6 B),
+    fp32 gradients (4 B) and AdamW's two fp32 states (8 B)."""
+    dims = Dims(1_000_000_000, 2048, 22, 5632, 32, 32000, "test")
+    config = TrainingConfig(dialect="hf-trainer", framework="transformers", path="c.yaml")
+    plan = _plan("float32", None).model_copy(update={"autocast_dtype": Sourced("float16", Origin.default("t"))})
+    est = estimate(config, plan, dims, 1)
+    assert est.weights == pytest.approx(6e9)
+    assert est.weights + est.gradients + est.optimizer == pytest.approx(18e9)
