@@ -137,6 +137,33 @@ LOAD_CASES = [
 ]
 CASES += LOAD_CASES
 
+AXOLOTL = "base_model: meta-llama/Llama-3.2-1B\ndatasets:\n  - path: x\nmicro_batch_size: 1\n"
+TORCHTUNE = (
+    "model:\n  _component_: torchtune.models.llama3_2.llama3_2_1b\n"
+    "optimizer:\n  _component_: torch.optim.AdamW\nbatch_size: 1\ndevice: cuda\n"
+)
+FRAMEWORK_FIX_CASES = [
+    # axolotl: fp16 means fp16 weights, so a full fine-tune's fix is fp32 (bf16 off), even from `bf16: auto`
+    Case("axolotl bf16: auto on a V100", "PC101", AXOLOTL + "bf16: auto\n", ["V100"], {(5, 1)}),
+    Case("fixed: axolotl bf16 off on a V100", "PC101", AXOLOTL + "bf16: false\n", ["V100"]),
+    Case("torchtune bf16 on a T4", "PC101", TORCHTUNE + "dtype: bf16\n", ["T4"], {(7, 1)}),
+    Case("fixed: torchtune fp32 on a T4", "PC101", TORCHTUNE + "dtype: fp32\n", ["T4"]),
+    Case(
+        "Lightning bf16-mixed on a V100",
+        "PC101",
+        "trainer:\n  precision: bf16-mixed\n  devices: 1\n  max_epochs: 1\nmodel:\n  class_path: m.M\n",
+        ["V100"],
+        {(2, 3)},
+    ),
+    Case(
+        "fixed: Lightning 16-mixed on a V100",
+        "PC101",
+        "trainer:\n  precision: 16-mixed\n  devices: 1\n  max_epochs: 1\nmodel:\n  class_path: m.M\n",
+        ["V100"],
+    ),
+]
+CASES += FRAMEWORK_FIX_CASES
+
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case(case: Case) -> None:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..hardware import Device
 from ..provenance import Origin
-from ..resolve.common import BF16_CHECK_COUNTS_EMULATION
+from ..resolve.common import BF16_CHECK_COUNTS_EMULATION, is_adapter_training
 from .base import Context, Edit, Finding, Fix, Severity, anchor, edits_for, rule
 
 
@@ -34,13 +34,27 @@ def flag_edit(ctx: Context, name: str, value: object) -> Edit | None:
     return Edit(config.path, key, value) if key else None
 
 
+#: frameworks whose precision is one string: the value that replaces bf16 on an older card
+#: (torchtune ``dtype``: fp16 is refused by its recipes, so fp32; Lightning: fp16 AMP)
+PRECISION_STRING_FIX = {"torchtune": ("fp32", "train in fp32"), "lightning": ("16-mixed", "use fp16 mixed precision")}
+
+
 def _switch_to_fp16(ctx: Context) -> Fix:
     """Edits that take bf16 out of every place the plan got it from."""
     config, plan = ctx.config, ctx.plan
+    if config.framework in PRECISION_STRING_FIX and config.precision is not None:
+        value, description = PRECISION_STRING_FIX[config.framework]
+        return Fix(description, edits_for(config.precision, config.path, value))
+    if config.framework == "axolotl" and not is_adapter_training(config):
+        # axolotl's fp16 loads fp16 weights: a full fine-tune would hit PC401; fp32 instead
+        return Fix(
+            "train in fp32 (axolotl's fp16 trains fp16 weights, which a full fine-tune cannot), or use LoRA",
+            edits_for(config.bf16 or config.keys.get("bf16"), config.path, False),  # `bf16: auto` too
+        )
     edits: list[Edit] = []
     if plan.autocast_dtype.value == "bfloat16":
         if config.mixed_precision is not None and config.mixed_precision.origin.in_file:
-            edits.append(flag_edit(ctx, "mixed_precision", "fp16"))  # type: ignore[arg-type]
+            edits.extend(e for e in (flag_edit(ctx, "mixed_precision", "fp16"),) if e)
         else:
             edits.extend(e for e in (flag_edit(ctx, "bf16", False), flag_edit(ctx, "fp16", True)) if e)
     if plan.load_dtype.value == "bfloat16" and (config.torch_dtype is None or config.torch_dtype.origin.in_file):
