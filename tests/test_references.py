@@ -150,4 +150,5 @@ def test_accelerate_launch_environment_adds_fsdp(tmp_path: Path) -> None:
     report = check([str(config)], A100, env={"ACCELERATE_USE_FSDP": "true"})
     plan = report.files[0].plan
     assert plan is not None and plan.sharding is not None and plan.sharding.value.startswith("FSDP")
-    assert str(plan.sharding.origin) == "env:ACCELERATE_USE_FSDP"
+    config = report.files[0].config
+    assert config is not None and config.fsdp is not None and str(config.fsdp.origin) == "env:ACCELERATE_USE_FSDP"

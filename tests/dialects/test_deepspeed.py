@@ -448,7 +448,9 @@ def _accelerate_main(mixed: str | None, in_file: bool = False) -> TrainingConfig
         Origin("file", "acc.yaml", 3, 1, "mixed_precision") if in_file else Origin.env("ACCELERATE_MIXED_PRECISION")
     )
     item = Sourced(mixed, origin) if mixed is not None else None
-    return TrainingConfig(dialect="accelerate", framework="accelerate", path="acc.yaml", mixed_precision=item)
+    main = TrainingConfig(dialect="accelerate", framework="accelerate", path="acc.yaml", mixed_precision=item)
+    main.references["deepspeed"] = Sourced("ds.json", Origin("file", "acc.yaml", 5, 3, "deepspeed_config_file"))
+    return main
 
 
 def _base_plan() -> PrecisionPlan:
@@ -475,3 +477,6 @@ def test_accelerate_config_mixed_precision_with_a_deepspeed_file_is_refused() ->
     plan = ds_resolve.apply(_base_plan(), _accelerate_main("bf16", in_file=True), read(DS_AUTO), Versions())
     override = plan.override_of("mixed_precision")
     assert override is not None and "When using `deepspeed_config_file`" in override.reason
+    inline = _accelerate_main("bf16", in_file=True)
+    inline.references.clear()  # an inline plugin (zero_stage: 2 in the accelerate config) is not refused
+    assert ds_resolve.apply(_base_plan(), inline, read(DS_AUTO), Versions()).override_of("mixed_precision") is None

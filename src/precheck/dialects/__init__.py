@@ -6,9 +6,11 @@ Adding a framework means adding a module here and its class to ``DIALECTS``.
 from __future__ import annotations
 
 from ..sources import Document
+from .accelerate_config import AccelerateConfig
 from .axolotl import Axolotl
 from .base import Dialect
 from .deepspeed import DeepSpeed
+from .fsdp_config import FsdpConfig
 from .h2o_llmstudio import H2oLlmStudio
 from .hf_trainer import HfTrainer, Trl
 from .lightning import Lightning
@@ -20,6 +22,8 @@ from .torchtune import Torchtune
 
 DIALECTS: tuple[Dialect, ...] = (
     DeepSpeed(),
+    AccelerateConfig(),
+    FsdpConfig(),
     MsSwift(),
     SimpleTuner(),
     H2oLlmStudio(),

@@ -114,7 +114,7 @@ class HfTrainer(Dialect):
 
     def read(self, doc: Document, env: Mapping[str, str]) -> TrainingConfig:
         config = super().read(doc, env)
-        read_attachments(self, doc, config, env, {"deepspeed": "deepspeed"})
+        read_attachments(self, doc, config, env, {"deepspeed": "deepspeed", "fsdp_config": "fsdp"})
         return config
 
     def score(self, doc: Document) -> int:

@@ -14,9 +14,11 @@ from ..config import TrainingConfig
 from ..hardware import Hardware
 from ..versions import Versions
 from . import (
+    accelerate,
     axolotl,
     complete,
     deepspeed,
+    fsdp,
     h2o_llmstudio,
     hf,
     lightning,
@@ -36,6 +38,8 @@ Attachment = Callable[[PrecisionPlan, TrainingConfig, TrainingConfig, Versions],
 #: framework (distribution name) → resolver
 RESOLVERS: dict[str, Resolver] = {
     "deepspeed": deepspeed.resolve,
+    "accelerate": accelerate.resolve,
+    "fsdp": fsdp.resolve,
     "transformers": hf.resolve,
     "trl": hf.resolve_trl,
     "ms-swift": ms_swift.resolve,
@@ -49,7 +53,7 @@ RESOLVERS: dict[str, Resolver] = {
 }
 
 #: role of an attached file → how it changes the plan
-ATTACHMENTS: dict[str, Attachment] = {"deepspeed": deepspeed.apply}
+ATTACHMENTS: dict[str, Attachment] = {"deepspeed": deepspeed.apply, "fsdp": fsdp.apply}
 
 
 def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:

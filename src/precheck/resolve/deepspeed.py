@@ -770,7 +770,13 @@ def _accelerate_switches(main: TrainingConfig, ds: TrainingConfig) -> tuple[Swit
                     reason=f'accelerate raises ValueError (DeepSpeedPlugin.set_mixed_precision): "{text}"',
                 )
             )
-    if main.mixed_precision is not None and main.mixed_precision.origin.in_file and main.dialect == "accelerate":
+    named_file = "deepspeed" in main.references  # an inline plugin (zero_stage...) has no such check
+    if (
+        named_file
+        and main.mixed_precision is not None
+        and main.mixed_precision.origin.in_file
+        and main.dialect == "accelerate"
+    ):
         overrides.append(
             Override(
                 field="mixed_precision",

@@ -14,6 +14,7 @@ from ..models import family_of
 from ..provenance import Origin, Sourced
 from ..versions import VersionRange, Versions
 from .common import amp_flags, scaler_for, trainable_dtype
+from .fsdp import apply_fsdp
 from .plan import PrecisionPlan
 
 #: TRL 0.19.0 made ``bf16`` default to ``not fp16`` in every trainer config
@@ -91,7 +92,7 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         # os.environ's value to Accelerator(mixed_precision=...): flags win, else the env
         autocast = Sourced("float16" if env.value == "fp16" else "bfloat16", env.origin)
     scaling, scaler = scaler_for(autocast, "Trainer creates a GradScaler for fp16")
-    return PrecisionPlan(
+    plan = PrecisionPlan(
         framework=config.framework,
         load_dtype=load,
         param_dtype=params,
@@ -102,3 +103,7 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         grad_scaler=scaler,
         devices=Sourced("all", Origin.default("Trainer uses every visible GPU")),
     )
+    if config.fsdp is not None and config.fsdp.value and "fsdp" not in config.attached:
+        # `fsdp: full_shard auto_wrap` with an inline or absent fsdp_config (a named file is an attachment)
+        plan = apply_fsdp(plan, config, None, versions)
+    return plan
