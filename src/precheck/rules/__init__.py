@@ -9,10 +9,38 @@ against the devices, PC9xx input hygiene. Codes are never reused.
 from __future__ import annotations
 
 from ..errors import UsageError
-from . import device, hygiene, kernels, memory, optimizer, precision, quantization, scaling, sharding, topology
+from . import (
+    consistency,
+    device,
+    hygiene,
+    kernels,
+    loss_scale,
+    memory,
+    optimizer,
+    optimizer_support,
+    precision,
+    quantization,
+    scaling,
+    sharding,
+    topology,
+)
 from .base import Context, Edit, Finding, Fix, FixSafety, Rule, Severity
 
-_MODULES = (device, kernels, precision, quantization, optimizer, scaling, topology, sharding, memory, hygiene)
+_MODULES = (
+    device,
+    kernels,
+    precision,
+    consistency,
+    quantization,
+    optimizer,
+    optimizer_support,
+    scaling,
+    loss_scale,
+    topology,
+    sharding,
+    memory,
+    hygiene,
+)
 
 RULES: dict[str, Rule] = {
     item.code: item for module in _MODULES for item in vars(module).values() if isinstance(item, Rule)

@@ -1,0 +1,254 @@
+"""PC405–PC407: loss scaling that is missing, frozen, or set to values DeepSpeed cannot use.
+
+Sources (each rule's docstring names what it relies on):
+
+- fp16 range: the smallest subnormal is 2**-24 (≈5.96e-8), the smallest normal 2**-14
+  (≈6.1e-5); torch ``amp/grad_scaler.py`` (``GradScaler`` docstring): "To minimize gradient
+  underflow, a large scale factor should be used"; without a scaler, fp16 gradients below
+  2**-24 are stored as 0.
+- deepspeedai/DeepSpeed master (read 2026): ``runtime/fp16/loss_scaler.py`` ``LossScaler`` (static:
+  ``update_scale`` does nothing) and ``DynamicLossScaler.update_scale`` (halves on overflow, doubles
+  after ``scale_window`` clean steps: ``stable_interval % self.scale_window``);
+  ``runtime/fp16/fused_optimizer.py`` ``FP16_Optimizer.step`` skips a step whose fp16 gradients
+  overflow ("Overflow detected. Skipping step.") and ``_update_scale`` with a static scale only
+  logs "Grad overflow on iteration: %s" / "Using static loss scale of: %s".
+  ``runtime/precision_config.py`` ``DeepSpeedFP16Config``: ``loss_scale`` 0 means dynamic; PR #7889
+  (merged 2026-03-06) rejects a negative or non-finite ``loss_scale`` ("fp16.loss_scale must be >= 0
+  (0 enables dynamic loss scaling)", "fp16.loss_scale must be a finite number (not inf/-inf/nan)"),
+  "This prevents invalid configs from silently initializing and causing NaNs during training";
+  PR #8050 (merged 2026-06-06) rejects ``loss_scale_window`` and ``min_loss_scale`` <= 0
+  ("fp16.loss_scale_window must be > 0"): before it, ``loss_scale_window: 0`` "raises
+  ``ZeroDivisionError`` mid-training" and ``min_loss_scale <= 0`` "collapses dynamic loss scaling".
+  Which release first ships each check is not verified.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+from ..config import TrainingConfig
+from ..provenance import Sourced
+from ..resolve.deepspeed import raw
+from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
+from .device import flag_edit
+from .optimizer_support import names_adapters
+
+FP16_SMALLEST = 2.0**-24
+FP16_MAX = 65504.0
+
+
+def _deepspeed(ctx: Context) -> TrainingConfig | None:
+    if ctx.config.framework == "deepspeed":
+        return ctx.config
+    return ctx.config.attached.get("deepspeed")
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+# --- PC405 ------------------------------------------------------------------------------------
+
+
+def _mixed_precision_edits(ctx: Context) -> tuple[Edit, ...]:
+    """fp32 weights under fp16 autocast, in the framework's own keys (none where it has no such switch)."""
+    config = ctx.config
+    if config.framework in ("transformers", "trl"):
+        edits = [e for e in (flag_edit(ctx, "torch_dtype", "float32"), flag_edit(ctx, "fp16", True)) if e]
+        return tuple(edits)
+    if config.framework == "lightning" and config.precision is not None:
+        return edits_for(config.precision, config.path, "16-mixed")
+    return ()
+
+
+@rule("PC405", "fp16-without-loss-scaling", Severity.WARNING, fix_safety=FixSafety.UNSAFE)
+def fp16_without_loss_scaling(ctx: Context) -> Iterator[Finding]:
+    """
+    Warns when gradients are float16 and nothing scales the loss.
+
+    ## What it does
+    Reports a plan whose gradients are float16 (the trainable weights are fp16) with no loss
+    scaling: Lightning `precision: 16-true`, a HF/TRL full fine-tune of a model loaded with
+    `torch_dtype: float16` and no `fp16` flag, axolotl's `float16: true`. torchtune, which
+    refuses fp16 at start, is not reported.
+
+    ## Why is this bad?
+    fp16 stores nothing below 2**-24 (≈6e-8) and loses precision below 2**-14 (≈6e-5), where
+    many gradient values of a large model lie. Loss scaling exists to lift them into range
+    (torch's `GradScaler`: "To minimize gradient underflow, a large scale factor should be
+    used"); without it those gradients flush to zero and the parameters they belong to stop
+    learning, and with an fp16 loss the backward pass can also overflow unnoticed (no
+    inf/NaN check skips the step).
+
+    ## Example
+    ```yaml
+    trainer:
+      precision: 16-true
+    ```
+    Use instead:
+    ```yaml
+    trainer:
+      precision: 16-mixed   # fp32 weights, fp16 autocast, GradScaler
+    ```
+
+    ## Fix
+    Train with fp16 mixed precision (fp32 weights, fp16 autocast, dynamic loss scaling):
+    `precision: 16-mixed`, or `torch_dtype: float32` with `fp16: true`; or bf16 where the
+    GPU has it.
+    """
+    plan = ctx.plan
+    if plan.grad_dtype.value != "float16" or plan.loss_scaling.value != "none" or plan.grad_scaler.value:
+        return
+    if ctx.config.framework == "torchtune":
+        return  # every torchtune recipe refuses fp16 before training
+    config = ctx.config
+    if names_adapters(config):
+        return  # a script's own LoRA switch the dialect does not map: the adapters are fp32
+    model = [config.model.origin] if config.model is not None else []
+    source = "" if plan.load_dtype.origin.in_file else f" (the weights are float16 because: {plan.load_dtype.origin})"
+    yield Finding(
+        anchor(config.path, plan.grad_dtype.origin, plan.param_dtype.origin, plan.load_dtype.origin, *model),
+        f"gradients are float16{source} and nothing scales the loss: values below 2**-24 (~6e-8) become 0 and "
+        "below 2**-14 (~6e-5) lose precision, so small gradients vanish, and overflowing steps are not skipped",
+        Fix(
+            "train with fp16 mixed precision (fp32 weights, fp16 autocast, dynamic loss scaling) or in bf16",
+            _mixed_precision_edits(ctx),
+        ),
+    )
+
+
+# --- PC406 ------------------------------------------------------------------------------------
+
+
+@rule("PC406", "ds-static-loss-scale", Severity.WARNING, fix_safety=FixSafety.UNSAFE)
+def ds_static_loss_scale(ctx: Context) -> Iterator[Finding]:
+    """
+    Warns when a DeepSpeed fp16 run fixes the loss scale (`fp16.loss_scale` > 0).
+
+    ## What it does
+    Reports a DeepSpeed run that trains in fp16 (after the launcher filled `"auto"`) with a
+    static loss scale: `fp16.loss_scale` other than 0. (In a bf16 or fp32 run the setting
+    does nothing: PC610.)
+
+    ## Why is this bad?
+    `loss_scale: 0` selects DeepSpeed's dynamic loss scaling; any other value is used as a
+    constant (`LossScaler`, whose `update_scale` does nothing). `FP16_Optimizer.step` still
+    skips every step whose fp16 gradients overflow ("Overflow detected. Skipping step.") but
+    `_update_scale` only logs "Grad overflow on iteration: N" / "Using static loss scale of:
+    S" and keeps the scale: a scale that is too large for the run skips steps again and
+    again, one that is too small lets gradients below 2**-24/S flush to zero, and the scale
+    cannot follow the gradients as they shrink during training.
+
+    ## Example
+    ```json
+    {"fp16": {"enabled": true, "loss_scale": 1024}, "zero_optimization": {"stage": 2}}
+    ```
+    Use instead:
+    ```json
+    {"fp16": {"enabled": true, "loss_scale": 0, "initial_scale_power": 16}, "zero_optimization": {"stage": 2}}
+    ```
+
+    ## Fix
+    `fp16.loss_scale: 0` (dynamic scaling from `2**initial_scale_power`), or bf16.
+    """
+    ds = _deepspeed(ctx)
+    if ds is None or ds.loss_scale is None or ctx.plan.loss_scaling.value != "static":
+        return
+    scale = ds.loss_scale
+    if not (_number(scale.value) or 0) > 0:
+        return
+    tail = (
+        f"; a scale of {scale.value:g} overflows fp16 for any gradient above {FP16_MAX / float(scale.value):.3g}"
+        if float(scale.value) > 2.0**16
+        else ""
+    )
+    yield Finding(
+        anchor(ds.path, scale.origin),
+        f"`{scale.origin.key or 'fp16.loss_scale'}: {scale.value:g}` fixes the loss scale: DeepSpeed skips every "
+        'step whose gradients overflow without lowering it (FP16_Optimizer._update_scale: "Using static loss '
+        f'scale of: {scale.value:g}") and never raises it, so gradients below 2**-24/scale still flush to zero{tail}',
+        Fix("use dynamic loss scaling", edits_for(scale, ds.path, 0)),
+    )
+
+
+# --- PC407 ------------------------------------------------------------------------------------
+
+
+def _invalid(ds: TrainingConfig) -> Iterator[tuple[Sourced[Any], str, str, Any]]:
+    """(setting, what DeepSpeed says, what older releases did, the valid value to use)."""
+    scale = ds.loss_scale
+    if scale is not None and scale.origin.in_file:
+        value = _number(scale.value)
+        if value is not None and (value < 0 or not math.isfinite(value)):
+            message = (
+                "fp16.loss_scale must be >= 0 (0 enables dynamic loss scaling)"
+                if math.isfinite(value)
+                else "fp16.loss_scale must be a finite number (not inf/-inf/nan)"
+            )
+            yield (
+                scale,
+                message,
+                "releases before PR #7889 accepted it as a static scale, which the PR describes as "
+                '"silently initializing and causing NaNs during training"',
+                0,
+            )
+    for key, default, before in (
+        ("loss_scale_window", 1000, "`stable_interval % self.scale_window` raises ZeroDivisionError mid-training"),
+        ("min_loss_scale", 1, "a floor at or below 0 collapses dynamic loss scaling"),
+    ):
+        item = raw(ds, f"fp16.{key}")
+        value = _number(item.value) if item is not None else None
+        if item is not None and value is not None and (value <= 0 or not math.isfinite(value)):
+            yield item, f"fp16.{key} must be > 0", f"releases before PR #8050 accepted it: {before}", default
+
+
+@rule("PC407", "ds-invalid-loss-scaler", Severity.ERROR, fix_safety=FixSafety.UNSAFE)
+def ds_invalid_loss_scaler(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds DeepSpeed fp16 loss-scaler values that cannot work: a negative scale, a zero window.
+
+    ## What it does
+    Reports, in a DeepSpeed config, an `fp16.loss_scale` below 0 or not finite, and an
+    `fp16.loss_scale_window` or `fp16.min_loss_scale` at or below 0.
+
+    ## Why is this bad?
+    DeepSpeed (`runtime/precision_config.py`, `DeepSpeedFP16Config`) now refuses such a file
+    while parsing it, whether or not fp16 is enabled: `fp16.loss_scale must be >= 0 (0
+    enables dynamic loss scaling)` (PR #7889, merged March 2026) and `fp16.loss_scale_window
+    must be > 0` (PR #8050, merged June 2026). Releases before those checks accepted the
+    values and failed later: a negative or infinite static scale leads to NaN losses, and
+    `loss_scale_window: 0` makes `DynamicLossScaler.update_scale` divide by zero
+    (`stable_interval % self.scale_window`) in the middle of training.
+
+    ## Example
+    ```json
+    {"fp16": {"enabled": true, "loss_scale": -1, "loss_scale_window": 0}}
+    ```
+    Use instead:
+    ```json
+    {"fp16": {"enabled": true, "loss_scale": 0, "loss_scale_window": 1000}}
+    ```
+
+    ## Fix
+    `loss_scale: 0` for dynamic scaling (or a positive static scale),
+    `loss_scale_window: 1000` and `min_loss_scale: 1` (DeepSpeed's defaults).
+    """
+    ds = _deepspeed(ctx)
+    if ds is None:
+        return
+    for item, message, before, valid in _invalid(ds):
+        key = item.origin.key or "fp16"
+        shown = f"{item.value:g}" if isinstance(item.value, float) else str(item.value)
+        yield Finding(
+            anchor(ds.path, item.origin),
+            f"`{key}: {shown}` is not a usable loss-scaler setting: DeepSpeed refuses the config "
+            f'("{message}", DeepSpeedFP16Config); {before}',
+            Fix(f"use {valid} (DeepSpeed's default)", edits_for(item, ds.path, valid)),
+        )
