@@ -68,7 +68,7 @@ from ..hardware import Hardware
 from ..provenance import Origin, Sourced
 from ..versions import VersionRange, Versions
 from .common import frameworks_see_bf16, is_adapter_training, scaler_for, trainable_dtype
-from .plan import Override, PrecisionPlan
+from .plan import Override, PrecisionPlan, same_dtype_plan
 
 #: 0.10.0 added ``not cfg.fp16 and`` to the ``bf16: auto`` check and ``and not cfg.float16``
 #: to its fp16 fallback; 0.9.0 resolved ``auto`` whatever fp16 said
@@ -299,13 +299,11 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         extra["reduce_dtype"] = Sourced(
             autocast.value, Origin.default("accelerate's FSDP MixedPrecision reduces gradients in the autocast dtype")
         )
-    return PrecisionPlan(
-        framework=config.framework,
-        load_dtype=load,
-        param_dtype=params,
-        autocast_dtype=autocast,
-        grad_dtype=params,
-        optimizer_state_dtype=params,
+    return same_dtype_plan(
+        config.framework,
+        load=load,
+        params=params,
+        autocast=autocast,
         loss_scaling=scaling,
         grad_scaler=scaler,
         devices=Sourced(

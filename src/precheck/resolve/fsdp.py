@@ -52,7 +52,7 @@ from ..dialects.fsdp_config import STRATEGIES, fsdp_entries
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
 from ..versions import VersionRange, Versions
-from .plan import Override, PrecisionPlan
+from .plan import Override, PrecisionPlan, same_dtype_plan
 
 #: transformers reads ``fsdp_config['version']`` from 5.0.0 (default 1); the default became 2 and
 #: ``cpu_offload`` joined the keys in 5.11.0 (5.9.0 still 1, 5.10.x not checked)
@@ -298,13 +298,11 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         "float32", Origin.default("the training script loads the model, not the FSDP config: assumed float32")
     )
     none = Origin.default("no fp16/bf16 in an FSDP config: the flags of the run that names it decide (none here)")
-    base = PrecisionPlan(
-        framework=config.framework,
-        load_dtype=load,
-        param_dtype=load,
-        autocast_dtype=Sourced(None, none),
-        grad_dtype=load,
-        optimizer_state_dtype=load,
+    base = same_dtype_plan(
+        config.framework,
+        load=load,
+        params=load,
+        autocast=Sourced(None, none),
         loss_scaling=Sourced("none", none),
         grad_scaler=Sourced(False, none),
         devices=Sourced("all", Origin.default("the Trainer uses every visible GPU")),

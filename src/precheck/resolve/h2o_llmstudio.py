@@ -15,7 +15,7 @@ from ..hardware import Hardware
 from ..provenance import Origin, Sourced
 from ..versions import VersionRange, Versions
 from .common import is_adapter_training, trainable_dtype
-from .plan import Override, PrecisionPlan
+from .plan import Override, PrecisionPlan, same_dtype_plan
 
 #: releases whose GradScaler ignored the dtype (the fix came with mixed_precision_dtype,
 #: after v1.4.0; release inferred from dates, see rule PC402)
@@ -56,13 +56,11 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         dtype.value if amp.value else None, dtype.origin if amp.value else amp.origin
     )
     gpus = config.devices or Sourced("all", Origin.default("H2O LLM Studio uses every visible GPU by default"))
-    return PrecisionPlan(
-        framework=config.framework,
-        load_dtype=load,
-        param_dtype=params,
-        autocast_dtype=autocast,
-        grad_dtype=params,
-        optimizer_state_dtype=params,
+    return same_dtype_plan(
+        config.framework,
+        load=load,
+        params=params,
+        autocast=autocast,
         loss_scaling=Sourced("dynamic" if scaler_on else "none", why),
         grad_scaler=Sourced(scaler_on, why),
         devices=gpus,

@@ -15,7 +15,7 @@ from ..provenance import Origin, Sourced
 from ..versions import VersionRange, Versions
 from .common import amp_flags, scaler_for, trainable_dtype
 from .fsdp import apply_fsdp
-from .plan import PrecisionPlan
+from .plan import PrecisionPlan, same_dtype_plan
 
 #: TRL 0.19.0 made ``bf16`` default to ``not fp16`` in every trainer config
 #: (``bf16: Optional[bool] = None``; ``__post_init__``: ``self.bf16 = not (self.fp16) if
@@ -92,13 +92,11 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         # os.environ's value to Accelerator(mixed_precision=...): flags win, else the env
         autocast = Sourced("float16" if env.value == "fp16" else "bfloat16", env.origin)
     scaling, scaler = scaler_for(autocast, "Trainer creates a GradScaler for fp16")
-    plan = PrecisionPlan(
-        framework=config.framework,
-        load_dtype=load,
-        param_dtype=params,
-        autocast_dtype=autocast,
-        grad_dtype=params,
-        optimizer_state_dtype=params,
+    plan = same_dtype_plan(
+        config.framework,
+        load=load,
+        params=params,
+        autocast=autocast,
         loss_scaling=scaling,
         grad_scaler=scaler,
         devices=Sourced("all", Origin.default("Trainer uses every visible GPU")),

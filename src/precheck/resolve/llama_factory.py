@@ -55,7 +55,7 @@ from ..provenance import Origin, Sourced
 from ..versions import Versions
 from .common import PEFT_UPCASTS, amp_flags, frameworks_see_bf16, scaler_for
 from .hf import default_load_dtype
-from .plan import Override, PrecisionPlan
+from .plan import Override, PrecisionPlan, same_dtype_plan
 
 LF = "LLaMA-Factory"
 ADAPTERS = ("lora", "oft")
@@ -209,13 +209,11 @@ def _resolve_trainer(config: TrainingConfig, hardware: Hardware, versions: Versi
         # parser.py never sets training_args.bf16 from pure_bf16
         autocast = Sourced(None, _derived(pure, "pure_bf16 trains bf16 weights without autocast (bf16 AMP stays off)"))
     scaling, scaler = scaler_for(autocast, "HF Trainer (under LLaMA-Factory) creates a GradScaler for fp16")
-    plan = PrecisionPlan(
-        framework=config.framework,
-        load_dtype=load,
-        param_dtype=params,
-        autocast_dtype=autocast,
-        grad_dtype=params,
-        optimizer_state_dtype=params,
+    plan = same_dtype_plan(
+        config.framework,
+        load=load,
+        params=params,
+        autocast=autocast,
         loss_scaling=scaling,
         grad_scaler=scaler,
         devices=Sourced("all", Origin.default(f"{LF} (torchrun/accelerate launch) uses every visible GPU")),
@@ -428,13 +426,11 @@ def _resolve_v1(config: TrainingConfig, hardware: Hardware, versions: Versions) 
             if config.quant_compute_dtype is not None
             else _derived(config.quantization_bits, "v1 BnbParams compute_dtype default float16"),
         )
-    return PrecisionPlan(
-        framework=config.framework,
-        load_dtype=load,
-        param_dtype=params,
-        autocast_dtype=autocast,
-        grad_dtype=params,
-        optimizer_state_dtype=params,
+    return same_dtype_plan(
+        config.framework,
+        load=load,
+        params=params,
+        autocast=autocast,
         loss_scaling=scaling,
         grad_scaler=scaler,
         devices=Sourced("all", Origin.default("LLaMA-Factory v1 (torchrun) uses every visible GPU")),

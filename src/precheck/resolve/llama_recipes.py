@@ -17,7 +17,7 @@ from ..models import family_of
 from ..provenance import Origin, Sourced
 from ..versions import Versions
 from .common import scaler_for, trainable_dtype, value
-from .plan import PrecisionPlan
+from .plan import PrecisionPlan, same_dtype_plan
 
 
 def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
@@ -52,13 +52,11 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         )
     else:
         devices = Sourced("first", Origin.default('model.to("cuda"): the first visible GPU'))
-    return PrecisionPlan(
-        framework=config.framework,
-        load_dtype=load,
-        param_dtype=params,
-        autocast_dtype=autocast,
-        grad_dtype=params,
-        optimizer_state_dtype=params,
+    return same_dtype_plan(
+        config.framework,
+        load=load,
+        params=params,
+        autocast=autocast,
         loss_scaling=scaling,
         grad_scaler=scaler,
         devices=devices,

@@ -18,7 +18,7 @@ from ..models import family_of
 from ..provenance import Origin, Sourced
 from ..versions import VersionRange, Versions
 from .common import frameworks_see_bf16, is_adapter_training, scaler_for, trainable_dtype
-from .plan import Override, PrecisionPlan
+from .plan import Override, PrecisionPlan, same_dtype_plan
 
 #: ``swift/llm/train/tuner.py`` (3.0.0; ``swift/pipelines/train/tuner.py`` in 4.6.0), adapter
 #: branch only: ``if p.requires_grad and p.dtype == torch.float16: p.data = p.data.to(torch.float32)``
@@ -88,13 +88,11 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
     else:
         params = trainable_dtype(config, load, "lora", versions)
     scaling, scaler = scaler_for(autocast, "HF Trainer (under ms-swift) creates a GradScaler for fp16")
-    return PrecisionPlan(
-        framework=config.framework,
-        load_dtype=load,
-        param_dtype=params,
-        autocast_dtype=autocast,
-        grad_dtype=params,
-        optimizer_state_dtype=params,
+    return same_dtype_plan(
+        config.framework,
+        load=load,
+        params=params,
+        autocast=autocast,
         loss_scaling=scaling,
         grad_scaler=scaler,
         devices=Sourced("all", Origin.default("ms-swift uses every visible GPU")),

@@ -105,3 +105,30 @@ class PrecisionPlan(BaseModel):
     @property
     def uses_fp16(self) -> bool:
         return "float16" in {self.load_dtype.value, self.param_dtype.value, self.autocast_dtype.value}
+
+
+def same_dtype_plan(
+    framework: str,
+    *,
+    load: Sourced[str],
+    params: Sourced[str],
+    autocast: Sourced[str | None],
+    loss_scaling: Sourced[str],
+    grad_scaler: Sourced[bool],
+    devices: Sourced[str],
+    **rest: Any,
+) -> PrecisionPlan:
+    """A plan whose gradients and optimizer states share the trainable parameters' dtype:
+    a torch optimizer stepping the parameters themselves, with no master copy."""
+    return PrecisionPlan(
+        framework=framework,
+        load_dtype=load,
+        param_dtype=params,
+        autocast_dtype=autocast,
+        grad_dtype=params,
+        optimizer_state_dtype=params,
+        loss_scaling=loss_scaling,
+        grad_scaler=grad_scaler,
+        devices=devices,
+        **rest,
+    )
