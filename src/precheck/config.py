@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .provenance import Sourced
-from .sources.nodes import SourceNote
+from .provenance import Origin, Sourced
+from .sources.nodes import Node, SourceNote
 
 SBool = Sourced[bool] | None
 SStr = Sourced[str] | None
@@ -130,3 +130,21 @@ class TrainingConfig(BaseModel):
     keys: dict[str, Sourced[Any]] = Field(default_factory=dict)
     #: odd but readable input (duplicate keys, YAML 1.1 booleans)
     notes: list[SourceNote] = Field(default_factory=list)
+
+    def setting(self, path: str) -> Sourced[Any] | None:
+        """A value of the file at a dotted key path (``amp.opt_level``), as plain data, with
+        where it is; top-level keys match with or without a leading ``--`` (SimpleTuner)."""
+        first, *rest = path.split(".")
+        top = next((item for key, item in self.keys.items() if key == first or key.lstrip("-") == first), None)
+        if top is None or not rest:
+            return top
+        node: Node | None = None
+        value: Any = top.value
+        for part in rest:
+            node = value.get(part) if isinstance(value, dict) else None
+            if not isinstance(node, Node):
+                return None
+            value = node.value
+        assert node is not None
+        line, column = node.anchor
+        return Sourced(node.plain(), Origin("file", top.origin.path, line, column, path))

@@ -78,7 +78,6 @@ from ..dialects.base import to_bool
 from ..dtypes import parse_dtype
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
-from ..sources import Node
 from ..versions import VersionRange, Versions
 from .plan import Override, PrecisionPlan
 
@@ -134,22 +133,7 @@ def auto_key(ds: TrainingConfig, path: str) -> Sourced[str] | None:
 
 def raw(ds: TrainingConfig, path: str) -> Sourced[Any] | None:
     """A nested value of the DeepSpeed file as written (``amp.opt_level``), with its place."""
-    first, *rest = path.split(".")
-    top = ds.keys.get(first)
-    if top is None:
-        return None
-    if not rest:
-        return top
-    value: Any = top.value
-    node: Node | None = None
-    for part in rest:
-        node = value.get(part) if isinstance(value, dict) else None
-        if not isinstance(node, Node):
-            return None
-        value = node.value
-    assert node is not None
-    line, column = node.anchor
-    return Sourced(node.plain(), Origin("file", top.origin.path, line, column, path))
+    return ds.setting(path)
 
 
 def derive(item: Sourced[Any], detail: str) -> Origin:

@@ -48,10 +48,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..config import TrainingConfig
-from ..provenance import Origin, Sourced
+from ..provenance import Sourced
 from ..resolve.deepspeed import HF_TRAINER, raw
 from ..resolve.simpletuner import BF16_OPTIMIZERS
-from ..sources import Node
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
 from .device import flag_edit, used_devices
 
@@ -138,22 +137,7 @@ def is_torch_adam(name: str) -> bool:
 
 def setting(config: TrainingConfig, *path: str) -> Sourced[Any] | None:
     """A nested value of the file (``optimizer.bf16_stochastic_round``), keys compared without ``--``."""
-    first, *rest = path
-    top = next((item for key, item in config.keys.items() if key.lstrip("-") == first), None)
-    if top is None:
-        return None
-    if not rest:
-        return top
-    value: Any = top.value
-    node: Node | None = None
-    for part in rest:
-        node = value.get(part) if isinstance(value, dict) else None
-        if not isinstance(node, Node):
-            return None
-        value = node.value
-    assert node is not None
-    line, column = node.anchor
-    return Sourced(node.plain(), Origin("file", top.origin.path, line, column, ".".join(path)))
+    return config.setting(".".join(path))
 
 
 def compensated_rounding(config: TrainingConfig) -> str | None:
