@@ -111,6 +111,11 @@ class HfTrainer(Dialect):
     )
 
     known_keys = TRAINING_ARGUMENTS_KEYS | REMOVED | frozenset(MODEL_KEYS)
+    #: transformers ``HfArgumentParser.parse_dict`` (``parse_yaml_file``/``parse_json_file``)
+    ignores = (
+        'refuses it (HfArgumentParser: "ValueError: Some keys are not used by the HfArgumentParser") '
+        "unless the script allows extra keys, and then ignores it"
+    )
 
     def read(self, doc: Document, env: Mapping[str, str]) -> TrainingConfig:
         config = super().read(doc, env)
