@@ -162,7 +162,8 @@ class Dialect:
         )
         self.finish(doc, config)
         config.notes.extend(self.unknown_keys(doc))
-        config.notes.extend(_quoted_boolean(node) for node in quoted)
+        if not self.converts_string_booleans:
+            config.notes.extend(_quoted_boolean(node) for node in quoted)
         return config
 
     def unknown_keys(self, doc: Document) -> list[SourceNote]:
@@ -189,6 +190,9 @@ class Dialect:
 
     #: what the framework does with a key it does not know (for the unknown-key message)
     ignores = "ignores it"
+    #: the framework converts "true"/"false" strings itself (argparse, pydantic): quoted
+    #: booleans mean what they say, so they are not reported
+    converts_string_booleans = False
 
     def finish(self, doc: Document, config: TrainingConfig) -> None:
         """Hook for what a field table cannot say (derived values, nested blocks)."""

@@ -46,6 +46,9 @@ class SimpleTuner(Dialect):
     name = "simpletuner"
     framework = "simpletuner"
     flag_keys = (("mixed_precision", "mixed_precision"),)
+    #: ``helpers/configuration/json_file.py`` ``normalize_args``: ``value == "true"`` becomes a
+    #: bare ``--key`` flag and ``value == "false"`` is skipped, exactly as the booleans are
+    converts_string_booleans = True
     fields = (
         field("model", "pretrained_model_name_or_path"),
         field("mixed_precision", "mixed_precision"),
