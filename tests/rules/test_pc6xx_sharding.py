@@ -429,6 +429,113 @@ def test_legacy_key_under_hf_says_bf16_is_lost() -> None:
     assert "trains without bf16" in message
 
 
+# --- FSDP under `accelerate launch` (PC611+) ---------------------------------------------
+
+FSDP_HEAD = """
+compute_environment: LOCAL_MACHINE
+distributed_type: FSDP
+mixed_precision: bf16
+num_processes: 8
+fsdp_config:
+"""
+
+
+def fsdp(*entries: str, head: str = FSDP_HEAD) -> str:
+    """An accelerate FSDP config; ``entries`` go under ``fsdp_config`` from line 6 on."""
+    return head.lstrip("\n") + "".join(f"  {e}\n" for e in entries)
+
+
+FSDP_CASES = [
+    # PC611: fsdp_sync_module_states false with CPU-RAM-efficient loading (explicit or defaulted)
+    Case(
+        "efficient loading without sync",
+        "PC611",
+        fsdp("fsdp_version: 2", "fsdp_cpu_ram_efficient_loading: true", "fsdp_sync_module_states: false"),
+        expect={(8, 3)},
+    ),
+    Case(
+        "sync false alone: the launcher defaults efficient loading to true",
+        "PC611",
+        fsdp("fsdp_sharding_strategy: FULL_SHARD", "fsdp_sync_module_states: false"),
+        expect={(7, 3)},
+    ),
+    Case(
+        "unprefixed spelling: the launcher adds fsdp_",
+        "PC611",
+        fsdp("sync_module_states: false"),
+        expect={(6, 3)},
+    ),
+    Case(
+        "fixed: sync true",
+        "PC611",
+        fsdp("fsdp_version: 2", "fsdp_cpu_ram_efficient_loading: true", "fsdp_sync_module_states: true"),
+    ),
+    Case(
+        "fixed: efficient loading off",
+        "PC611",
+        fsdp("fsdp_cpu_ram_efficient_loading: false", "fsdp_sync_module_states: false"),
+    ),
+    Case(
+        "not FSDP: the launcher never checks",
+        "PC611",
+        fsdp("fsdp_sync_module_states: false", head=FSDP_HEAD.replace("FSDP", "MULTI_GPU")),
+    ),
+    Case(
+        "quoted 'false' is a truthy string for the launcher",
+        "PC611",
+        fsdp("fsdp_sync_module_states: 'false'"),
+    ),
+    # PC612: the sharding key the FSDP version does not read
+    Case(
+        "FSDP2 with fsdp_sharding_strategy SHARD_GRAD_OP",
+        "PC612",
+        fsdp("fsdp_version: 2", "fsdp_sharding_strategy: SHARD_GRAD_OP"),
+        expect={(7, 3)},
+    ),
+    Case(
+        "fixed: FSDP2 with reshard_after_forward false",
+        "PC612",
+        fsdp("fsdp_version: 2", "fsdp_reshard_after_forward: false"),
+    ),
+    Case(
+        "FSDP2: both keys agree, nothing lost",
+        "PC612",
+        fsdp("fsdp_version: 2", "fsdp_sharding_strategy: SHARD_GRAD_OP", "fsdp_reshard_after_forward: false"),
+    ),
+    Case(
+        "FSDP1 (default version) with reshard_after_forward false: FULL_SHARD is exported",
+        "PC612",
+        fsdp("fsdp_reshard_after_forward: false", "fsdp_offload_params: false"),
+        expect={(6, 3)},
+    ),
+    Case(
+        "FSDP1 with reshard_after_forward naming the default strategy (TRL's fsdp1.yaml)",
+        "PC612",
+        fsdp("fsdp_version: 1", "fsdp_reshard_after_forward: FULL_SHARD"),
+    ),
+    Case(
+        "FSDP1 with a sharding strategy that differs from reshard_after_forward",
+        "PC612",
+        fsdp("fsdp_version: 1", "fsdp_sharding_strategy: FULL_SHARD", "fsdp_reshard_after_forward: SHARD_GRAD_OP"),
+        expect={(8, 3)},
+    ),
+]
+CASES += FSDP_CASES
+
+
+def test_ram_efficient_loading_quotes_the_launcher() -> None:
+    [finding] = run_case(_case("sync false alone: the launcher defaults efficient loading to true"))
+    assert "When using `--fsdp_cpu_ram_efficient_loading` set `--fsdp_sync_module_states` to `True`" in finding.message
+    assert 'defaults it to "true"' in finding.message
+    assert finding.fix is not None and finding.fix.edits[0].value is True
+
+
+def test_ignored_sharding_names_what_the_run_gets() -> None:
+    [finding] = run_case(_case("FSDP2 with fsdp_sharding_strategy SHARD_GRAD_OP"))
+    assert "ignored under FSDP2" in finding.message and "FULL_SHARD" in finding.message
+    assert finding.fix is not None and finding.fix.edits[0].remove
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case(case: Case) -> None:
     check_case(case)
