@@ -157,7 +157,7 @@ def test_missing_path_and_bad_usage_exit_2() -> None:
     assert missing.returncode == 2 and "nope.yaml: no such file" in missing.stdout
     unknown = run("--gpu", "A100-90GB", "examples/configs/clean")
     assert unknown.returncode == 2 and "did you mean" in unknown.stderr and "Traceback" not in unknown.stderr
-    assert run("--select", "PC7", "--gpu", "V100", "examples/configs/clean").returncode == 2
+    assert run("--select", "PC0", "--gpu", "V100", "examples/configs/clean").returncode == 2
     assert run("--format", "xml", "examples/configs/clean").returncode == 2
 
 
@@ -255,3 +255,9 @@ def test_memory_examples_7b_full_does_not_fit_one_24gb_card_and_fits_zero3_on_8x
     assert zero3.returncode == 0 and zero3.stdout.startswith("0 errors, 0 warnings"), zero3.stdout
     qlora = run("--gpu", "RTX A6000", "examples/configs/memory/llama2-70b-qlora-one-48gb.yaml")
     assert qlora.returncode == 0 and qlora.stdout.startswith("0 errors, 0 warnings"), qlora.stdout
+
+
+def test_readme_lists_every_rule_as_precheck_rules_does() -> None:
+    listed = run("rules").stdout
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert listed in readme, "README's rule list is stale: run `precheck rules` and paste it under ## Rules"

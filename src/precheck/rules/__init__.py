@@ -2,7 +2,8 @@
 
 Families (the code's first digit): PC1xx device capability, PC2xx contradicting
 precision settings, PC3xx optimizer and gradient dtypes, PC4xx loss scaling, PC5xx
-device order and visibility, PC6xx sharded training (DeepSpeed, FSDP), PC8xx memory
+device order and visibility, PC6xx sharded training (DeepSpeed, FSDP), PC7xx framework-specific
+precision traps (torchtune, Lightning/LitGPT/NeMo, axolotl, LLaMA-Factory, llama-cookbook), PC8xx memory
 against the devices, PC9xx input hygiene. Codes are never reused.
 """
 
@@ -12,6 +13,7 @@ from ..errors import UsageError
 from . import (
     consistency,
     device,
+    frameworks,
     hygiene,
     kernels,
     loss_scale,
@@ -38,6 +40,7 @@ _MODULES = (
     loss_scale,
     topology,
     sharding,
+    frameworks,
     memory,
     hygiene,
 )
