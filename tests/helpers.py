@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from precheck import dialects, resolve
+from precheck.config import TrainingConfig
 from precheck.engine import run_rules
 from precheck.hardware import Hardware, from_specs, no_hardware
 from precheck.references import attach
+from precheck.resolve.plan import PrecisionPlan
 from precheck.rules import RULES
 from precheck.rules.base import Context, Finding
 from precheck.sources import parse
@@ -77,3 +79,21 @@ def write(tmp: Path, name: str, text: str) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
     return target
+
+
+def read_as(
+    dialect_name: str, text: str, env: dict[str, str] | None = None, fmt: str = "yaml", path: str = ""
+) -> TrainingConfig:
+    """The snippet read by the dialect that must recognise it (asserted)."""
+    doc = parse(path or f"config.{fmt}", textwrap.dedent(text).lstrip("\n"), fmt)
+    dialect = dialects.detect(doc)
+    assert dialect is not None and dialect.name == dialect_name, dialect and dialect.name
+    return dialect.read(doc, env or {})
+
+
+def plan_for(
+    config: TrainingConfig, gpus: list[str] | None = None, versions: dict[str, str] | None = None
+) -> PrecisionPlan:
+    """The resolved plan of ``config`` on ``gpus`` with the framework versions given."""
+    known = Versions({n: VersionInfo(n, v, "flag") for n, v in (versions or {}).items()})
+    return resolve.resolve(config, hardware_for(gpus or [], {}), known)

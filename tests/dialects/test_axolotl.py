@@ -7,29 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from helpers import Case, check_case, hardware_for
-from precheck import dialects, resolve
+from helpers import Case, check_case, plan_for, read_as
+from precheck import dialects
 from precheck.config import TrainingConfig
 from precheck.resolve.plan import PrecisionPlan
 from precheck.sources import parse
-from precheck.versions import VersionInfo, Versions
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 AXOLOTL_CORPUS = sorted((CORPUS / "axolotl").glob("*.y*ml")) if CORPUS.is_dir() else []
 
 
 def read(text: str, env: dict[str, str] | None = None) -> TrainingConfig:
-    doc = parse("config.yml", textwrap.dedent(text).lstrip("\n"), "yaml")
-    dialect = dialects.detect(doc)
-    assert dialect is not None and dialect.name == "axolotl", dialect and dialect.name
-    return dialect.read(doc, env or {})
-
-
-def plan_for(
-    config: TrainingConfig, gpus: list[str] | None = None, versions: dict[str, str] | None = None
-) -> PrecisionPlan:
-    known = Versions({n: VersionInfo(n, v, "flag") for n, v in (versions or {}).items()})
-    return resolve.resolve(config, hardware_for(gpus or [], {}), known)
+    return read_as("axolotl", text, env)
 
 
 def plan_of(text: str, gpus: list[str] | None = None, versions: dict[str, str] | None = None) -> PrecisionPlan:

@@ -2,35 +2,23 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from helpers import Case, check_case, hardware_for
-from precheck import dialects, resolve
+from helpers import Case, check_case, plan_for, read_as
+from precheck import dialects
 from precheck.config import TrainingConfig
 from precheck.provenance import Origin, Sourced
 from precheck.resolve.plan import PrecisionPlan
 from precheck.sources import parse
-from precheck.versions import VersionInfo, Versions
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 LF_CORPUS = sorted((CORPUS / "llama-factory").glob("*.y*ml")) if CORPUS.is_dir() else []
 
 
 def read(text: str, env: dict[str, str] | None = None, fmt: str = "yaml") -> TrainingConfig:
-    doc = parse(f"train.{fmt}", textwrap.dedent(text).lstrip("\n"), fmt)
-    dialect = dialects.detect(doc)
-    assert dialect is not None and dialect.name == "llama-factory", dialect and dialect.name
-    return dialect.read(doc, env or {})
-
-
-def plan_for(
-    config: TrainingConfig, gpus: list[str] | None = None, versions: dict[str, str] | None = None
-) -> PrecisionPlan:
-    known = Versions({n: VersionInfo(n, v, "flag") for n, v in (versions or {}).items()})
-    return resolve.resolve(config, hardware_for(gpus or [], {}), known)
+    return read_as("llama-factory", text, env, fmt=fmt)
 
 
 def plan_of(text: str, gpus: list[str] | None = None, versions: dict[str, str] | None = None) -> PrecisionPlan:

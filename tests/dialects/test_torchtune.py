@@ -7,14 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from helpers import hardware_for
-from precheck import dialects, resolve
+from helpers import plan_for, read_as
+from precheck import dialects
 from precheck.config import TrainingConfig
 from precheck.dialects.hf_trainer import HfTrainer, _instantiates_components
 from precheck.dialects.torchtune import Torchtune, recipe_of
 from precheck.resolve.plan import PrecisionPlan
 from precheck.sources import parse
-from precheck.versions import VersionInfo, Versions
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 TT_CORPUS = sorted((CORPUS / "torchtune").glob("*.yaml")) if CORPUS.is_dir() else []
@@ -22,17 +21,7 @@ HYDRA = sorted((CORPUS / "other").glob("volcengine__verl__*.yaml")) if CORPUS.is
 
 
 def read(text: str, path: str = "config.yaml") -> TrainingConfig:
-    doc = parse(path, textwrap.dedent(text).lstrip("\n"), "yaml")
-    dialect = dialects.detect(doc)
-    assert dialect is not None and dialect.name == "torchtune", dialect and dialect.name
-    return dialect.read(doc, {})
-
-
-def plan_for(
-    config: TrainingConfig, gpus: list[str] | None = None, versions: dict[str, str] | None = None
-) -> PrecisionPlan:
-    known = Versions({n: VersionInfo(n, v, "flag") for n, v in (versions or {}).items()})
-    return resolve.resolve(config, hardware_for(gpus or [], {}), known)
+    return read_as("torchtune", text, path=path)
 
 
 def plan_of(text: str, gpus: list[str] | None = None, versions: dict[str, str] | None = None) -> PrecisionPlan:
