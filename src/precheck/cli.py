@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -13,6 +14,7 @@ from .errors import InputError, PrecheckError, UsageError
 from .rules.base import Severity
 
 if TYPE_CHECKING:
+    from . import api
     from .engine import Report
 
 app = typer.Typer(
@@ -39,6 +41,7 @@ AssumeOpt = Annotated[
     ),
 ]
 FormatOpt = Annotated[str, typer.Option("--format", help="Output format: text or json.")]
+CheckFormatOpt = Annotated[str, typer.Option("--format", help="Output format: text, concise, json, sarif or github.")]
 ExcludeOpt = Annotated[
     list[str] | None,
     typer.Option("--exclude", help="Pass over matching files in folders (gitignore syntax, repeatable)."),
@@ -50,8 +53,9 @@ PythonOpt = Annotated[
 
 
 def _hardware(gpu: list[str] | None, hardware_file: str | None):  # type: ignore[no-untyped-def]
+    """The hardware the flags name, or None: the project's ``gpus``, else a probe, decide."""
     from .hardware import from_specs
-    from .probe import load_hardware_file, probe_hardware
+    from .probe import load_hardware_file
 
     if gpu and hardware_file:
         raise UsageError("--gpu and --hardware are exclusive: name the hardware one way")
@@ -59,7 +63,7 @@ def _hardware(gpu: list[str] | None, hardware_file: str | None):  # type: ignore
         return from_specs(gpu, os.environ)
     if hardware_file:
         return load_hardware_file(hardware_file, os.environ)
-    return probe_hardware(os.environ)
+    return None
 
 
 def _assumed(values: list[str] | None):  # type: ignore[no-untyped-def]
@@ -98,44 +102,93 @@ def check(
     paths: Annotated[list[str] | None, typer.Argument(help="Config files or folders (default: .).")] = None,
     gpu: GpuOpt = None,
     hardware: HardwareOpt = None,
-    fmt: FormatOpt = "text",
+    fmt: CheckFormatOpt = "text",
     select: Annotated[
         list[str] | None, typer.Option("--select", help="Rules to run: code, prefix, name or ALL.")
+    ] = None,
+    extend_select: Annotated[
+        list[str] | None, typer.Option("--extend-select", help="Rules to run on top of the selection.")
     ] = None,
     ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Rules to skip: code, prefix or name.")] = None,
     assume_version: AssumeOpt = None,
     python: PythonOpt = None,
     fail_on: Annotated[
-        str, typer.Option("--fail-on", help="Lowest severity that fails: error, warning or info.")
-    ] = "error",
+        str | None,
+        typer.Option("--fail-on", help="Lowest severity that fails: error (default), warning or info."),
+    ] = None,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even with failing findings.")] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")] = False,
     exclude: ExcludeOpt = None,
+    fix: Annotated[
+        bool, typer.Option("--fix", help="Apply the safe fixes in the files, then report the rest.")
+    ] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="Print the fixes as a unified diff; write nothing.")] = False,
+    unsafe_fixes: Annotated[
+        bool, typer.Option("--unsafe-fixes", help="With --fix or --diff, apply the unsafe fixes too.")
+    ] = False,
+    show_unused_suppressions: Annotated[
+        bool,
+        typer.Option("--show-unused-suppressions", help="Report `# precheck: ignore` comments that silence nothing."),
+    ] = False,
+    isolated: Annotated[
+        bool, typer.Option("--isolated", help="Ignore pyproject.toml / .precheck.toml project configuration.")
+    ] = False,
 ) -> None:
     """Check config files (the default command: `precheck PATH...`)."""
-    from .engine import check as run_check
+    from . import api
     from .report import FORMATS, emit
-    from .rules import select_rules
 
     _check_format(fmt, FORMATS)
-    try:
-        threshold = Severity.parse(fail_on)
-    except KeyError:
-        raise UsageError(f"--fail-on {fail_on!r}: choose error, warning or info") from None
-    rules = select_rules(select, ignore)
-    report = run_check(
-        paths or ["."],
-        _hardware(gpu, hardware),
-        rules=rules,
-        assumed_versions=_assumed(assume_version),
-        python=python,
-        debug=debug,
-        exclude=exclude,
-    )
+    if fail_on is not None:
+        try:
+            Severity.parse(fail_on)
+        except KeyError:
+            raise UsageError(f"--fail-on {fail_on!r}: choose error, warning or info") from None
+    extend = [*(extend_select or []), *(["PC907"] if show_unused_suppressions else [])]
+    target = _hardware(gpu, hardware)
+
+    def run() -> api.Report:
+        return api.check(
+            paths or ["."],
+            target,
+            select=select,
+            extend_select=extend,
+            ignore=ignore,
+            exclude=exclude,
+            fail_on=fail_on,
+            assume_versions=assume_version or [],
+            python=python,
+            use_project=not isolated,
+            debug=debug,
+        )
+
+    report = run()
+    if fix or diff:
+        report = _fix(report, diff, unsafe_fixes, run)
     emit(report, fmt)
     _report_internal(report)
-    code = report.exit_code(threshold)
+    code = report.exit_code()
     raise typer.Exit(0 if exit_zero and code == 1 else code)
+
+
+def _fix(report: api.Report, diff: bool, unsafe: bool, run: Callable[[], api.Report]) -> api.Report:
+    """``--fix``: write the fixes and check again; ``--diff``: print them and stop."""
+    from .fix import apply, plan_fixes
+
+    fixes = plan_fixes(report.findings, unsafe)
+    for finding, why in fixes.skipped:
+        print(f"precheck: not fixed: {finding.origin.location()}: {finding.rule}: {why}", file=sys.stderr)
+    files = len(fixes.changes)
+    counted = f"{fixes.fixed} finding{'' if fixes.fixed == 1 else 's'} in {files} file{'' if files == 1 else 's'}"
+    if diff:
+        for change in fixes.changes:
+            sys.stdout.write(change.diff())
+        print(f"precheck: would fix {counted}", file=sys.stderr)
+        _report_internal(report)
+        raise typer.Exit(2 if report.errors or report.internal_errors else 1 if fixes.changes else 0)
+    apply(fixes)
+    print(f"precheck: fixed {counted}", file=sys.stderr)
+    return run() if fixes.changes else report
 
 
 @app.command()
@@ -150,13 +203,15 @@ def explain(
     exclude: ExcludeOpt = None,
 ) -> None:
     """Print the resolved precision plan: each value and where it came from."""
+    from .api import resolve_hardware
     from .engine import check as run_check
     from .explain import render_json, render_text
 
     _check_format(fmt, ("text", "json"))
+    target, _ = resolve_hardware(paths, _hardware(gpu, hardware), os.environ)
     report = run_check(
         paths,
-        _hardware(gpu, hardware),
+        target,
         rules=[],
         assumed_versions=_assumed(assume_version),
         python=python,

@@ -46,6 +46,30 @@ REFERENCE_CASES = [
 ]
 CASES += REFERENCE_CASES
 
+SUPPRESSION_CASES = [
+    Case(
+        "a suppression that silences nothing", "PC907", BASE + "bf16: true  # precheck: ignore[PC902]\n", [], {(4, 13)}
+    ),
+    Case("fixed: the suppression is used", "PC907", BASE + "bf16: yes  # precheck: ignore[PC902]\n"),
+    Case("a code that is not a rule", "PC907", BASE + "bf16: yes  # precheck: ignore[PC902, PC999]\n", [], {(4, 12)}),
+    Case("a file-level suppression of a quiet rule", "PC907", "# precheck: ignore-file[PC901]\n" + BASE, [], {(1, 1)}),
+    Case("fixed: a file-level suppression in use", "PC907", "# precheck: ignore-file[PC902]\n" + BASE + "fp16: no\n"),
+    Case(
+        "a bare suppression with the GPU known", "PC907", BASE + "fp16: true  # precheck: ignore\n", ["A100"], {(4, 13)}
+    ),
+    Case("fixed: a bare suppression in use", "PC907", BASE + "bf16: true  # precheck: ignore\n", ["V100"]),
+    Case("no GPU known: hardware rules cannot say", "PC907", BASE + "bf16: true  # precheck: ignore[PC101]\n"),
+    Case(
+        "an env file's comment",
+        "PC907",
+        "MODEL_TYPE=lora\nMIXED_PRECISION=bf16  # precheck: ignore[PC101]\n",
+        ["A100"],
+        {(2, 23)},
+        fmt="env",
+    ),
+]
+CASES += SUPPRESSION_CASES
+
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case(case: Case) -> None:

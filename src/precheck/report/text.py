@@ -34,9 +34,8 @@ def summary(report: Report) -> str:
     if skipped:
         where += f" ({skipped} other file{'' if skipped == 1 else 's'} skipped: not a known training config)"
     hardware = report.hardware
-    target = hardware.describe() + (
-        f", from {'--gpu' if hardware.source == 'profile' else hardware.source}" if hardware.known else ""
-    )
+    source = getattr(report, "hardware_from", None) or ("--gpu" if hardware.source == "profile" else hardware.source)
+    target = hardware.describe() + (f", from {source}" if hardware.known else "")
     return f"{', '.join(parts)} {where}; hardware: {target}"
 
 

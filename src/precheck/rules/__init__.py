@@ -66,12 +66,22 @@ def resolve_selector(selector: str) -> list[Rule]:
     raise UsageError(f"unknown rule selector {selector!r} (a code like PC101, a prefix like PC1, a name, or ALL)")
 
 
-def select_rules(select: list[str] | None, ignore: list[str] | None) -> list[Rule]:
+#: rules that run only when selected by code, prefix or name (or ALL), never by default
+OPT_IN = frozenset({"PC907"})
+
+
+def select_rules(
+    select: list[str] | None, ignore: list[str] | None, extend_select: list[str] | None = None
+) -> list[Rule]:
+    """``select`` (default: every rule but the opt-in ones) plus ``extend_select``, less ``ignore``."""
+
     def split(values: list[str]) -> list[str]:  # ruff-style: repeated flags or commas
         return [part for value in values for part in value.split(",") if part.strip()]
 
     chosen: dict[str, Rule] = {}
-    for selector in split(select or ["ALL"]):
+    if select is None:
+        chosen = {code: item for code, item in RULES.items() if code not in OPT_IN}
+    for selector in split(select or []) + split(extend_select or []):
         for item in resolve_selector(selector):
             chosen[item.code] = item
     for selector in split(ignore or []):

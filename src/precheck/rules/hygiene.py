@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..provenance import Origin
+from ..suppression import FILE, Suppression, from_notes
 from .base import Context, Finding, Fix, Severity, rule
 
 
@@ -198,3 +199,76 @@ def quoted_boolean(ctx: Context) -> Iterator[Finding]:
     """
     for origin, message in _notes(ctx, "quoted-boolean"):
         yield Finding(origin, message, Fix("remove the quotes: write true or false"))
+
+
+def _suppressions(ctx: Context) -> Iterator[tuple[str, Suppression]]:
+    """The suppression comments of the run's config and of every file it named."""
+    pending = [ctx.config]
+    while pending:
+        config = pending.pop(0)
+        for item in from_notes(config.notes):
+            yield config.path, item
+        pending.extend(config.attached.values())
+
+
+@rule("PC907", "unused-suppression", Severity.INFO)
+def unused_suppression(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds a `# precheck: ignore` comment that silences nothing.
+
+    ## What it does
+    Reports an inline `# precheck: ignore[CODE]` whose rule reports nothing on its line, a
+    `# precheck: ignore-file[CODE]` whose rule reports nothing in its file, and a code in a
+    suppression that is not a rule. Off by default: turn it on with
+    `--show-unused-suppressions` or `--extend-select PC907` (like ruff's RUF100).
+
+    ## Why is this bad?
+    A suppression outlives the problem it silenced: after the config is fixed, the stale
+    comment would silence the same rule if the problem came back on that line, and it tells
+    the next reader of the file about a trap that is no longer there.
+
+    ## Example
+    ```yaml
+    bf16: false  # precheck: ignore[PC101]
+    ```
+    Use instead:
+    ```yaml
+    bf16: false
+    ```
+
+    ## Fix
+    Delete the comment, or the codes in it that silence nothing.
+    """
+    found = list(_suppressions(ctx))
+    if not found:
+        return
+    from ..engine import run_rules  # the rules this comment could silence, run here
+    from . import RULES
+
+    others = [r for code, r in RULES.items() if code != "PC907"]
+    reported = {(f.origin.path, f.origin.line, f.rule) for f in run_rules(ctx, others)}
+    # a hardware rule that was skipped (no GPU known) cannot tell whether it is needed
+    unknown = set() if ctx.hardware.known else {r.code for r in others if r.hardware}
+    for path, item in found:
+        origin = Origin("file", path, item.line, item.column)
+        used = {code for where, line, code in reported if where == path and item.covers(line, code)}
+        scope = "in this file" if item.kind == FILE else "on this line"
+        if not item.codes:
+            if not used and not unknown:
+                yield Finding(origin, f"`{item.comment}` silences nothing {scope}", Fix("delete the comment"))
+            continue
+        stale = [c for c in item.codes if c not in used and c not in unknown]
+        if not stale:
+            continue
+        wrong = [c for c in stale if c not in RULES]
+        quiet = [c for c in stale if c in RULES]
+        parts = []
+        if quiet:
+            parts.append(f"{', '.join(quiet)} report{'s' if len(quiet) == 1 else ''} nothing {scope}")
+        if wrong:
+            parts.append(f"{', '.join(wrong)} {'is not a rule' if len(wrong) == 1 else 'are not rules'}")
+        yield Finding(
+            origin,
+            f"unused suppression `{item.comment}`: {'; '.join(parts)}",
+            Fix(f"delete {', '.join(stale)} from the comment (or the whole comment)"),
+        )

@@ -9,6 +9,7 @@ from ..errors import InputError
 from .env_source import parse_env
 from .json_source import parse_json
 from .nodes import Document, Node, SourceNote
+from .suppressions import scan as scan_suppressions
 from .toml_source import parse_toml
 from .yaml_source import parse_yaml
 
@@ -42,10 +43,14 @@ def parse(path: str, text: str, fmt: str) -> Document:
     if fmt == "json":
         return parse_json(path, text)
     if fmt == "toml":
-        return parse_toml(path, text)
-    if fmt == "env":
-        return parse_env(path, text)
-    return parse_yaml(path, text)
+        document = parse_toml(path, text)
+    elif fmt == "env":
+        document = parse_env(path, text)
+    else:
+        document = parse_yaml(path, text)
+    # ``# precheck: ignore[...]`` comments (see precheck.suppression)
+    document.notes.extend(scan_suppressions(text, fmt))
+    return document
 
 
 def load(path: str | Path, display: str | None = None) -> Document:

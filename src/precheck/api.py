@@ -1,0 +1,283 @@
+"""The Python API: ``precheck.check(paths, hardware=...)``, the function the CLI runs.
+
+It wraps :func:`precheck.engine.check` with what a repository of configs needs:
+
+- the project configuration (``[tool.precheck]`` in ``pyproject.toml`` or
+  ``.precheck.toml``, :mod:`precheck.project`), found upward from each checked file:
+  rule selection, ``per-file-ignores``, ``severity`` overrides, ``exclude`` and, for the
+  whole run, ``gpus`` and ``fail-on`` (from the configuration that governs the first path);
+- rule selection ruff's way: arguments beat the project configuration (``select``
+  replaces its selection; ``extend_select`` and ``ignore`` add to and take from it);
+- inline suppression comments (:mod:`precheck.suppression`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from . import engine, project
+from .errors import InternalError, UsageError
+from .hardware import Hardware, from_specs
+from .project import ProjectConfig
+from .rules import RULES, resolve_selector, select_rules
+from .rules.base import Context, Finding, Rule, Severity
+from .suppression import Suppression, from_notes
+from .versions import VersionInfo, parse_assumptions
+
+#: the rule that reports unused suppressions is never silenced by a bare comment
+UNUSED_SUPPRESSION = "PC907"
+
+#: the project configuration that governs a path
+Settings = Callable[[str | Path], ProjectConfig]
+
+
+@dataclass
+class Report(engine.Report):
+    """The engine's report plus the run-wide settings that decide the exit code."""
+
+    #: the lowest severity that fails the run (``--fail-on``, else the project's ``fail-on``)
+    fail_on: Severity = Severity.ERROR
+    #: where the target hardware came from when not from an argument or a probe
+    hardware_from: str | None = None
+    #: findings silenced by ``# precheck: ignore`` comments or ``per-file-ignores``
+    suppressed: int = 0
+
+    def exit_code(self, fail_on: Severity | None = None) -> int:
+        return super().exit_code(self.fail_on if fail_on is None else fail_on)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Rule selection given as arguments (the command line's flags)."""
+
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+    def codes(self, config: ProjectConfig) -> frozenset[str]:
+        """The rules that run on a file governed by ``config``."""
+        if self.select is not None:
+            return _codes(select_rules(list(self.select), list(self.ignore), list(self.extend_select)))
+        chosen = set(
+            _codes(
+                select_rules(
+                    list(config.select) if config.select is not None else None,
+                    list(config.ignore),
+                    list(config.extend_select),
+                )
+            )
+        )
+        chosen |= _expand(self.extend_select)
+        chosen -= _expand(self.ignore)
+        return frozenset(chosen)
+
+
+def _codes(rules: Iterable[Rule]) -> frozenset[str]:
+    return frozenset(r.code for r in rules)
+
+
+def _expand(selectors: Iterable[str]) -> frozenset[str]:
+    parts = [p for s in selectors for p in s.split(",") if p.strip()]
+    return frozenset(r.code for p in parts for r in resolve_selector(p))
+
+
+def resolve_hardware(
+    paths: Sequence[str],
+    hardware: Hardware | Sequence[str] | str | None,
+    env: Mapping[str, str],
+    use_project: bool = True,
+) -> tuple[Hardware, str | None]:
+    """The target hardware: the argument, else the project's ``gpus``, else this machine's GPUs."""
+    if isinstance(hardware, Hardware):
+        return hardware, None
+    if isinstance(hardware, str) and hardware.strip():
+        return from_specs([hardware], env), None
+    if hardware and not isinstance(hardware, str):
+        return from_specs(list(hardware), env), None
+    config = project.for_path(paths[0] if paths else ".") if use_project else ProjectConfig()
+    if config.gpus:
+        return from_specs(list(config.gpus), env), f"{_shown(config.path)} gpus"
+    from .probe import probe_hardware
+
+    return probe_hardware(env), None
+
+
+def _shown(path: str | None) -> str:
+    if path is None:
+        return ""
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+
+
+def _assumptions(values: Sequence[str] | Mapping[str, str] | None) -> dict[str, VersionInfo]:
+    if values is None:
+        return {}
+    if isinstance(values, Mapping):
+        return parse_assumptions(f"{name}=={version}" for name, version in values.items())
+    return parse_assumptions(values)
+
+
+def check(
+    paths: str | Iterable[str] = (".",),
+    hardware: Hardware | Sequence[str] | str | None = None,
+    *,
+    select: Sequence[str] | None = None,
+    extend_select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    fail_on: str | Severity | None = None,
+    assume_versions: Sequence[str] | Mapping[str, str] | None = None,
+    python: str | None = None,
+    env: Mapping[str, str] | None = None,
+    use_project: bool = True,
+    debug: bool = False,
+) -> Report:
+    """Check config files or folders and return the :class:`Report`.
+
+    ``hardware``: a :class:`~precheck.hardware.Hardware`, GPU specs as ``--gpu`` takes them
+    (``["8xA100-80GB"]`` or one string), or None: the project configuration's ``gpus``, else
+    this machine's GPUs. ``select``/``extend_select``/``ignore`` take codes, prefixes, names
+    or ``ALL``; ``exclude`` passes over files in folder searches (gitignore syntax);
+    ``assume_versions`` maps a framework to the version the run uses. ``use_project=False``
+    ignores project configuration files.
+    """
+    names = [paths] if isinstance(paths, str) else list(paths)
+    names = names or ["."]
+    environment = dict(os.environ if env is None else env)
+    if use_project:
+        project.for_folder.cache_clear()  # a long-lived process sees edited configs
+    settings: Settings = project.for_path if use_project else _no_project
+    target, hardware_from = resolve_hardware(names, hardware, environment, use_project)
+    base = settings(names[0])
+    threshold = _threshold(fail_on, base)
+    cli = Selection(
+        tuple(select) if select is not None else None,
+        tuple(extend_select or ()),
+        tuple(ignore or ()),
+    )
+    candidates = {c.path: c for c in [base, *(settings(n) for n in names)]}
+    superset: frozenset[str] = frozenset().union(*(cli.codes(c) for c in candidates.values()))
+    found = engine.check(
+        names,
+        target,
+        env=environment,
+        rules=[RULES[code] for code in sorted(superset)],
+        assumed_versions=_assumptions(assume_versions),
+        python=python,
+        debug=debug,
+        exclude=list(exclude) if exclude else None,
+    )
+    report = Report(
+        **{f.name: getattr(found, f.name) for f in fields(engine.Report)},
+        fail_on=threshold,
+        hardware_from=hardware_from,
+    )
+    _apply_settings(report, cli, superset, settings, debug)
+    return report
+
+
+def _no_project(_path: str | Path) -> ProjectConfig:
+    return ProjectConfig()
+
+
+def _threshold(fail_on: str | Severity | None, base: ProjectConfig) -> Severity:
+    if isinstance(fail_on, Severity):
+        return fail_on
+    text = fail_on if fail_on is not None else base.fail_on or "error"
+    try:
+        return Severity.parse(text)
+    except KeyError:
+        raise UsageError(f"--fail-on {text!r}: choose error, warning or info") from None
+
+
+def _suppressions(result: engine.FileResult) -> dict[str, list[Suppression]]:
+    """Path → the suppression comments of the run's files (the config and the files it named)."""
+    out: dict[str, list[Suppression]] = {}
+    pending = [result.config] if result.config is not None else []
+    while pending:
+        config = pending.pop(0)
+        out.setdefault(config.path, []).extend(from_notes(config.notes))
+        pending.extend(config.attached.values())
+    return out
+
+
+def silenced(finding: Finding, comments: Iterable[Suppression]) -> bool:
+    """Whether a comment silences ``finding`` (a bare one never silences PC907 itself)."""
+    for item in comments:
+        if finding.rule == UNUSED_SUPPRESSION and not item.codes:
+            continue
+        if item.covers(finding.origin.line, finding.rule):
+            return True
+    return False
+
+
+def _with_severity(finding: Finding, level: str, where: str | None) -> Finding:
+    wanted = Severity.parse(level)
+    rule = RULES.get(finding.rule)
+    # a finding the engine already lowered (versions not known) stays at most that low
+    lowered = rule is not None and finding.severity < rule.severity
+    severity = min(wanted, finding.severity) if lowered else wanted
+    if severity == finding.severity:
+        return finding
+    note = finding.note or f"severity {severity} set by {where}"
+    return replace(finding, severity=severity, note=note)
+
+
+def _apply_settings(
+    report: Report,
+    cli: Selection,
+    superset: frozenset[str],
+    config_for: Settings,
+    debug: bool,
+) -> None:
+    """Per file: excludes, selection, per-file-ignores, comments and severity overrides."""
+    kept: list[engine.FileResult] = []
+    for result in report.files:
+        config = config_for(result.path)
+        if config.excludes(result.path):
+            continue
+        kept.append(result)
+        wanted = cli.codes(config)
+        _run_missing(result, wanted - superset, debug)
+        comments = _suppressions(result)
+        findings = []
+        for finding in result.findings:
+            if finding.rule not in wanted:
+                continue
+            where = finding.origin.path or result.path
+            owner = config if where == result.path else config_for(where)
+            if finding.rule in owner.ignored_codes(where) or silenced(finding, comments.get(where, ())):
+                report.suppressed += 1
+                continue
+            level = owner.severity.get(finding.rule)
+            findings.append(_with_severity(finding, level, _shown(owner.path)) if level else finding)
+        result.findings = findings
+    report.files = kept
+    for result in kept:
+        result.part_of = None
+    report.findings = []
+    engine.group_runs(report)
+    report.findings.sort(key=lambda f: (f.origin.path or "", f.origin.line or 0, f.origin.column or 0, f.rule))
+
+
+def _run_missing(result: engine.FileResult, codes: frozenset[str], debug: bool) -> None:
+    """Rules a nested project configuration turns on that the first pass did not run."""
+    if not codes or result.config is None or result.plan is None:
+        return
+    if result.hardware is None or result.versions is None:
+        return
+    context = Context(result.config, result.plan, result.hardware, result.versions)
+    try:
+        result.findings.extend(engine.run_rules(context, [RULES[c] for c in sorted(codes)]))
+    except Exception as error:
+        if debug:
+            raise
+        result.internal = InternalError(result.path, error)
+
+
+__all__ = ["Report", "Selection", "check", "resolve_hardware", "silenced"]

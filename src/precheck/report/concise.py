@@ -1,0 +1,20 @@
+"""``--format concise``: one line per finding, ``path:line:col: CODE severity message``.
+
+Inputs that cannot be read are ``path:line:col: message`` lines (as in the text format);
+nothing else is printed, so ``grep``, editors' error parsers and ``wc -l`` work on it.
+"""
+
+from __future__ import annotations
+
+from ..engine import Report
+from ..rules.base import Finding
+
+
+def line(finding: Finding) -> str:
+    return f"{finding.origin.location()}: {finding.rule} {finding.severity} {finding.message}"
+
+
+def render(report: Report) -> str:
+    lines = [str(error) for error in report.errors]
+    lines.extend(line(finding) for finding in report.findings)
+    return "\n".join(lines)
