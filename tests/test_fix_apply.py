@@ -344,3 +344,14 @@ def test_the_real_editor_fixes_every_rule_case(case: Case) -> None:
         pytest.skip("the fix edits another file of the run")
     fixed = apply_replacements(text, [r for edit in edits for r in plan(text, case.fmt, edit)])
     assert findings_for(replace(case, text=fixed, expect=set())) == set(), fixed
+
+
+def test_tf32_on_a_gpu_without_it_is_a_safe_fix(tmp_path: Path) -> None:
+    text = "model_name_or_path: m\noutput_dir: out\nbf16: false\ntf32: true   # faster matmuls\nseed: 1\n"
+    (tmp_path / "train.yaml").write_text(text)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUDA_")}
+    command = [sys.executable, "-m", "precheck", "--isolated", "--gpu", "V100", "--select", "PC103", "--fix", "."]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "fixed 1 finding in 1 file" in result.stderr
+    assert (tmp_path / "train.yaml").read_text() == text.replace("tf32: true", "tf32: false")

@@ -1,4 +1,4 @@
-"""The normalised, pydantic-modelled training configuration.
+"""The normalised training configuration.
 
 Dialects map each framework's keys onto these fields, keeping where every value came
 from (:class:`~precheck.provenance.Sourced`). A field is None when the run's files do
@@ -8,9 +8,8 @@ framework's own, so that "unset" and "set to the default" stay distinguishable.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from .provenance import Origin, Sourced
 from .sources.nodes import Node, SourceNote
@@ -20,8 +19,12 @@ SStr = Sourced[str] | None
 SDtype = Sourced[str] | None
 
 
-class TrainingConfig(BaseModel):
-    model_config = ConfigDict(revalidate_instances="never", protected_namespaces=())
+@dataclass(slots=True)
+class TrainingConfig:
+    """What a run's files set. A plain (slotted) dataclass, built once per file and
+    filled in by the dialect: no validation happens on construction; the dialects convert
+    each value. Containers given to the constructor are copied (a config never shares a
+    list or dict with its caller), as the pydantic model this replaced did."""
 
     #: the dialect that read the file ("ms-swift", "hf-trainer", ...)
     dialect: str
@@ -90,7 +93,7 @@ class TrainingConfig(BaseModel):
     #: dtype gradients are accumulated in (DeepSpeed ``data_types.grad_accum_dtype``)
     grad_accum_dtype: SDtype = None
     #: keys whose value is ``"auto"`` (to be filled by an integration); value: the key path
-    auto_keys: list[Sourced[str]] = Field(default_factory=list)
+    auto_keys: list[Sourced[str]] = field(default_factory=list)
 
     # more precision settings
     #: bitsandbytes ``bnb_4bit_compute_dtype`` (or a framework's spelling of it)
@@ -113,23 +116,33 @@ class TrainingConfig(BaseModel):
     #: its architecture (``architectures[0]`` or ``model_type``)
     model_arch: SStr = None
     #: the checkpoint config.json's scalar keys (hidden_size, num_hidden_layers, model_type...)
-    model_dims: dict[str, Sourced[Any]] = Field(default_factory=dict)
+    model_dims: dict[str, Sourced[Any]] = field(default_factory=dict)
 
     # other files of the same run
     #: files this one names, by role ("deepspeed", "accelerate", "fsdp", "model"), as written
-    references: dict[str, Sourced[str]] = Field(default_factory=dict)
+    references: dict[str, Sourced[str]] = field(default_factory=dict)
     #: the referenced files, read by their own dialect, by role
-    attached: dict[str, TrainingConfig] = Field(default_factory=dict)
+    attached: dict[str, TrainingConfig] = field(default_factory=dict)
 
     #: environment variables the run will see (from the process or the config)
-    env: dict[str, Sourced[str]] = Field(default_factory=dict)
+    env: dict[str, Sourced[str]] = field(default_factory=dict)
     #: how this framework spells its precision switches ({"fp16": "use_fp16"}); a switch
     #: the framework lacks is absent, so fixes never invent keys
-    flag_keys: dict[str, str] = Field(default_factory=dict)
+    flag_keys: dict[str, str] = field(default_factory=dict)
     #: every top-level key of the file, as spelled, with where it is
-    keys: dict[str, Sourced[Any]] = Field(default_factory=dict)
+    keys: dict[str, Sourced[Any]] = field(default_factory=dict)
     #: odd but readable input (duplicate keys, YAML 1.1 booleans)
-    notes: list[SourceNote] = Field(default_factory=list)
+    notes: list[SourceNote] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.auto_keys = list(self.auto_keys)
+        self.model_dims = dict(self.model_dims)
+        self.references = dict(self.references)
+        self.attached = dict(self.attached)
+        self.env = dict(self.env)
+        self.flag_keys = dict(self.flag_keys)
+        self.keys = dict(self.keys)
+        self.notes = list(self.notes)
 
     def setting(self, path: str) -> Sourced[Any] | None:
         """A value of the file at a dotted key path (``amp.opt_level``), as plain data, with

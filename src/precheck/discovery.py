@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from .ignore_patterns import compile_pattern, ignored, read_gitignore
-from .sources import FORMATS
+from .sources import FORMATS, script_kind
 
 #: folders never searched (a user names a file inside them to check it)
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache"}
@@ -38,7 +38,8 @@ def walk(folder: Path, exclude: list[str] | None = None) -> tuple[list[Path], li
         found.extend(
             Path(root) / name
             for name in files
-            if Path(name).suffix.lower() in FORMATS and not ignored(patterns, here / name, is_dir=False)
+            if (Path(name).suffix.lower() in FORMATS or script_kind(name))
+            and not ignored(patterns, here / name, is_dir=False)
         )
     return found, unreadable
 

@@ -30,6 +30,8 @@ _CONFIG_WORDS = re.compile(r"fp16|bf16|torch_dtype|mixed_precision|precision|dee
 class FileResult:
     path: str
     dialect: str | None = None
+    #: which run of a file that holds several (a script's second launch command)
+    label: str | None = None
     error: InputError | None = None
     #: a bug met while checking this file (reported, exit 2; other files still checked)
     internal: InternalError | None = None
@@ -110,9 +112,20 @@ def check(
         try:
             if file.is_dir():
                 raise InputError(shown, "this folder cannot be read")
-            result.findings = _check_file(file, result, hardware, environment, active, assumed_versions or {}, python)
+            documents = sources.load_runs(file, shown, hardware)
+            if not documents:
+                result.skipped = "holds no training launch command or training call"
+                continue
+            for index, document in enumerate(documents):
+                if index:  # a script with several runs: one result each
+                    result = FileResult(shown)
+                    report.files.append(result)
+                result.label = document.label
+                result.findings = _check_document(
+                    file, document, result, hardware, environment, active, assumed_versions or {}, python
+                )
         except InputError as error:
-            if named or _looks_like_training_config(file):
+            if named or (sources.script_kind(file) is None and _looks_like_training_config(file)):
                 result.error = error
             else:
                 result.skipped = f"not parsable and not a training config ({error.message})"
@@ -174,8 +187,9 @@ def _looks_like_training_config(file: Path) -> bool:
     return bool(_CONFIG_WORDS.search(head))
 
 
-def _check_file(
+def _check_document(
     file: Path,
+    document: sources.Document,
     result: FileResult,
     hardware: Hardware,
     environment: Mapping[str, str],
@@ -183,8 +197,7 @@ def _check_file(
     assumed: dict[str, VersionInfo],
     python: str | None,
 ) -> list[Finding]:
-    """One file through sources → dialects → resolve → rules."""
-    document = sources.load(file, result.path)
+    """One run's document through dialects → resolve → rules."""
     dialect = dialects.detect(document)
     if dialect is None:
         return []

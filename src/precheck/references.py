@@ -78,7 +78,10 @@ def attach(config: TrainingConfig, file: Path, env: Mapping[str, str], depth: in
     for role, ref in config.references.items():
         if role in config.attached:
             continue
-        target = locate(str(ref.value), file.parent)
+        # relative to the file that names it: a script's launch command may name a YAML
+        # file whose own keys name a DeepSpeed file next to it
+        naming = Path(ref.origin.path) if ref.origin.path and ref.origin.path != config.path else file
+        target = locate(str(ref.value), naming.parent)
         if target is None or not target.is_file():
             origin = ref.origin
             config.notes.append(
@@ -90,6 +93,7 @@ def attach(config: TrainingConfig, file: Path, env: Mapping[str, str], depth: in
                     origin.line or 1,
                     origin.column or 1,
                     origin.key,
+                    origin.path if origin.path != config.path else None,
                 )
             )
             continue

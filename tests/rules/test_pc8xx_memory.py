@@ -1,6 +1,7 @@
 """PC8xx and the estimator behind them, against published figures."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -122,7 +123,7 @@ def test_mixed_precision_adamw_is_18_bytes_a_parameter() -> None:
     fp32 gradients (4 B) and AdamW's two fp32 states (8 B)."""
     dims = Dims(1_000_000_000, 2048, 22, 5632, 32, 32000, "test")
     config = TrainingConfig(dialect="hf-trainer", framework="transformers", path="c.yaml")
-    plan = _plan("float32", None).model_copy(update={"autocast_dtype": Sourced("float16", Origin.default("t"))})
+    plan = replace(_plan("float32", None), autocast_dtype=Sourced("float16", Origin.default("t")))
     est = estimate(config, plan, dims, 1)
     assert est.weights == pytest.approx(6e9)
     assert est.weights + est.gradients + est.optimizer == pytest.approx(18e9)

@@ -40,7 +40,11 @@ BY_NAME = {d.name: d for d in DIALECTS}
 
 
 def detect(doc: Document) -> Dialect | None:
-    """The dialect that scores highest on ``doc``, or None (not a training config)."""
+    """The dialect that scores highest on ``doc``, or None (not a training config).
+
+    A document whose source knows its framework (a launch command) names it."""
+    if doc.dialect is not None:
+        return BY_NAME[doc.dialect]
     if not doc.mapping():
         return None
     best, best_score = None, 0

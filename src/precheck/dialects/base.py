@@ -88,7 +88,7 @@ def field(name: str, *paths: str, convert: Converter = to_str) -> Field:
 
 def origin_of(doc: Document, node: Node) -> Origin:
     line, column = node.anchor
-    return Origin("file", doc.path, line, column, node.key)
+    return Origin("file", node.path or doc.path, line, column, node.key)
 
 
 def lookup(root: Mapping[str, Node], path: tuple[str, ...], normalise: Callable[[str], str]) -> Node | None:
@@ -147,14 +147,18 @@ class Dialect:
                 converted = spec.convert(node.value)
                 if converted is not None:
                     values[spec.name] = Sourced(converted, origin_of(doc, node))
-                    if spec.convert is to_bool and isinstance(node.value, str) and doc.format != "env":
+                    if (
+                        spec.convert is to_bool
+                        and isinstance(node.value, str)
+                        and doc.format in ("yaml", "json", "toml")
+                    ):
                         quoted.append(node)
                     break
         config = TrainingConfig(
             dialect=self.name,
             framework=self.framework,
             path=doc.path,
-            env={name: Sourced(env[name], Origin.env(name)) for name in RUN_ENV if name in env},
+            env=run_env(doc, env),
             keys={k: Sourced(n.value, origin_of(doc, n)) for k, n in self.root(doc).items()},
             notes=list(doc.notes),
             flag_keys=dict(self.flag_keys),
@@ -204,6 +208,16 @@ class Dialect:
     def put(self, config: TrainingConfig, name: str, value: Any, doc: Document, node: Node) -> None:
         """Set a normalised field from a node the field table could not map."""
         setattr(config, name, Sourced(value, origin_of(doc, node)))
+
+
+def run_env(doc: Document, env: Mapping[str, str]) -> dict[str, Sourced[str]]:
+    """The variables of :data:`RUN_ENV` the run sees: the shell's, then the file's own."""
+    out = {name: Sourced(env[name], Origin.env(name)) for name in RUN_ENV if name in env}
+    for name, node in doc.env.items():
+        if name in RUN_ENV and node.value is not None:
+            value = str(node.value).lower() if isinstance(node.value, bool) else str(node.value)
+            out[name] = Sourced(value, origin_of(doc, node))
+    return out
 
 
 def looks_like_path(value: Any) -> bool:

@@ -16,6 +16,7 @@ Each default names the library that decides it:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..config import TrainingConfig
@@ -135,4 +136,4 @@ def complete(config: TrainingConfig, plan: PrecisionPlan) -> PrecisionPlan:
     missing = [name for name in PLAN_FIELDS if name not in filled and getattr(plan, name) is None]
     if missing:  # a resolver bug: every core field must be set
         raise ValueError(f"resolver for {plan.framework} left {', '.join(missing)} unset")
-    return plan.model_copy(update=filled)
+    return replace(plan, **filled)

@@ -70,7 +70,7 @@ accelerate 1.15.0 ``utils/dataclasses.py``, ``state.py``, ``accelerator.py``):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..config import TrainingConfig
@@ -519,7 +519,7 @@ def apply(plan: PrecisionPlan, main: TrainingConfig, ds: TrainingConfig, version
     else:
         switches, overrides = standalone_switches(ds), []
     fields, refused = engine(ds, switches, versions, plan.param_dtype)
-    return plan.model_copy(update={**fields, "overrides": [*plan.overrides, *overrides, *refused]})
+    return replace(plan, **fields, overrides=[*plan.overrides, *overrides, *refused])
 
 
 # --- HF Trainer ---------------------------------------------------------------------------

@@ -43,7 +43,7 @@ overrides; :func:`apply_fsdp` applies them (``ATTACHMENTS["fsdp"]`` is :func:`ap
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..config import TrainingConfig
@@ -284,7 +284,7 @@ def apply_fsdp(
 ) -> PrecisionPlan:
     """``plan`` with FSDP applied (unchanged, but for overrides, when the run does not use FSDP)."""
     fields, overrides = fsdp_plan_fields(plan, main, fsdp, versions)
-    return plan.model_copy(update={**fields, "overrides": [*plan.overrides, *overrides]})
+    return replace(plan, **fields, overrides=[*plan.overrides, *overrides])
 
 
 def apply(plan: PrecisionPlan, main: TrainingConfig, fsdp: TrainingConfig, versions: Versions) -> PrecisionPlan:
@@ -307,7 +307,5 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         grad_scaler=Sourced(False, none),
         devices=Sourced("all", Origin.default("the Trainer uses every visible GPU")),
     )
-    standalone = config.model_copy(
-        update={"fsdp": config.fsdp or Sourced(True, Origin.default("an FSDP config: FSDP assumed on"))}
-    )
+    standalone = replace(config, fsdp=config.fsdp or Sourced(True, Origin.default("an FSDP config: FSDP assumed on")))
     return apply_fsdp(base, standalone, config, versions)

@@ -8,6 +8,8 @@ adds a GradScaler (dynamic loss scaling). The model is loaded by the user's scri
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..config import TrainingConfig
 from ..hardware import Hardware
 from ..models import family_of
@@ -38,7 +40,7 @@ def trl_bf16_default(config: TrainingConfig, versions: Versions) -> Sourced[bool
 def resolve_trl(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
     filled = trl_bf16_default(config, versions)
     if filled is not None:
-        config = config.model_copy(update={"bf16": filled})
+        config = replace(config, bf16=filled)
     plan = resolve(config, hardware, versions)
     dtype = config.torch_dtype
     if config.quantization_bits is not None and config.quantization_bits.value == 4 and dtype is not None:

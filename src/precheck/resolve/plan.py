@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from ..provenance import Sourced
 
@@ -43,10 +42,9 @@ CORE_FIELDS = (
 )
 
 
-class Override(BaseModel):
+@dataclass(slots=True)
+class Override:
     """A value the framework replaced: the user's setting lost to another source."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     field: str
     winner: Sourced[Any]
@@ -54,10 +52,10 @@ class Override(BaseModel):
     reason: str
 
 
-class PrecisionPlan(BaseModel):
-    """Each field is a value and where it came from."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+@dataclass(slots=True)
+class PrecisionPlan:
+    """Each field is a value and where it came from; a new plan is made with
+    :func:`dataclasses.replace` (resolvers refine a plan step by step)."""
 
     framework: str
     load_dtype: Sourced[str]
@@ -79,7 +77,10 @@ class PrecisionPlan(BaseModel):
     sharding: Sourced[str] | None = None
     gradient_checkpointing: Sourced[bool] | None = None
     batch: Sourced[str | None] | None = None
-    overrides: list[Override] = Field(default_factory=list)
+    overrides: list[Override] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.overrides = list(self.overrides)  # never shared with the caller's list
 
     def fields(self) -> dict[str, Sourced[Any]]:
         """Every field that is set (all of them once :func:`precheck.resolve.resolve` completed the plan)."""

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ..hardware import Device
 from ..provenance import Origin
 from ..resolve.common import BF16_CHECK_COUNTS_EMULATION, is_adapter_training
-from .base import Context, Edit, Finding, Fix, Severity, anchor, edits_for, rule
+from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
 
 
 def used_devices(ctx: Context) -> list[Device]:
@@ -78,7 +78,7 @@ def _what_happens(ctx: Context) -> str:
     return f"{known} counts emulation as support, so the frameworks let the run start and it runs emulated"
 
 
-@rule("PC101", "bf16-unsupported-gpu", Severity.ERROR, hardware=True)
+@rule("PC101", "bf16-unsupported-gpu", Severity.ERROR, hardware=True, fix_safety=FixSafety.UNSAFE)
 def bf16_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     """
     Finds bf16 in the plan on a device without native bf16.
@@ -128,7 +128,7 @@ def bf16_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     )
 
 
-@rule("PC102", "fp16-slow-gpu", Severity.WARNING, hardware=True)
+@rule("PC102", "fp16-slow-gpu", Severity.WARNING, hardware=True, fix_safety=FixSafety.UNSAFE)
 def fp16_slow_gpu(ctx: Context) -> Iterator[Finding]:
     """
     Warns when the run computes in fp16 on a device whose fp16 throughput is crippled.

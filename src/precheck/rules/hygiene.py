@@ -16,7 +16,7 @@ def _notes(ctx: Context, kind: str) -> Iterator[tuple[Origin, str]]:
         config = pending.pop(0)
         for note in config.notes:
             if note.kind == kind:
-                yield Origin("file", config.path, note.line, note.column, note.key), note.message
+                yield Origin("file", note.path or config.path, note.line, note.column, note.key), note.message
         pending.extend(config.attached.values())
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..hardware import Device
-from .base import Context, Finding, Fix, Severity, anchor, edits_for, rule
+from .base import Context, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
 from .device import used_devices
 
 #: frameworks whose TrainingArguments raise on ``tf32: true`` without TF32 hardware
@@ -37,7 +37,14 @@ def _below(device: Device, cc: tuple[int, int]) -> bool:
     return have is not None and have < cc
 
 
-@rule("PC103", "tf32-unsupported-gpu", Severity.ERROR, hardware=True, frameworks=TRAINING_ARGUMENTS_FRAMEWORKS)
+@rule(
+    "PC103",
+    "tf32-unsupported-gpu",
+    Severity.ERROR,
+    hardware=True,
+    frameworks=TRAINING_ARGUMENTS_FRAMEWORKS,
+    fix_safety=FixSafety.SAFE,
+)
 def tf32_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     """
     Finds `tf32: true` for a run on a device without TF32 (before Ampere).
@@ -79,7 +86,7 @@ def tf32_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
         )
 
 
-@rule("PC104", "fp8-unsupported-gpu", Severity.ERROR, hardware=True)
+@rule("PC104", "fp8-unsupported-gpu", Severity.ERROR, hardware=True, fix_safety=FixSafety.UNSAFE)
 def fp8_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     """
     Finds fp8 training on a device below compute capability 8.9 (Ada, Hopper).
@@ -138,7 +145,7 @@ def _head_dim(ctx: Context) -> int | None:
     return None
 
 
-@rule("PC105", "flash-attention-unsupported", Severity.ERROR, hardware=True)
+@rule("PC105", "flash-attention-unsupported", Severity.ERROR, hardware=True, fix_safety=FixSafety.UNSAFE)
 def flash_attention_unsupported(ctx: Context) -> Iterator[Finding]:
     """
     Finds a FlashAttention kernel the devices (or the model's head size) cannot run.
@@ -191,7 +198,7 @@ def flash_attention_unsupported(ctx: Context) -> Iterator[Finding]:
         )
 
 
-@rule("PC106", "flash-attention-fp32", Severity.ERROR)
+@rule("PC106", "flash-attention-fp32", Severity.ERROR, fix_safety=FixSafety.UNSAFE)
 def flash_attention_fp32(ctx: Context) -> Iterator[Finding]:
     """
     Finds FlashAttention in a run that computes in float32.

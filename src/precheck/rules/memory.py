@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from ..memory import GIB, Dims, Estimate, dims_for, estimate, gib, run_value
@@ -37,7 +38,7 @@ def estimate_for(ctx: Context) -> tuple[Estimate, Dims, float, str] | None:
     sharded = run_value(config, "zero_stage") is not None or bool(run_value(config, "fsdp"))
     if len(devices) > 1 and not sharded and config.framework in LAUNCHER_SHARDS:
         best = _default(3, "no sharding in the run's files: assuming the launcher shards with ZeRO-3/FSDP")
-        config = config.model_copy(update={"zero_stage": best})
+        config = replace(config, zero_stage=best)
     smallest = min(devices, key=lambda d: d.memory_gib)
     est = estimate(config, ctx.plan, dims, len(devices))
     if config is not ctx.config:
@@ -58,24 +59,24 @@ def _alternatives(ctx: Context, dims: Dims, devices: int, limit: float) -> list[
             (
                 "gradient checkpointing",
                 config,
-                plan.model_copy(update={"gradient_checkpointing": _default(True, "what-if")}),
+                replace(plan, gradient_checkpointing=_default(True, "what-if")),
             )
         )
     if config.batch_size is not None and config.batch_size.value > 1:
-        smaller = config.model_copy(update={"batch_size": _default(1, "what-if")})
+        smaller = replace(config, batch_size=_default(1, "what-if"))
         options.append((f"micro-batch 1 with {config.batch_size.value}× gradient accumulation", smaller, plan))
     sharded = run_value(config, "zero_stage") is not None or bool(run_value(config, "fsdp"))
     if devices > 1 and not sharded:
-        options.append(("ZeRO-3 or FSDP full_shard", config.model_copy(update={"zero_stage": _default(3, "w")}), plan))
+        options.append(("ZeRO-3 or FSDP full_shard", replace(config, zero_stage=_default(3, "w")), plan))
     if run_value(config, "zero_stage") is not None and run_value(config, "offload_optimizer") is None:
-        offload = config.model_copy(update={"offload_optimizer": _default("cpu", "what-if")})
+        offload = replace(config, offload_optimizer=_default("cpu", "what-if"))
         options.append(("optimizer offload to the CPU", offload, plan))
     if config.train_type is None or str(config.train_type.value).lower() == "full":
-        lora = config.model_copy(update={"train_type": _default("lora", "what-if")})
+        lora = replace(config, train_type=_default("lora", "what-if"))
         fp32 = Sourced("float32", Origin.default("what-if"))
-        adapters = plan.model_copy(update={"param_dtype": fp32, "optimizer_state_dtype": fp32, "grad_dtype": fp32})
+        adapters = replace(plan, param_dtype=fp32, optimizer_state_dtype=fp32, grad_dtype=fp32)
         options.append(("LoRA", lora, adapters))
-        qlora = lora.model_copy(update={"quantization_bits": _default(4, "what-if")})
+        qlora = replace(lora, quantization_bits=_default(4, "what-if"))
         options.append(("QLoRA (4-bit base)", qlora, adapters))
     out = []
     for label, cfg, pln in options:

@@ -18,6 +18,7 @@ from .device import flag_edit, used_devices
     versions=(OVERRIDES_FLAGS,),
     affects_latest=False,
     frameworks=("ms-swift",),
+    fix_safety=FixSafety.UNSAFE,
 )
 def fp16_flag_overridden_by_torch_dtype(ctx: Context) -> Iterator[Finding]:
     """
@@ -92,7 +93,7 @@ def _to_bf16_edits(ctx: Context) -> list[Edit]:
     return edits
 
 
-@rule("PC202", "fp16-on-bf16-model", Severity.WARNING)
+@rule("PC202", "fp16-on-bf16-model", Severity.WARNING, fix_safety=FixSafety.UNSAFE)
 def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
     """
     Warns when a checkpoint released in bf16 is trained with fp16.

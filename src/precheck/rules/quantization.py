@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .base import Context, Finding, Fix, Severity, anchor, edits_for, rule
+from .base import Context, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
 
 
 def compute_dtype(ctx: Context) -> str | None:
@@ -16,7 +16,7 @@ def compute_dtype(ctx: Context) -> str | None:
     return text.split("compute ", 1)[1].split()[0].strip(",") if "compute " in text else None
 
 
-@rule("PC206", "quant-compute-dtype-mismatch", Severity.WARNING)
+@rule("PC206", "quant-compute-dtype-mismatch", Severity.WARNING, fix_safety=FixSafety.UNSAFE)
 def quant_compute_dtype_mismatch(ctx: Context) -> Iterator[Finding]:
     """
     Finds a 4-bit (QLoRA) base model computing in another dtype than the fp16 run around it.

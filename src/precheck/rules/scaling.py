@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from ..resolve.common import PEFT_UPCASTS, is_adapter_training
 from ..resolve.h2o_llmstudio import SCALER_ALWAYS_ON
 from ..versions import VersionRange
-from .base import Context, Edit, Finding, Fix, Severity, anchor, edits_for, rule
+from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
 
 
-@rule("PC401", "grad-scaler-fp16-gradients", Severity.ERROR)
+@rule("PC401", "grad-scaler-fp16-gradients", Severity.ERROR, fix_safety=FixSafety.UNSAFE)
 def grad_scaler_fp16_gradients(ctx: Context) -> Iterator[Finding]:
     """
     Finds fp16 trainable weights under a GradScaler (fp16 AMP on an fp16 model).
@@ -67,6 +67,7 @@ def grad_scaler_fp16_gradients(ctx: Context) -> Iterator[Finding]:
     versions=(SCALER_ALWAYS_ON,),
     affects_latest=False,
     frameworks=("h2o-llmstudio",),
+    fix_safety=FixSafety.UNSAFE,
 )
 def grad_scaler_under_bf16(ctx: Context) -> Iterator[Finding]:
     """
@@ -143,6 +144,7 @@ PEFT_KEEPS_BASE_DTYPE = VersionRange("peft", None, PEFT_UPCASTS.low)
     versions=(PEFT_KEEPS_BASE_DTYPE,),
     affects_latest=False,
     frameworks=("transformers", "trl", "llama-cookbook"),
+    fix_safety=FixSafety.UNSAFE,
 )
 def fp16_lora_adapters_grad_scaler(ctx: Context) -> Iterator[Finding]:
     """
@@ -192,6 +194,7 @@ def fp16_lora_adapters_grad_scaler(ctx: Context) -> Iterator[Finding]:
     "grad-scaler-bf16-gradients",
     Severity.ERROR,
     frameworks=("transformers", "trl", "ms-swift", "llama-cookbook", "simpletuner"),
+    fix_safety=FixSafety.UNSAFE,
 )
 def grad_scaler_bf16_gradients(ctx: Context) -> Iterator[Finding]:
     """

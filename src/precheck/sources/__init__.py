@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from .env_source import parse_env
@@ -13,10 +14,24 @@ from .suppressions import scan as scan_suppressions
 from .toml_source import parse_toml
 from .yaml_source import parse_yaml
 
-__all__ = ["FORMATS", "Document", "Node", "SourceNote", "load", "parse"]
+if TYPE_CHECKING:
+    from ..hardware import Hardware
+
+__all__ = ["FORMATS", "SCRIPTS", "Document", "Node", "SourceNote", "load", "load_runs", "parse", "script_kind"]
 
 #: file suffix -> format
 FORMATS = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml", ".env": "env"}
+
+#: files that configure runs in commands or code rather than in a config: suffix (or
+#: whole name) -> kind. One file may hold several runs (two launch commands in a
+#: script), or none; each reader lives in its own module, imported when first needed.
+SCRIPTS = {".sh": "shell", ".bash": "shell", "makefile": "makefile", ".py": "python", ".ipynb": "notebook"}
+
+
+def script_kind(path: str | Path) -> str | None:
+    """``shell``, ``makefile``, ``python`` or ``notebook`` for a script precheck reads, else None."""
+    file = Path(path)
+    return SCRIPTS.get(file.name.lower()) or SCRIPTS.get(file.suffix.lower())
 
 #: files larger than this are refused with a clear message rather than read
 MAX_BYTES = 64 * 1024 * 1024
@@ -58,6 +73,33 @@ def load(path: str | Path, display: str | None = None) -> Document:
     shown = display if display is not None else str(path)
     file = Path(path)
     fmt = FORMATS.get(file.suffix.lower(), "yaml")
+    return parse(shown, read_text(file, shown), fmt)
+
+
+def load_runs(path: str | Path, display: str | None = None, hardware: Hardware | None = None) -> list[Document]:
+    """The runs one file configures: one document for a config file; for a script, one
+    per launch command or training call it holds (none when it holds none).
+
+    ``hardware`` is the target the run will get: code that asks the runtime
+    (``is_bfloat16_supported()``) is read as it would answer there."""
+    kind = script_kind(path)
+    if kind is None:
+        return [load(path, display)]
+    shown = display if display is not None else str(path)
+    text = read_text(Path(path), shown)
+    if "\x00" in text:
+        raise InputError(shown, "binary file (contains NUL bytes), not a script")
+    if kind in ("shell", "makefile"):
+        from .shell_source import parse_script
+
+        return parse_script(shown, text, kind)
+    from .python_source import parse_code
+
+    return parse_code(shown, text, kind, hardware)
+
+
+def read_text(file: Path, shown: str) -> str:
+    """A file's text, refusing what is not a regular file or is too large to be a config."""
     try:
         info = file.stat()
         if not stat.S_ISREG(info.st_mode):
@@ -76,4 +118,4 @@ def load(path: str | Path, display: str | None = None) -> Document:
         raise InputError(shown, "is a directory") from None
     except OSError as exc:
         raise InputError(shown, f"cannot read: {exc.strerror or exc}") from None
-    return parse(shown, decode(shown, data), fmt)
+    return decode(shown, data)

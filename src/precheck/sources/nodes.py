@@ -23,6 +23,9 @@ class Node:
     raw: str | None = None
     #: True when the scalar was quoted in the source
     quoted: bool = False
+    #: the file this node was read from, when it is not the document's own file (a shell
+    #: script's launch command merges the YAML file it names with its command-line overrides)
+    path: str | None = None
 
     @property
     def anchor(self) -> tuple[int, int]:
@@ -56,6 +59,8 @@ class SourceNote:
     line: int
     column: int
     key: str | None = None
+    #: the file the note is about when it is not the document's own (see ``Node.path``)
+    path: str | None = None
 
 
 @dataclass(slots=True)
@@ -63,10 +68,19 @@ class Document:
     """One parsed file."""
 
     path: str
-    format: str  # "yaml" | "json" | "toml"
+    format: str  # "yaml" | "json" | "toml" | "env" | "shell" | "python"
     root: Node
     text: str
     notes: list[SourceNote] = field(default_factory=list)
+    #: the dialect that reads this document when its source already knows it (a launch
+    #: command: ``swift sft`` is ms-swift's), instead of detection by keys
+    dialect: str | None = None
+    #: environment variables the file sets for the run (``export CUDA_VISIBLE_DEVICES=1``,
+    #: ``accelerate launch --mixed_precision fp16`` → ``ACCELERATE_MIXED_PRECISION``), each
+    #: a scalar node where it is set; they beat the shell's environment
+    env: dict[str, Node] = field(default_factory=dict)
+    #: which run inside a file that holds several (``swift sft`` at line 12 of a script)
+    label: str | None = None
 
     def mapping(self) -> dict[str, Node]:
         """The top-level mapping, or an empty one when the document is not a mapping."""
