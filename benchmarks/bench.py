@@ -1,21 +1,36 @@
-"""Time precheck against yamllint on the same files; print seconds and ratios.
+"""Time precheck against the config checkers a pre-commit hook would run instead, on the same files.
 
     python benchmarks/bench.py [--corpus ../shared/corpus] [--runs 5]
 
-Measures: one small config in a cold process, the shared corpus of real configs, 1,000
-generated configs, and `precheck probe`. yamllint (`pip install yamllint`) is the yardstick
-for a config linter run from pre-commit; when it is missing, its columns say so.
+In one run, on the same files: one small config in a cold process, the shared corpus of
+real configs, 1,000 generated configs and ``precheck probe``. The yardsticks
+(``pip install -e ".[bench]"``):
+
+- yamllint (``-d relaxed``): the YAML linter of every pre-commit config, over the YAML files;
+- check-jsonschema against a trivial schema (``{"type": "object"}``): the config validator
+  of pre-commit and CI (it has no schema for training configs, so this times its reading of
+  every YAML and JSON file, the least it does).
+
+A tool that is not installed gets ``n/a``. Each timing is the median of ``--runs`` runs of a
+new process (exit codes 0 and 1 both count); ``peak`` is that process's maximum resident
+set (``wait4``'s ``ru_maxrss``; Unix only). Every process runs with bytecode cached, as
+after ``pip install`` (which compiles it): precheck checked out in editable mode with
+``PYTHONDONTWRITEBYTECODE=1`` would compile its ~130 modules on every start and time that.
+Memory must stay flat as the number of files grows: 1,000 and 5,000 generated configs.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import platform
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,55 +46,161 @@ bf16: true
 gradient_checkpointing: true
 logging_steps: 10
 """
+TRIVIAL_SCHEMA = '{"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"}\n'
+MIB = 1024 * 1024
 
 
-def timed(cmd: list[str], runs: int) -> float:
-    """Median wall time of ``runs`` runs (exit codes 0 and 1 both count as a run)."""
-    samples = []
-    for _ in range(runs):
+@dataclass
+class Timing:
+    seconds: float
+    peak: int | None  # bytes
+
+
+def run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, int | None]:
+    """Wall time and peak RSS of one process; exit codes 0 and 1 count, anything else stops."""
+    with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        done = subprocess.run(cmd, capture_output=True, cwd=ROOT, check=False)
-        samples.append(time.perf_counter() - start)
-        if done.returncode not in (0, 1):
-            raise SystemExit(f"{' '.join(cmd)} failed: {done.stderr.decode()[-300:]}")
-    return statistics.median(samples)
+        process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT, env=env)
+        if hasattr(os, "wait4"):
+            _, status, usage = os.wait4(process.pid, 0)
+            seconds = time.perf_counter() - start
+            process.returncode = os.waitstatus_to_exitcode(status)
+            # ru_maxrss: KiB on Linux, bytes on macOS
+            peak: int | None = usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
+        else:  # pragma: no cover - Windows
+            process.wait()
+            seconds, peak = time.perf_counter() - start, None
+        if process.returncode not in (0, 1):
+            err.seek(0)
+            raise SystemExit(f"{' '.join(cmd)[:200]} exited {process.returncode}: {err.read().decode()[-400:]}")
+    return seconds, peak
 
 
-def row(label: str, ours: float, theirs: float | None) -> str:
-    if theirs is None:
-        return f"{label:<34} precheck {ours:7.3f} s   yamllint      n/a"
-    return f"{label:<34} precheck {ours:7.3f} s   yamllint {theirs:7.3f} s   ratio {ours / theirs:5.2f}x"
+def timed(cmd: list[str], runs: int, env: dict[str, str]) -> Timing:
+    return compared({"": cmd}, runs, env)[""]
+
+
+def compared(cmds: dict[str, list[str]], runs: int, env: dict[str, str]) -> dict[str, Timing]:
+    """Median time and peak of each command, their runs interleaved (A B A B...): a load
+    that comes and goes on the machine weighs on each alike."""
+    samples: dict[str, list[tuple[float, int | None]]] = {label: [] for label in cmds}
+    for _ in range(runs):
+        for label, cmd in cmds.items():
+            samples[label].append(run_once(cmd, env))
+    out = {}
+    for label, taken in samples.items():
+        peaks = [p for _, p in taken if p is not None]
+        out[label] = Timing(statistics.median(s for s, _ in taken), max(peaks) if peaks else None)
+    return out
+
+
+def show(label: str, timing: Timing | None, ours: Timing | None = None, target: str = "") -> str:
+    if timing is None:
+        return f"  {label:<17} n/a (not installed)"
+    peak = f"peak {timing.peak / MIB:6.1f} MiB" if timing.peak is not None else "peak      n/a"
+    line = f"  {label:<17} {timing.seconds:7.3f} s   {peak}"
+    if ours is not None and timing is not ours:
+        ratio = ours.seconds / timing.seconds
+        faster = f"{1 / ratio:.1f}x faster" if ratio < 1 else f"{ratio:.2f}x slower"
+        line += f"   precheck/{label} {ratio:5.2f}x ({faster})"
+        if target:
+            line += f"   target {target}"
+    return line
+
+
+def tool(name: str) -> str | None:
+    beside = Path(sys.executable).with_name(name)
+    return str(beside) if beside.exists() else shutil.which(name)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpus"))
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith("CUDA_")}
+    cache = tempfile.TemporaryDirectory(prefix="precheck-bench-pyc-")
+    env["PYTHONPYCACHEPREFIX"] = cache.name
     precheck = [sys.executable, "-m", "precheck", "--gpu", "8xH100", "--exit-zero"]
-    yamllint_exe = shutil.which("yamllint") or (
-        str(Path(sys.executable).with_name("yamllint")) if Path(sys.executable).with_name("yamllint").exists() else None
+    yamllint_exe, jsonschema_exe = tool("yamllint"), tool("check-jsonschema")
+    schema = Path(cache.name, "object.schema.json")
+    schema.write_text(TRIVIAL_SCHEMA)
+
+    def against(
+        runs: int, ours: list[str], yamllint: list[str] | None = None, jsonschema: list[str] | None = None
+    ) -> dict[str, Timing]:
+        """precheck on ``ours``, yamllint and check-jsonschema on theirs (when given), interleaved."""
+        cmds = {"precheck": [*precheck, *ours]}
+        if yamllint is not None and yamllint_exe:
+            cmds["yamllint"] = [yamllint_exe, "-f", "parsable", "-d", "relaxed", *yamllint]
+        if jsonschema is not None and jsonschema_exe:
+            cmds["check-jsonschema"] = [jsonschema_exe, "--schemafile", str(schema), *jsonschema]
+        return compared(cmds, runs, env)
+
+    for warm in ([*precheck, str(SMALL)], [sys.executable, "-m", "precheck", "probe"]):
+        run_once(warm, env)  # compile and cache the bytecode once, as pip install does
+    cpus = os.cpu_count()
+    print(
+        f"precheck benchmark, {time.strftime('%Y-%m-%d')}: Python {platform.python_version()}, "
+        f"{platform.system()} {platform.machine()}, {cpus} CPU{'s' if cpus != 1 else ''}; "
+        f"median of {args.runs} runs; bytecode cached as after pip install"
     )
-    yamllint = [yamllint_exe, "-f", "parsable", "-d", "relaxed"] if yamllint_exe else None
 
-    def both(label: str, paths: list[str], runs: int) -> None:
-        ours = timed(precheck + paths, runs)
-        theirs = timed(yamllint + paths, runs) if yamllint else None
-        print(row(label, ours, theirs))
+    print(f"one small config, cold process, {3 * args.runs} runs ({SMALL.relative_to(ROOT)})")
+    got = against(3 * args.runs, [str(SMALL)], [str(SMALL)], [str(SMALL)])  # short: more runs steady the median
+    ours = got["precheck"]
+    print(show("precheck", ours))
+    print(show("yamllint", got.get("yamllint"), ours, "<= 1.5x"))
+    print(show("check-jsonschema", got.get("check-jsonschema"), ours))
 
-    print(f"python {sys.version.split()[0]}, {time.strftime('%Y-%m-%d')}, runs={args.runs} (median)")
-    both("one small config, cold process", [str(SMALL)], args.runs)
     corpus = Path(args.corpus)
     if corpus.is_dir():
-        yaml_files = sorted(str(p) for p in corpus.rglob("*") if p.suffix in (".yaml", ".yml"))
-        both(f"corpus: {len(yaml_files)} YAML files", yaml_files, args.runs)
-        print(row(f"corpus: all {sum(1 for p in corpus.rglob('*.*'))} files", timed(precheck + [str(corpus)], args.runs), None))
+        files = sorted(p for p in corpus.rglob("*") if p.is_file())
+        yaml_files = [str(p) for p in files if p.suffix in (".yaml", ".yml")]
+        data_files = [str(p) for p in files if p.suffix in (".yaml", ".yml", ".json")]
+        print(f"corpus: the {len(yaml_files)} YAML files of {corpus}")
+        got = against(args.runs, yaml_files, yamllint=yaml_files)
+        ours = got["precheck"]
+        print(show("precheck", ours))
+        print(show("yamllint", got.get("yamllint"), ours, "<= 0.33x (3x faster)"))
+        print(f"corpus: its {len(data_files)} YAML and JSON files")
+        got = against(args.runs, data_files, jsonschema=data_files)
+        ours = got["precheck"]
+        print(show("precheck", ours))
+        print(show("check-jsonschema", got.get("check-jsonschema"), ours))
+        print(f"corpus: the folder, {len(files)} files (precheck finds the configs)")
+        print(show("precheck", timed([*precheck, str(corpus)], args.runs, env)))
+    else:
+        print(f"corpus: {corpus} not found (--corpus PATH)")
+
     with tempfile.TemporaryDirectory() as tmp:
-        for n in range(1000):
-            Path(tmp, f"cfg{n:04d}.yaml").write_text(TEMPLATE.format(n=n % 72 + 1, b=n % 8 + 1))
-        both("1,000 generated configs", [tmp], max(1, args.runs // 2))
-    probe = timed([sys.executable, "-m", "precheck", "probe"], args.runs)
-    print(f"{'precheck probe':<34} precheck {probe:7.3f} s")
+        many = Path(tmp, "1000")
+        more = Path(tmp, "5000")
+        for folder, count in ((many, 1000), (more, 5000)):
+            folder.mkdir()
+            for n in range(count):
+                Path(folder, f"cfg{n:04d}.yaml").write_text(TEMPLATE.format(n=n % 72 + 1, b=n % 8 + 1))
+        runs = max(3, args.runs // 2) if args.runs >= 3 else args.runs
+        print("1,000 generated configs (a folder; check-jsonschema is given the 1,000 file names)")
+        got = against(runs, [str(many)], [str(many)], sorted(str(p) for p in many.iterdir()))
+        ours = got["precheck"]
+        print(show("precheck", ours) + "   target < 3 s")
+        print(show("yamllint", got.get("yamllint"), ours))
+        print(show("check-jsonschema", got.get("check-jsonschema"), ours))
+        print("memory as the number of files grows: 5,000 generated configs")
+        larger = timed([*precheck, str(more)], 1, env)
+        print(show("precheck", larger))
+        if ours.peak is not None and larger.peak is not None:
+            per_file = (larger.peak - ours.peak) / 4000
+            print(
+                f"  peak {ours.peak / MIB:.1f} MiB for 1,000 files, {larger.peak / MIB:.1f} MiB for 5,000: "
+                f"{per_file / 1024:+.2f} KiB per extra file"
+            )
+
+    print("precheck probe (this machine's GPUs)")
+    print(show("precheck", timed([sys.executable, "-m", "precheck", "probe"], args.runs, env)))
+    cache.cleanup()
 
 
 if __name__ == "__main__":

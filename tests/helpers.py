@@ -15,7 +15,7 @@ from precheck.references import attach
 from precheck.resolve.plan import PrecisionPlan
 from precheck.rules import RULES
 from precheck.rules.base import Context, Finding
-from precheck.sources import parse
+from precheck.sources import load_runs, parse
 from precheck.versions import VersionInfo, Versions
 
 
@@ -54,7 +54,11 @@ def run_case(case: Case) -> list[Finding]:
 
 def _run_case(case: Case, folder: Path) -> list[Finding]:
     path = f"config.{case.fmt}"
-    doc = parse(path, textwrap.dedent(case.text).lstrip("\n"), case.fmt)
+    if case.fmt in ("py", "ipynb"):  # a training script: its (first) run, read as the engine does
+        script = write(folder, path, case.text)
+        doc = load_runs(script, path, hardware_for(case.gpus, case.env))[0]
+    else:
+        doc = parse(path, textwrap.dedent(case.text).lstrip("\n"), case.fmt)
     dialect = dialects.detect(doc)
     assert dialect is not None, f"{case.name}: no dialect recognises the snippet"
     config = dialect.read(doc, case.env)

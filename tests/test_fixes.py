@@ -31,8 +31,11 @@ def apply(text: str, fmt: str, edits: tuple[Edit, ...]) -> str:
                 del lines[index]
                 continue
             pattern = rf'("?{re.escape(leaf)}"?\s*:\s*)([^,}}\n]+)'
-            assert re.search(pattern, lines[index]), (edit, lines[index])
             value = _scalar(edit.value, fmt)
+            if fmt == "py":  # a keyword argument: fp16=False, torch_dtype=torch.float32
+                pattern = rf"(\b{re.escape(leaf)}\s*=\s*)([^,)\n]+)"
+                value = edit.assignment().split("=", 1)[1]
+            assert re.search(pattern, lines[index]), (edit, lines[index])
             lines[index] = re.sub(pattern, lambda m, v=value: m.group(1) + v, lines[index], count=1)
         elif fmt == "json":
             document = json.loads("\n".join(lines))

@@ -1,4 +1,9 @@
+import contextlib
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -154,3 +159,90 @@ def test_torch_probe_numbers_devices_as_cuda_does(monkeypatch) -> None:
     hardware = to_hardware(result, {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"})
     assert [d.name for d in hardware.devices] == ["NVIDIA TITAN RTX", "NVIDIA GeForce GTX 1080 Ti"]
     assert hardware.devices[0].uuid == "GPU-aa"
+
+
+# --- the probe never hangs, through the real command (issue 8) -----------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = ROOT / "examples" / "configs" / "ms-swift-v100" / "fp16-false-ignored.yaml"
+
+
+def fake_tools(folder: Path, nvml: str) -> dict[str, str]:
+    """A PATH whose ``nvidia-smi`` hangs (its ``sleep`` child keeps the output pipe open, so
+    killing the script alone would not end the read), and a ``pynvml`` that ``nvml`` says
+    how to break. Returns the environment for the command."""
+    tools = folder / "bin"
+    tools.mkdir()
+    smi = tools / "nvidia-smi"
+    smi.write_text(f"#!/bin/sh\n/bin/sleep 60 &\necho $! >> {folder}/pids\nwait\n")
+    smi.chmod(0o755)
+    modules = folder / "modules"
+    modules.mkdir()
+    (modules / "pynvml.py").write_text(
+        "import time\n"
+        "class NVMLError(Exception):\n    pass\n"
+        "def nvmlInit():\n"
+        f"    {nvml}\n"
+        "def nvmlShutdown():\n    pass\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUDA_")}
+    env.update(PATH=f"{tools}:/usr/bin:/bin", PYTHONPATH=str(modules))
+    return env
+
+
+def reap(folder: Path) -> None:
+    """End the ``sleep`` processes the fake nvidia-smi left behind (by their ids)."""
+    pids = folder / "pids"
+    for line in pids.read_text().split() if pids.exists() else []:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(line), signal.SIGTERM)
+
+
+@pytest.mark.parametrize(
+    ("nvml", "note"),
+    [
+        ("raise NVMLError('Driver Not Loaded')", "NVML: NVMLError: Driver Not Loaded"),
+        ("time.sleep(60)", "NVML: no answer within 5 s"),
+    ],
+    ids=["nvml-fails", "nvml-hangs"],
+)
+def test_probe_returns_with_notes_when_nvml_fails_and_nvidia_smi_hangs(tmp_path: Path, nvml: str, note: str) -> None:
+    env = fake_tools(tmp_path, nvml)
+    started = time.monotonic()
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "precheck", "probe"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60
+        )
+    finally:
+        reap(tmp_path)
+    elapsed = time.monotonic() - started
+    assert elapsed < 2 * probe_mod.TIMEOUT_S + 8, elapsed  # each tool gets TIMEOUT_S, then a note
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert f"note: {note}" in result.stderr
+    if "sleep" in nvml:  # a driver that hangs NVML hangs nvidia-smi too: not run, no second wait
+        assert "note: nvidia-smi: not run, as NVML gave no answer" in result.stderr
+        assert elapsed < probe_mod.TIMEOUT_S + 8, elapsed
+    else:
+        assert "note: nvidia-smi: no answer within 5 s" in result.stderr
+    assert "no GPU found" in result.stdout
+
+
+def test_a_check_without_gpu_flags_is_not_held_up_by_a_hung_nvidia_smi(tmp_path: Path) -> None:
+    """``precheck config.yaml`` probes when no --gpu is given: a hung driver tool costs at
+    most its time-out, and the check still runs (hardware rules skipped, said so)."""
+    env = fake_tools(tmp_path, "raise NVMLError('Driver Not Loaded')")
+    started = time.monotonic()
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "precheck", "--isolated", str(SEED)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=60,
+        )
+    finally:
+        reap(tmp_path)
+    assert time.monotonic() - started < 2 * probe_mod.TIMEOUT_S + 8
+    assert result.returncode in (0, 1) and "Traceback" not in result.stderr, result.stderr
+    assert "PC201" in result.stdout and "no GPU found" in result.stdout + result.stderr

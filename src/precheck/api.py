@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from . import engine, project
 from .errors import InternalError, UsageError
 from .hardware import Hardware, from_specs
+from .paths import clear as clear_paths
 from .project import ProjectConfig
 from .rules import RULES, resolve_selector, select_rules
 from .rules.base import Context, Finding, Rule, Severity
@@ -136,6 +137,9 @@ def check(
     env: Mapping[str, str] | None = None,
     use_project: bool = True,
     debug: bool = False,
+    deep: bool = False,
+    details: bool = True,
+    command: Sequence[str] | None = None,
 ) -> Report:
     """Check config files or folders and return the :class:`Report`.
 
@@ -144,11 +148,26 @@ def check(
     this machine's GPUs. ``select``/``extend_select``/``ignore`` take codes, prefixes, names
     or ``ALL``; ``exclude`` passes over files in folder searches (gitignore syntax);
     ``assume_versions`` maps a framework to the version the run uses. ``use_project=False``
-    ignores project configuration files.
+    ignores project configuration files. ``deep=True`` also asks the installed transformers,
+    TRL and accelerate (the ``hf`` extra; :mod:`precheck.deep`): key checks against their
+    dataclasses and exact parameter counts on the meta device. ``details=False`` drops each
+    file's configuration and plan from ``report.files`` as soon as the file is checked: memory
+    then stays flat however many files a run checks (the command line does so).
+    ``command`` checks a command line instead of ``paths`` (``["swift", "sft", "--fp16",
+    "false"]``): findings point at columns of ``<command line>``, the words ``shlex.join``-ed.
     """
     names = [paths] if isinstance(paths, str) else list(paths)
     names = names or ["."]
+    if command is not None:  # a command line instead of paths: ``precheck -- CMD ARGS...``
+        from .sources.shell_source import COMMAND_LINE
+
+        names = [COMMAND_LINE]
+    if deep:
+        from .deep import require
+
+        require()
     environment = dict(os.environ if env is None else env)
+    clear_paths()  # a long-lived process sees moved files and links
     if use_project:
         project.for_folder.cache_clear()  # a long-lived process sees edited configs
     settings: Settings = project.for_path if use_project else _no_project
@@ -162,6 +181,7 @@ def check(
     )
     candidates = {c.path: c for c in [base, *(settings(n) for n in names)]}
     superset: frozenset[str] = frozenset().union(*(cli.codes(c) for c in candidates.values()))
+    settle = _Settle(cli, superset, settings, debug, details)
     found = engine.check(
         names,
         target,
@@ -171,13 +191,22 @@ def check(
         python=python,
         debug=debug,
         exclude=list(exclude) if exclude else None,
+        deep=deep,
+        on_file=settle,
+        command=list(command) if command is not None else None,
     )
     report = Report(
         **{f.name: getattr(found, f.name) for f in fields(engine.Report)},
         fail_on=threshold,
         hardware_from=hardware_from,
+        suppressed=settle.suppressed,
     )
-    _apply_settings(report, cli, superset, settings, debug)
+    report.files = settle.kept
+    for result in report.files:
+        result.part_of = None
+    report.findings = []
+    engine.group_runs(report)
+    report.findings.sort(key=lambda f: (f.origin.path or "", f.origin.line or 0, f.origin.column or 0, f.rule))
     return report
 
 
@@ -228,41 +257,46 @@ def _with_severity(finding: Finding, level: str, where: str | None) -> Finding:
     return replace(finding, severity=severity, note=note)
 
 
-def _apply_settings(
-    report: Report,
-    cli: Selection,
-    superset: frozenset[str],
-    config_for: Settings,
-    debug: bool,
-) -> None:
-    """Per file: excludes, selection, per-file-ignores, comments and severity overrides."""
-    kept: list[engine.FileResult] = []
-    for result in report.files:
-        config = config_for(result.path)
-        if config.excludes(result.path):
-            continue
-        kept.append(result)
-        wanted = cli.codes(config)
-        _run_missing(result, wanted - superset, debug)
+@dataclass
+class _Settle:
+    """Per file, as the engine hands each one over: excludes, selection, per-file-ignores,
+    comments and severity overrides; then, unless ``details``, the file's configuration and
+    plan are let go (the run streams)."""
+
+    cli: Selection
+    superset: frozenset[str]
+    config_for: Settings
+    debug: bool
+    details: bool
+    #: the results not excluded, in order
+    kept: list[engine.FileResult] = field(default_factory=list)
+    #: findings silenced by comments or per-file-ignores
+    suppressed: int = 0
+
+    def __call__(self, result: engine.FileResult) -> None:
+        config = self.config_for(result.path)
+        if not config.excludes(result.path):
+            self.kept.append(result)
+            self._apply(result, config)
+        if not self.details:
+            result.config = result.plan = result.hardware = None
+
+    def _apply(self, result: engine.FileResult, config: ProjectConfig) -> None:
+        wanted = self.cli.codes(config)
+        _run_missing(result, wanted - self.superset, self.debug)
         comments = _suppressions(result)
         findings = []
         for finding in result.findings:
             if finding.rule not in wanted:
                 continue
             where = finding.origin.path or result.path
-            owner = config if where == result.path else config_for(where)
+            owner = config if where == result.path else self.config_for(where)
             if finding.rule in owner.ignored_codes(where) or silenced(finding, comments.get(where, ())):
-                report.suppressed += 1
+                self.suppressed += 1
                 continue
             level = owner.severity.get(finding.rule)
             findings.append(_with_severity(finding, level, _shown(owner.path)) if level else finding)
         result.findings = findings
-    report.files = kept
-    for result in kept:
-        result.part_of = None
-    report.findings = []
-    engine.group_runs(report)
-    report.findings.sort(key=lambda f: (f.origin.path or "", f.origin.line or 0, f.origin.column or 0, f.rule))
 
 
 def _run_missing(result: engine.FileResult, codes: frozenset[str], debug: bool) -> None:

@@ -1,21 +1,22 @@
-"""The command line: ``precheck PATH...`` and its subcommands."""
+"""The command line: ``precheck PATH...`` and its subcommands, declared for typer.
+
+:func:`main` (:mod:`precheck.entry`) runs it; a plain ``precheck check`` command line is read
+there without typer and runs :func:`precheck.check_command.run_check`, as :func:`check` does.
+"""
 
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from . import __version__
-from .errors import InputError, PrecheckError, UsageError
-from .rules.base import Severity
-
-if TYPE_CHECKING:
-    from . import api
-    from .engine import Report
+from .check_command import check_format as _check_format
+from .check_command import hardware_from_flags as _hardware
+from .check_command import report_internal as _report_internal
+from .check_command import run_check
+from .entry import main
 
 app = typer.Typer(
     add_completion=False,
@@ -24,8 +25,6 @@ app = typer.Typer(
     help="Catch mixed-precision misconfigurations in training configs before they burn GPU hours.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-SUBCOMMANDS = {"check", "explain", "probe", "rules", "rule", "gpus"}
 
 GpuOpt = Annotated[
     list[str] | None,
@@ -50,41 +49,13 @@ PythonOpt = Annotated[
     str | None,
     typer.Option("--python", help="Read installed framework versions from this interpreter's environment."),
 ]
-
-
-def _hardware(gpu: list[str] | None, hardware_file: str | None):  # type: ignore[no-untyped-def]
-    """The hardware the flags name, or None: the project's ``gpus``, else a probe, decide."""
-    from .hardware import from_specs
-    from .probe import load_hardware_file
-
-    if gpu and hardware_file:
-        raise UsageError("--gpu and --hardware are exclusive: name the hardware one way")
-    if gpu:
-        return from_specs(gpu, os.environ)
-    if hardware_file:
-        return load_hardware_file(hardware_file, os.environ)
-    return None
+DebugOpt = Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")]
 
 
 def _assumed(values: list[str] | None):  # type: ignore[no-untyped-def]
     from .versions import parse_assumptions
 
     return parse_assumptions(values or [])
-
-
-def _report_internal(report: Report) -> None:
-    for error in report.internal_errors:
-        print(
-            f"precheck: internal error while checking {error.path}: {error}\n"
-            "This is a bug in precheck; please report it with that file "
-            "(run again with --debug for the traceback).",
-            file=sys.stderr,
-        )
-
-
-def _check_format(fmt: str, allowed: tuple[str, ...]) -> None:
-    if fmt not in allowed:
-        raise UsageError(f"--format {fmt!r}: choose one of {', '.join(allowed)}")
 
 
 @app.callback(invoke_without_command=True)
@@ -117,7 +88,7 @@ def check(
         typer.Option("--fail-on", help="Lowest severity that fails: error (default), warning or info."),
     ] = None,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even with failing findings.")] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")] = False,
+    debug: DebugOpt = False,
     exclude: ExcludeOpt = None,
     fix: Annotated[
         bool, typer.Option("--fix", help="Apply the safe fixes in the files, then report the rest.")
@@ -133,62 +104,38 @@ def check(
     isolated: Annotated[
         bool, typer.Option("--isolated", help="Ignore pyproject.toml / .precheck.toml project configuration.")
     ] = False,
+    deep: Annotated[
+        bool,
+        typer.Option(
+            "--deep",
+            help="Also ask the installed transformers/TRL/accelerate: keys against their dataclasses, "
+            "exact parameter counts on the meta device (needs precheck[hf]).",
+        ),
+    ] = False,
 ) -> None:
     """Check config files (the default command: `precheck PATH...`)."""
-    from . import api
-    from .report import FORMATS, emit
-
-    _check_format(fmt, FORMATS)
-    if fail_on is not None:
-        try:
-            Severity.parse(fail_on)
-        except KeyError:
-            raise UsageError(f"--fail-on {fail_on!r}: choose error, warning or info") from None
-    extend = [*(extend_select or []), *(["PC907"] if show_unused_suppressions else [])]
-    target = _hardware(gpu, hardware)
-
-    def run() -> api.Report:
-        return api.check(
-            paths or ["."],
-            target,
-            select=select,
-            extend_select=extend,
-            ignore=ignore,
-            exclude=exclude,
-            fail_on=fail_on,
-            assume_versions=assume_version or [],
-            python=python,
-            use_project=not isolated,
-            debug=debug,
-        )
-
-    report = run()
-    if fix or diff:
-        report = _fix(report, diff, unsafe_fixes, run)
-    emit(report, fmt)
-    _report_internal(report)
-    code = report.exit_code()
-    raise typer.Exit(0 if exit_zero and code == 1 else code)
-
-
-def _fix(report: api.Report, diff: bool, unsafe: bool, run: Callable[[], api.Report]) -> api.Report:
-    """``--fix``: write the fixes and check again; ``--diff``: print them and stop."""
-    from .fix import apply, plan_fixes
-
-    fixes = plan_fixes(report.findings, unsafe)
-    for finding, why in fixes.skipped:
-        print(f"precheck: not fixed: {finding.origin.location()}: {finding.rule}: {why}", file=sys.stderr)
-    files = len(fixes.changes)
-    counted = f"{fixes.fixed} finding{'' if fixes.fixed == 1 else 's'} in {files} file{'' if files == 1 else 's'}"
-    if diff:
-        for change in fixes.changes:
-            sys.stdout.write(change.diff())
-        print(f"precheck: would fix {counted}", file=sys.stderr)
-        _report_internal(report)
-        raise typer.Exit(2 if report.errors or report.internal_errors else 1 if fixes.changes else 0)
-    apply(fixes)
-    print(f"precheck: fixed {counted}", file=sys.stderr)
-    return run() if fixes.changes else report
+    code = run_check(
+        paths=paths,
+        gpu=gpu,
+        hardware=hardware,
+        fmt=fmt,
+        select=select,
+        extend_select=extend_select,
+        ignore=ignore,
+        assume_version=assume_version,
+        python=python,
+        fail_on=fail_on,
+        exit_zero=exit_zero,
+        debug=debug,
+        exclude=exclude,
+        fix=fix,
+        diff=diff,
+        unsafe_fixes=unsafe_fixes,
+        show_unused_suppressions=show_unused_suppressions,
+        isolated=isolated,
+        deep=deep,
+    )
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -199,7 +146,7 @@ def explain(
     fmt: FormatOpt = "text",
     assume_version: AssumeOpt = None,
     python: PythonOpt = None,
-    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")] = False,
+    debug: DebugOpt = False,
     exclude: ExcludeOpt = None,
 ) -> None:
     """Print the resolved precision plan: each value and where it came from."""
@@ -221,6 +168,59 @@ def explain(
     print(render_json(report) if fmt == "json" else render_text(report))
     _report_internal(report)
     raise typer.Exit(2 if report.errors or report.internal_errors else 0)
+
+
+@app.command()
+def smoke(
+    paths: Annotated[list[str], typer.Argument(help="Config files or folders.")],
+    gpu: GpuOpt = None,
+    hardware: HardwareOpt = None,
+    device: Annotated[
+        str | None, typer.Option("--device", help="Where the step runs: cpu or cuda (default: cuda when present).")
+    ] = None,
+    fmt: FormatOpt = "text",
+    assume_version: AssumeOpt = None,
+    python: PythonOpt = None,
+    debug: DebugOpt = False,
+    exclude: ExcludeOpt = None,
+) -> None:
+    """Run one real training step of a tiny model with each config's resolved precision plan (needs torch)."""
+    from .api import resolve_hardware
+    from .smoke.run import smoke as run_smoke
+
+    _check_format(fmt, ("text", "json"))
+    target, _ = resolve_hardware(paths, _hardware(gpu, hardware), os.environ)
+    report = run_smoke(
+        paths,
+        target,
+        device=device,
+        assumed_versions=_assumed(assume_version),
+        python=python,
+        debug=debug,
+        exclude=exclude,
+    )
+    print(report.json() if fmt == "json" else report.text())
+    _report_internal(report.check)
+    raise typer.Exit(report.exit_code())
+
+
+@app.command(
+    "run",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    add_help_option=True,
+)
+def run(ctx: typer.Context) -> None:
+    """Check a launch command, then run it only if the check passes.
+
+    precheck run [CHECK OPTIONS] -- CMD ARGS...
+
+    The options are those of `precheck check` (--gpu, --fail-on, --format...). The report goes to stderr;
+    when the check passes precheck becomes the command (exec), so its exit code and signals are its own.
+    `precheck [CHECK OPTIONS] -- CMD ARGS...` only checks.
+    """
+    from .errors import UsageError
+
+    raise UsageError("precheck run needs `--` before the command: precheck run [options] -- CMD ARGS...")
 
 
 @app.command()
@@ -273,35 +273,4 @@ def gpus() -> None:
         )
 
 
-def _route(args: list[str]) -> list[str]:
-    """``precheck PATH...`` means ``precheck check PATH...``."""
-    if not args:
-        return ["check"]
-    if args[0] in SUBCOMMANDS or args[0] in ("-h", "--help", "--version"):
-        return args
-    return ["check", *args]
-
-
-def main(argv: list[str] | None = None) -> None:
-    args = _route(list(sys.argv[1:] if argv is None else argv))
-    debug = "--debug" in args
-    try:
-        app(args=args, prog_name="precheck")
-    except InputError as error:
-        print(f"precheck: {error}", file=sys.stderr)
-        sys.exit(2)
-    except PrecheckError as error:
-        print(f"precheck: error: {error}", file=sys.stderr)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        sys.exit(130)
-    except Exception as error:  # the last line of defence: a message, not a traceback
-        if debug:
-            raise
-        print(
-            f"precheck: internal error: {type(error).__name__}: {error}\n"
-            "This is a bug in precheck; please report it with the config that caused it "
-            "(run again with --debug for the traceback).",
-            file=sys.stderr,
-        )
-        sys.exit(2)
+__all__ = ["app", "main"]

@@ -117,6 +117,10 @@ class TrainingConfig:
     model_arch: SStr = None
     #: the checkpoint config.json's scalar keys (hidden_size, num_hidden_layers, model_type...)
     model_dims: dict[str, Sourced[Any]] = field(default_factory=dict)
+    #: the model's parameters, counted exactly (``--deep``: built on the meta device)
+    model_params: Sourced[int] | None = None
+    #: its trainable parameters under the run's adapters, counted the same way
+    trainable_params: Sourced[int] | None = None
 
     # other files of the same run
     #: files this one names, by role ("deepspeed", "accelerate", "fsdp", "model"), as written
@@ -148,7 +152,11 @@ class TrainingConfig:
         """A value of the file at a dotted key path (``amp.opt_level``), as plain data, with
         where it is; top-level keys match with or without a leading ``--`` (SimpleTuner)."""
         first, *rest = path.split(".")
-        top = next((item for key, item in self.keys.items() if key == first or key.lstrip("-") == first), None)
+        top = None
+        for key, item in self.keys.items():  # rules ask often: no per-key lstrip unless dashed
+            if key == first or (key[:1] == "-" and key.lstrip("-") == first):
+                top = item
+                break
         if top is None or not rest:
             return top
         node: Node | None = None

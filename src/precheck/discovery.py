@@ -52,7 +52,7 @@ def iter_files(paths: list[str], exclude: list[str] | None = None) -> Iterator[t
     """
     for given in paths:
         path = Path(given)
-        if not path.is_dir():
+        if not os.path.isdir(path):  # False, not OSError, for a name too long
             yield path, given, True
             continue
         found, unreadable = walk(path, exclude)

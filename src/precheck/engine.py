@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 
 from . import dialects, resolve, sources
 from .config import TrainingConfig
 from .discovery import iter_files
-from .errors import InputError, InternalError
+from .errors import FileTooLarge, InputError, InternalError
 from .hardware import VISIBILITY_AMD, Hardware, cuda_order, env_order, with_visibility
+from .paths import resolved
 from .references import attach
 from .resolve.plan import PrecisionPlan
 from .rules import RULES
 from .rules.base import Context, Finding, Rule, Severity
-from .versions import VersionInfo, Versions, collect
+from .versions import VersionInfo, Versions, clear_caches, collect
 
 DEVICE_VARIABLES = ("CUDA_DEVICE_ORDER", *VISIBILITY_AMD)
 
@@ -96,8 +98,16 @@ def check(
     python: str | None = None,
     debug: bool = False,
     exclude: list[str] | None = None,
+    deep: bool = False,
+    on_file: Callable[[FileResult], None] | None = None,
+    command: list[str] | None = None,
 ) -> Report:
-    """Check config files against ``hardware``; the Python API the CLI uses."""
+    """Check config files against ``hardware``; the Python API the CLI uses.
+
+    ``deep``: also ask the installed transformers/accelerate (:mod:`precheck.deep`).
+    ``on_file`` is called with each file's result as soon as the file is checked, in order
+    (the API applies the project settings there, then drops what it no longer needs)."""
+    clear_caches()  # a long-lived process sees edited pins and installs
     environment = dict(os.environ if env is None else env)
     active = list(RULES.values() if rules is None else rules)
     report = Report(hardware)
@@ -106,13 +116,17 @@ def check(
             "no GPU found: rules that need the target hardware were skipped; "
             "name it with --gpu (e.g. --gpu A100-80GB) or --hardware FILE"
         )
-    for file, shown, named in iter_files(list(paths), exclude):
+    settled = 0
+    # ``command``: a command line instead of files (``precheck -- CMD``), shown as ``<command line>``
+    items = iter_files(list(paths), exclude) if command is None else iter(_command_line())
+    for file, shown, named in items:
+        settled = _settle(report, settled, on_file)
         result = FileResult(shown)
         report.files.append(result)
         try:
-            if file.is_dir():
+            if os.path.isdir(file):
                 raise InputError(shown, "this folder cannot be read")
-            documents = sources.load_runs(file, shown, hardware)
+            documents = sources.load_runs(file, shown, hardware) if command is None else _command_runs(command)
             if not documents:
                 result.skipped = "holds no training launch command or training call"
                 continue
@@ -122,10 +136,11 @@ def check(
                     report.files.append(result)
                 result.label = document.label
                 result.findings = _check_document(
-                    file, document, result, hardware, environment, active, assumed_versions or {}, python
+                    file, document, result, hardware, environment, active, assumed_versions or {}, python, deep=deep
                 )
         except InputError as error:
-            if named or (sources.script_kind(file) is None and _looks_like_training_config(file)):
+            too_large = isinstance(error, FileTooLarge)  # a dataset or tokenizer found by a folder search
+            if named or (not too_large and sources.script_kind(file) is None and _looks_like_training_config(file)):
                 result.error = error
             else:
                 result.skipped = f"not parsable and not a training config ({error.message})"
@@ -133,9 +148,38 @@ def check(
             if debug:
                 raise
             result.internal = InternalError(shown, error)
+    _settle(report, settled, on_file)
     group_runs(report)
     report.findings.sort(key=lambda f: (f.origin.path or "", f.origin.line or 0, f.origin.column or 0, f.rule))
     return report
+
+
+def _merged_files(document: sources.Document) -> list[str]:
+    """Files a script's launch command merged into its run (``llamafactory-cli train cfg.yaml k=v``):
+    checked as part of that run, not on their own."""
+    found: dict[str, None] = {}
+    pending = [document.root, *document.env.values()]
+    while pending:
+        node = pending.pop()
+        if node.path is not None:
+            found[node.path] = None
+        if isinstance(node.value, dict):
+            pending.extend(v for v in node.value.values() if isinstance(v, sources.Node))
+        elif isinstance(node.value, list):
+            pending.extend(v for v in node.value if isinstance(v, sources.Node))
+    return list(found)
+
+
+def _command_line() -> list[tuple[Path, str, bool]]:
+    from .sources.shell_source import COMMAND_LINE
+
+    return [(Path(COMMAND_LINE), COMMAND_LINE, True)]
+
+
+def _command_runs(command: list[str]) -> list[sources.Document]:
+    from .sources.shell_source import parse_command
+
+    return parse_command(command)
 
 
 def group_runs(report: Report) -> None:
@@ -160,7 +204,15 @@ def group_runs(report: Report) -> None:
 
 
 def _key(path: str) -> str:
-    return str(Path(path).resolve())
+    return str(resolved(path))
+
+
+def _settle(report: Report, done: int, on_file: Callable[[FileResult], None] | None) -> int:
+    """Hand the results added since ``done`` to ``on_file``; how many are handed over now."""
+    if on_file is not None:
+        for result in report.files[done:]:
+            on_file(result)
+    return len(report.files)
 
 
 def for_run(hardware: Hardware, config: TrainingConfig) -> Hardware:
@@ -196,6 +248,8 @@ def _check_document(
     active: list[Rule],
     assumed: dict[str, VersionInfo],
     python: str | None,
+    *,
+    deep: bool = False,
 ) -> list[Finding]:
     """One run's document through dialects → resolve → rules."""
     dialect = dialects.detect(document)
@@ -203,10 +257,14 @@ def _check_document(
         return []
     result.dialect = dialect.name
     config = dialect.read(document, environment)
-    result.attached = attach(config, file, environment)
+    result.attached = [*_merged_files(document), *attach(config, file, environment)]
     hardware = for_run(hardware, config)
-    wanted = {config.framework, *ALWAYS_ASKED, *(p.package for r in RULES.values() for p in r.versions)}
+    wanted = {config.framework, *ALWAYS_ASKED, *_rule_packages()}
     versions = collect(str(file), wanted, assumed, python)
+    if deep:  # the only way into torch/transformers/accelerate
+        from .deep import inspect
+
+        result.attached += inspect(config, file, versions)
     plan = resolve.resolve(config, hardware, versions)
     result.config, result.plan, result.versions, result.hardware = config, plan, versions, hardware
     return run_rules(Context(config, plan, hardware, versions), active)
@@ -214,6 +272,12 @@ def _check_document(
 
 #: libraries whose version changes what several frameworks do (rules' messages, resolution)
 ALWAYS_ASKED = ("torch", "peft", "transformers")
+
+
+@lru_cache(maxsize=1)
+def _rule_packages() -> frozenset[str]:
+    """The packages whose versions some rule's ranges name."""
+    return frozenset(p.package for r in RULES.values() for p in r.versions)
 
 
 def run_rules(context: Context, rules: Iterable[Rule]) -> list[Finding]:

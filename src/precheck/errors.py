@@ -40,3 +40,8 @@ class InputError(PrecheckError):
         if self.column is None:
             return f"{self.path}:{self.line}"
         return f"{self.path}:{self.line}:{self.column}"
+
+
+class FileTooLarge(InputError):
+    """A file over :data:`precheck.sources.MAX_BYTES`: no training config is that large, so a
+    folder search passes it over (a dataset, a tokenizer); a file named is reported."""

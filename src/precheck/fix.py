@@ -41,7 +41,7 @@ import yaml
 from .errors import InputError
 from .rules import RULES
 from .rules.base import Edit, Finding, FixSafety
-from .sources import FORMATS, parse
+from .sources import FORMATS, parse, script_kind
 from .sources.env_source import _ASSIGNMENT
 from .sources.toml_source import _HEADER, _KEY, _split_key
 
@@ -846,6 +846,8 @@ def plan_fixes(findings: Iterable[Finding], unsafe: bool = False) -> FixPlan:
 def _replacements(edits: Iterable[Edit], sources: dict[str, SourceFile]) -> dict[str, list[Replacement]]:
     out: dict[str, list[Replacement]] = {}
     for edit in edits:
+        if script_kind(edit.path) is not None:
+            raise FixError("precheck does not rewrite scripts, Makefiles or notebooks; change the argument by hand")
         key = _key(edit.path)
         if key not in sources:
             sources[key] = SourceFile.read(edit.path)
@@ -873,8 +875,13 @@ def write_atomic(path: str | Path, data: bytes) -> None:
 
 
 def apply(fixes: FixPlan) -> None:
+    """Write each changed file (atomically); a file that cannot be written is an input error
+    (a read-only checkout is not a bug), the files written before it keep their fixes."""
     for change in fixes.changes:
-        write_atomic(change.path, change.source.encode(change.after))
+        try:
+            write_atomic(change.path, change.source.encode(change.after))
+        except OSError as exc:
+            raise InputError(change.path, f"cannot write the fix: {exc.strerror or exc}") from None
 
 
 def sarif_changes(finding: Finding) -> dict[str, tuple[str, list[Replacement]]] | None:

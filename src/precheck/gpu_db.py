@@ -7,12 +7,11 @@ Lookups normalise what users and drivers type: case, punctuation and the vendor 
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 _VENDOR_WORDS = re.compile(r"\b(nvidia|tesla|geforce|quadro|amd|instinct|radeon)\b")
@@ -117,6 +116,8 @@ class GpuDatabase:
         for model in self.models:
             for alias in model.aliases:
                 names.setdefault(normalise(alias), alias)
+        import difflib  # only for an unknown name
+
         hits = difflib.get_close_matches(key, list(names), n=n, cutoff=0.5)
         if not hits:  # "a100" typed as "a10o": fall back to a prefix match
             hits = [k for k in names if k.startswith(key[:3])][:n]
@@ -125,7 +126,12 @@ class GpuDatabase:
 
 @lru_cache(maxsize=1)
 def database() -> GpuDatabase:
-    text = resources.files("precheck.data").joinpath("gpus.json").read_text(encoding="utf-8")
+    try:  # beside this module; importlib.resources (zip installs) costs more to import than the read
+        text = (Path(__file__).parent / "data" / "gpus.json").read_text(encoding="utf-8")
+    except OSError:
+        from importlib import resources
+
+        text = resources.files("precheck.data").joinpath("gpus.json").read_text(encoding="utf-8")
     data = json.loads(text)
     models = tuple(GpuModel.from_json(item) for item in data["gpus"])
     index: dict[str, GpuModel] = {}

@@ -132,7 +132,7 @@ def select_visible(devices: list[Device], value: str) -> tuple[list[Device], str
         entry = raw.strip()
         match: Device | None = None
         if re.fullmatch(r"\d+", entry):
-            position = int(entry)
+            position = int(entry) if len(entry) <= 18 else len(devices)  # a longer number is past every device
             match = devices[position] if position < len(devices) else None
         elif entry.startswith("GPU-"):
             hits = [d for d in devices if d.uuid and d.uuid.startswith(entry)]

@@ -121,16 +121,29 @@ def dims_for(config: TrainingConfig) -> Dims | None:
         size = size_for(str(config.model.value))
     if size is None:
         return None
+    exact = config.model_params  # --deep: counted on the meta device, preferred to the formula
+    source = size.source if config.model_dims else f"{size.name} in precheck's model table"
     return Dims(
-        params=count_params(size),
+        params=exact.value if exact is not None else count_params(size),
         hidden_size=size.hidden_size,
         num_hidden_layers=size.num_hidden_layers
         + ((size.num_decoder_layers or size.num_hidden_layers) if size.encoder_decoder else 0),
         intermediate_size=size.intermediate_size,
         num_attention_heads=size.num_attention_heads,
         vocab_size=size.vocab_size,
-        source=size.source if config.model_dims else f"{size.name} in precheck's model table",
+        source=str(exact.origin) if exact is not None else source,
     )
+
+
+def trains_adapters(config: TrainingConfig) -> bool:
+    """Whether the run trains adapters on a frozen base (LoRA, QLoRA) rather than every weight."""
+    if config.train_type is None:
+        # ms-swift's TunerArguments.train_type (2.x: sft_type) defaults to 'lora'
+        # (swift/llm/argument/tuner_args.py)
+        adapters = config.framework == "ms-swift"
+    else:
+        adapters = str(config.train_type.value).lower() not in ("full", "none", "")
+    return adapters or config.quantization_bits is not None
 
 
 def gib(value: float) -> str:
@@ -206,9 +219,9 @@ def estimate(config: TrainingConfig, plan: PrecisionPlan, dims: Dims, devices: i
     devices = max(devices, 1)
     out = Estimate(devices)
     n = dims.params
-    adapters = str(config.train_type.value).lower() not in ("full", "none", "") if config.train_type else False
-    adapters = adapters or config.quantization_bits is not None
-    trainable = lora_params(dims) if adapters else n
+    adapters = trains_adapters(config)
+    counted = config.trainable_params  # --deep: the adapters PEFT adds, counted on the meta device
+    trainable = (counted.value if counted is not None else lora_params(dims)) if adapters else n
     out.trainable = trainable
     param = _dtype_bytes(plan.param_dtype.value)
     if config.quantization_bits is not None:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 Mlp = Literal["gated", "plain"]
@@ -947,6 +948,7 @@ def _candidates(model_name: str) -> list[str]:
     return names
 
 
+@lru_cache(maxsize=1024)
 def size_for(model_name: str) -> ModelSize | None:
     """The built-in size of a hub id or local path (``meta-llama/Llama-2-7b-hf``,
     ``unsloth/tinyllama-bnb-4bit``, ``/models/Qwen2.5-7B-Instruct``), or None.

@@ -46,7 +46,7 @@ def requirements(path: Path, seen: set[Path] | None = None) -> Iterator[tuple[Pa
     seen = set() if seen is None else seen
     try:
         key = path.resolve()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop, up to Python 3.12
         return
     if key in seen:
         return

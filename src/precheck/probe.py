@@ -121,7 +121,7 @@ def parse_smi(output: str) -> ProbeResult:
     result = ProbeResult(method="nvidia-smi")
     for line in output.splitlines():
         parts = [p.strip() for p in line.split(",")]
-        if len(parts) < 8 or not parts[0].isdigit():
+        if len(parts) < 8 or not parts[0].isascii() or not parts[0].isdecimal():
             if line.strip():
                 result.notes.append(f"nvidia-smi: unexpected line {line.strip()[:120]!r}")
             continue
@@ -133,7 +133,7 @@ def parse_smi(output: str) -> ProbeResult:
                 name=name,
                 memory_mib=_number(total),
                 memory_free_mib=_number(free),
-                compute_capability=cc if cc and cc[0].isdigit() else None,
+                compute_capability=cc if _CC.fullmatch(cc) else None,
                 pci_bus_id=bus,
                 uuid=uuid,
             )
@@ -165,6 +165,8 @@ def probe_smi(executable: str = "nvidia-smi") -> ProbeResult:
     return parse_smi(completed.stdout)
 
 
+#: a compute capability as nvidia-smi prints it ("8.0"); "[N/A]" on old drivers
+_CC = re.compile(r"[0-9]+\.[0-9]+")
 _MIG_LINE = re.compile(r"^\s*MIG\s+(\S+)\s+Device\s+\d+:\s*\(UUID:\s*(MIG-[^)\s]+)\)")
 _GPU_LINE = re.compile(r"^GPU\s+(\d+):")
 
@@ -257,24 +259,30 @@ def probe_torch() -> ProbeResult:
     return result
 
 
-def _safely(fn: Callable[[], ProbeResult], label: str, notes: list[str], seconds: float) -> ProbeResult | None:
+def _safely(
+    fn: Callable[[], ProbeResult], label: str, notes: list[str], seconds: float
+) -> tuple[ProbeResult | None, bool]:
+    """``fn``'s result when it found devices, and whether it answered in time at all."""
     try:
         result: ProbeResult = _with_timeout(fn, seconds)
     except ImportError as exc:
         notes.append(f"{label}: {exc.name or exc} is not installed")
-        return None
-    except subprocess.TimeoutExpired:
+        return None, True
+    except (TimeoutError, subprocess.TimeoutExpired):
         notes.append(f"{label}: no answer within {seconds:g} s")
-        return None
+        return None, False
     except Exception as exc:  # a broken driver is a note, not a crash
         notes.append(f"{label}: {type(exc).__name__}: {exc}")
-        return None
+        return None, True
     notes.extend(result.notes)
-    return result if result.gpus else None
+    return (result if result.gpus else None), True
 
 
 def probe(use_torch: bool = False) -> ProbeResult:
-    """NVML, then nvidia-smi, then rocm-smi (torch first when asked); never raises, never hangs."""
+    """NVML, then nvidia-smi, then rocm-smi (torch first when asked); never raises, never hangs.
+
+    When NVML does not answer, nvidia-smi is not run: it reads the same driver library
+    (``libnvidia-ml``) and hangs with it, so a wedged driver costs one time-out, not two."""
     notes: list[str] = []
     sources: list[tuple[Callable[[], ProbeResult], str]] = [
         (probe_nvml, "NVML"),
@@ -283,8 +291,13 @@ def probe(use_torch: bool = False) -> ProbeResult:
     ]
     if use_torch:
         sources.insert(0, (probe_torch, "torch"))
+    nvml_silent = False
     for fn, label in sources:
-        found = _safely(fn, label, notes, TORCH_TIMEOUT_S if fn is probe_torch else TIMEOUT_S)
+        if label == "nvidia-smi" and nvml_silent:
+            notes.append("nvidia-smi: not run, as NVML gave no answer (both ask the driver's libnvidia-ml)")
+            continue
+        found, answered = _safely(fn, label, notes, TORCH_TIMEOUT_S if label == "torch" else TIMEOUT_S)
+        nvml_silent = nvml_silent or (label == "NVML" and not answered)
         if found is not None:
             found.notes = [n for n in notes if n not in found.notes] + found.notes
             return found
@@ -305,9 +318,9 @@ def model_of(gpu: RawGpu) -> GpuModel:
     found = database().find(gpu.name)
     if found is not None:
         return found
-    cc = gpu.compute_capability or "0.0"
-    major, _, minor = cc.partition(".")
-    return custom_model(int(major or 0), int(minor or 0), round(gpu.memory_mib / 1024, 1))
+    cc = _CC.fullmatch(gpu.compute_capability or "")  # not "gfx90a" or what a hand-edited file holds
+    major, minor = (int(cc.group(0).split(".")[0]), int(cc.group(0).split(".")[1])) if cc else (0, 0)
+    return custom_model(major, minor, round(gpu.memory_mib / 1024, 1))
 
 
 def to_hardware(result: ProbeResult, env: Mapping[str, str], source: str = "probe") -> Hardware:
@@ -386,7 +399,7 @@ def load_hardware_file(path: str, env: Mapping[str, str]) -> Hardware:
             )
             for item in data["devices"]
         ]
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
         raise InputError(path, f"bad device entry: {exc}") from None
     result = ProbeResult(gpus, str(data.get("method", "file")), data.get("driver"), data.get("cuda"), [])
     return to_hardware(result, env, "file")

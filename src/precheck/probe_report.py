@@ -15,7 +15,7 @@ def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
 
 
-def print_probe(as_json: bool, use_torch: bool = False) -> None:
+def print_probe(as_json: bool = False, use_torch: bool = False) -> None:
     result = probe(use_torch)
     if as_json:
         print(json.dumps(result_to_json(result), indent=2))

@@ -18,6 +18,7 @@ An invalid value raises :class:`~precheck.errors.InputError` with the file, line
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -25,6 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from .errors import InputError, PrecheckError
 from .ignore_patterns import Pattern, compile_pattern, ignored
+from .paths import resolved
 from .sources.nodes import Node
 from .sources.toml_source import parse_toml
 
@@ -238,5 +240,5 @@ def for_folder(folder: Path) -> ProjectConfig:
 
 def for_path(path: str | Path) -> ProjectConfig:
     """The configuration that governs a file or folder given on the command line."""
-    resolved = Path(path).resolve()
-    return for_folder(resolved if resolved.is_dir() else resolved.parent)
+    full = resolved(path)  # cached per run: every checked file asks
+    return for_folder(full if os.path.isdir(full) else full.parent)  # False for a name too long

@@ -23,10 +23,13 @@ MAX_DEPTH = 3
 
 def locate(value: str, base: Path) -> Path | None:
     """The file ``value`` names: relative to ``base`` (the referring file's folder), then cwd."""
-    given = Path(value).expanduser()
-    for candidate in [given] if given.is_absolute() else [base / given, given]:
-        if candidate.exists():
-            return candidate
+    try:
+        given = Path(value).expanduser()
+        for candidate in [given] if given.is_absolute() else [base / given, given]:
+            if candidate.exists():
+                return candidate
+    except (OSError, ValueError, RuntimeError):  # a name too long, a NUL, ``~nosuchuser``: names no file
+        return None
     return None
 
 

@@ -12,17 +12,17 @@ version-dependent rules say so.
 from __future__ import annotations
 
 import contextlib
-import json
+import os
 import re
-import subprocess
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 
 from .errors import UsageError
+from .paths import clear as clear_paths
+from .paths import resolved, working_folder
 from .pins import PIN_FILES, canonical, pins_in
 from .project import for_folder
 
@@ -89,16 +89,17 @@ def parse_assumptions(values: Iterable[str]) -> dict[str, VersionInfo]:
     return out
 
 
-def _folders(config_path: Path) -> list[Path]:
+@lru_cache(maxsize=1024)
+def _folders_from(start: Path) -> tuple[Path, ...]:
     """The config's folder, then each folder above it up to the repository root."""
     folders: list[Path] = []
-    folder = config_path.resolve().parent
+    folder = start
     for _ in range(_MAX_PARENTS):
         folders.append(folder)
         if (folder / ".git").exists() or folder.parent == folder:
             break
         folder = folder.parent
-    return folders
+    return tuple(folders)
 
 
 @lru_cache(maxsize=1024)
@@ -112,10 +113,11 @@ def _pins_in_folder(folder: Path) -> tuple[tuple[Path, str, str, int], ...]:
     return tuple(pins)
 
 
+@lru_cache(maxsize=1024)
 def _display(path: Path) -> str:
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
+        return str(resolved(path).relative_to(working_folder()))
+    except (ValueError, OSError):
         return str(path)
 
 
@@ -140,18 +142,103 @@ def installed_in(python: str | None, names: tuple[str, ...]) -> dict[str, str]:
     return _installed_here(tuple(sys.path), names)
 
 
-@lru_cache(maxsize=256)
 def _installed_here(search_path: tuple[str, ...], names: tuple[str, ...]) -> dict[str, str]:
-    """This environment's versions (cached per ``sys.path``: a lookup scans every entry)."""
+    """This environment's versions, as ``importlib.metadata.version(name)`` finds them: the
+    first ``NAME-*.dist-info`` / ``NAME*.egg-info`` along ``sys.path`` whose name matches
+    after normalisation, its ``Version`` header. Read from a listing of each entry made once
+    per run instead of through ``importlib.metadata``, whose import alone (email, zipfile,
+    csv...) costs more than checking a small config. A path entry that is a zip file is left
+    to ``importlib.metadata`` itself."""
+    index = _metadata_index(search_path)
     found: dict[str, str] = {}
     for name in names:
         with contextlib.suppress(Exception):  # a broken dist-info must not stop the check
-            found[name] = metadata.version(name)
+            version = _version_of(index, name)
+            if version is not None:
+                found[name] = version
     return found
+
+
+@lru_cache(maxsize=8)
+def _metadata_index(search_path: tuple[str, ...]) -> tuple[dict[str, list[tuple[int, Path]]], bool]:
+    """Name → the metadata folders that match it, each with its ``sys.path`` position
+    (importlib.metadata's ``Lookup``: ``.dist-info``/``.egg-info`` by normalised name, an
+    ``.egg`` entry's ``EGG-INFO`` by legacy name, keyed ``egg:NAME``), and whether some
+    entry is an archive this listing cannot read."""
+    index: dict[str, list[tuple[int, Path]]] = {}
+    archives = False
+    for position, entry in enumerate(search_path):
+        root = entry or "."
+        try:
+            children = os.listdir(root)
+        except OSError:
+            archives = archives or os.path.isfile(root)
+            continue
+        base = os.path.basename(root).lower()
+        for child in children:
+            low = child.lower()
+            if low.endswith((".dist-info", ".egg-info")):
+                key = _normalise(low.rpartition(".")[0].partition("-")[0])
+                index.setdefault(key, []).append((position, Path(root, child)))
+            elif base.endswith(".egg") and low == "egg-info":
+                key = "egg:" + base.rpartition(".")[0].partition("-")[0].replace("-", "_")
+                index.setdefault(key, []).append((position, Path(root, child)))
+    return index, archives
+
+
+def _normalise(name: str) -> str:
+    """importlib.metadata's ``Prepared.normalize``: PEP 503 with underscores."""
+    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
+
+
+def _version_of(index: tuple[dict[str, list[tuple[int, Path]]], bool], name: str) -> str | None:
+    folders, archives = index
+    found = folders.get(_normalise(name), []) + folders.get("egg:" + name.lower().replace("-", "_"), [])
+    if found:
+        return _metadata_version(min(found, key=lambda item: item[0])[1])
+    if archives:
+        from importlib import metadata
+
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            return metadata.version(name)
+    return None
+
+
+def _metadata_version(where: Path) -> str | None:
+    """The ``Version`` header of ``METADATA`` (or ``PKG-INFO``, or the ``.egg-info`` file
+    itself), parsed as the email parser importlib.metadata uses reads it."""
+    for candidate in (where / "METADATA", where / "PKG-INFO", where):
+        try:
+            text = candidate.read_text(encoding="utf-8")
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+            continue
+        if text:
+            return _header(text, "version")
+    return None
+
+
+def _header(text: str, wanted: str) -> str | None:
+    """The first ``wanted`` header of an RFC 822 header block (continuation lines joined)."""
+    value: str | None = None
+    for line in text.splitlines():
+        if value is not None:
+            if line[:1] in (" ", "\t"):
+                value += "\n" + line
+                continue
+            return value
+        if not line.strip():
+            return None
+        name, colon, rest = line.partition(":")
+        if colon and name.lower() == wanted:
+            value = rest.lstrip(" \t")
+    return value
 
 
 @lru_cache(maxsize=64)
 def _ask_interpreter(python: str, names: tuple[str, ...]) -> dict[str, str]:
+    import json
+    import subprocess
+
     try:
         command = [python, "-c", _METADATA_SCRIPT, *names]
         done = subprocess.run(command, capture_output=True, text=True, timeout=15, check=False)
@@ -169,20 +256,34 @@ def collect(
     assumed: dict[str, VersionInfo],
     python: str | None = None,
 ) -> Versions:
-    """The versions of ``wanted`` frameworks for the run configured at ``config_path``."""
+    """The versions of ``wanted`` frameworks for the run configured at ``config_path``.
+
+    Configs in one folder share the answer (it depends on the folder, not the file): it is
+    worked out once per folder and run, and the same :class:`Versions` is returned."""
+    names = frozenset(canonical(n) for n in wanted)
+    return _collect(resolved(config_path).parent, names, tuple(sorted(assumed.items())), python)
+
+
+@lru_cache(maxsize=1024)
+def _collect(
+    folder: Path,
+    names: frozenset[str],
+    assumed_items: tuple[tuple[str, VersionInfo], ...],
+    python: str | None,
+) -> Versions:
     known: dict[str, VersionInfo] = {}
-    names = {canonical(n) for n in wanted}
+    assumed = dict(assumed_items)
     for name in names & assumed.keys():
         known[name] = assumed[name]
-    project = for_folder(Path(config_path).resolve().parent)
+    project = for_folder(folder)
     for name, version in project.versions.items():
         key = canonical(name)
         if key in names:
             known.setdefault(key, VersionInfo(key, version, "project config"))
-    missing = names - known.keys()
+    missing = set(names - known.keys())
     if missing:
-        for folder in _folders(Path(config_path)):
-            for source, name, version, line in _pins_in_folder(folder):
+        for parent in _folders_from(folder):
+            for source, name, version, line in _pins_in_folder(parent):
                 if name in missing:
                     known[name] = VersionInfo(name, version, f"{_display(source)}:{line}")
                     missing.discard(name)
@@ -192,3 +293,18 @@ def collect(
         for name, version in installed_in(python, tuple(sorted(missing))).items():
             known[name] = VersionInfo(name, version, "installed")
     return Versions(known)
+
+
+def clear_caches() -> None:
+    """Forget what earlier runs read: a long-lived process (the Python API) sees edited pins,
+    project configurations and installs. The engine calls it at the start of every check."""
+    clear_paths()
+    for cached in (
+        _folders_from,
+        _display,
+        _pins_in_folder,
+        _metadata_index,
+        _ask_interpreter,
+        _collect,
+    ):
+        cached.cache_clear()

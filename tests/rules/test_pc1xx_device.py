@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import pytest
 
 from helpers import Case, check_case
@@ -163,6 +165,45 @@ FRAMEWORK_FIX_CASES = [
     ),
 ]
 CASES += FRAMEWORK_FIX_CASES
+
+LOOP = """
+import torch
+model = Net().cuda()
+optimizer = torch.optim.AdamW(model.parameters())
+for x, y in data:
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = model(x, y)
+    loss.backward()
+    optimizer.step()
+"""
+LOOP_CASES = [
+    Case("loop: bf16 autocast on a V100", "PC101", LOOP, ["V100"], {(5, 33)}, fmt="py"),
+    Case("loop fixed: fp16 autocast on a V100", "PC101", LOOP.replace("bfloat16", "float16"), ["V100"], fmt="py"),
+    Case("loop: bf16 autocast on an A100", "PC101", LOOP, ["A100"], fmt="py"),
+    Case(
+        "loop: model.bfloat16() without autocast on a T4",
+        "PC101",
+        LOOP.replace("Net().cuda()", "Net().cuda().bfloat16()").replace(
+            'with torch.autocast("cuda", dtype=torch.bfloat16):', "if True:"
+        ),
+        ["T4"],
+        {(2, 22)},
+        fmt="py",
+    ),
+]
+CASES += LOOP_CASES
+
+
+def test_loop_message_names_what_torch_autocast_does() -> None:
+    from helpers import run_case
+
+    old = run_case(replace(LOOP_CASES[0], versions={"torch": "2.2.2"}))[0]
+    assert 'torch.autocast raises "RuntimeError: Current CUDA Device does not support bfloat16.' in old.message
+    new = run_case(replace(LOOP_CASES[0], versions={"torch": "2.4.0"}))[0]
+    assert "torch.autocast lets the run start and it runs emulated" in new.message
+    assert new.fix is not None and 'torch.autocast(device_type="cuda", dtype=torch.float16)' in new.fix.text()
+    cast = run_case(LOOP_CASES[3])[0]
+    assert "nothing checks bf16 weights" in cast.message
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)

@@ -122,6 +122,94 @@ BF16_GRAD_CASES = [
 CASES += BF16_GRAD_CASES
 
 
+# hand-written PyTorch loops (dialect "pytorch"): the script creates the GradScaler itself
+LOOP_BF16 = """
+import torch
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16).cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+scaler = torch.amp.GradScaler("cuda")
+for batch in loader:
+    with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+        loss = model(**batch).loss
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+"""
+LOOP_HALF = """
+import torch
+from torch.cuda.amp import GradScaler, autocast
+
+model = Net().cuda().half()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = GradScaler()
+for x in loader:
+    with autocast():
+        loss = model(x)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+"""
+LOOP_CASES = [
+    Case("loop: GradScaler over bf16 weights, at the GradScaler", "PC404", LOOP_BF16, ["A100"], {(6, 10)}, fmt="py"),
+    Case(
+        "loop fixed: the scaler is disabled",
+        "PC404",
+        LOOP_BF16.replace('GradScaler("cuda")', 'GradScaler("cuda", enabled=False)'),
+        ["A100"],
+        fmt="py",
+    ),
+    Case(
+        "loop: fp32 weights under bf16 autocast have fp32 gradients",
+        "PC404",
+        LOOP_BF16.replace("torch_dtype=torch.bfloat16", "torch_dtype=torch.float32"),
+        ["A100"],
+        fmt="py",
+    ),
+    Case("loop: model.half() under a GradScaler", "PC401", LOOP_HALF, ["V100"], {(6, 10)}, fmt="py"),
+    Case("loop fixed: fp32 weights", "PC401", LOOP_HALF.replace(".cuda().half()", ".cuda()"), ["V100"], fmt="py"),
+    Case(
+        "loop: FSDP's ShardedGradScaler allows fp16 gradients",
+        "PC401",
+        LOOP_HALF.replace(
+            "from torch.cuda.amp import GradScaler, autocast",
+            "from torch.cuda.amp import autocast\n"
+            "from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler as GradScaler",
+        ),
+        ["V100"],
+        fmt="py",
+    ),
+]
+CASES += LOOP_CASES
+
+LOOP_LORA = """
+import torch
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM
+
+base = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16)
+model = get_peft_model(base, LoraConfig(r=8))
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+scaler = torch.cuda.amp.GradScaler()
+for batch in loader:
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = model(**batch).loss
+    scaler.scale(loss).backward()
+"""
+CASES += [
+    Case(
+        "loop: LoRA on fp16 weights, peft 0.11.1",
+        "PC403",
+        LOOP_LORA,
+        ["T4"],
+        {(5, 50)},
+        "py",
+        versions={"peft": "0.11.1"},
+    ),
+    Case("loop: peft 0.12.0 upcasts the adapters", "PC403", LOOP_LORA, ["T4"], fmt="py", versions={"peft": "0.12.0"}),
+]
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case(case: Case) -> None:
     check_case(case)

@@ -17,6 +17,7 @@ from .lightning import Lightning
 from .llama_factory import LlamaFactory
 from .llama_recipes import LlamaRecipes
 from .ms_swift import MsSwift
+from .pytorch_loop import PytorchLoop
 from .simpletuner import SimpleTuner
 from .torchtune import Torchtune
 
@@ -34,6 +35,7 @@ DIALECTS: tuple[Dialect, ...] = (
     Torchtune(),
     Trl(),
     HfTrainer(),
+    PytorchLoop(),  # named by Python scripts only (score 0)
 )
 
 BY_NAME = {d.name: d for d in DIALECTS}

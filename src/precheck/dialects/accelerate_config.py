@@ -48,7 +48,7 @@ from typing import Any
 from ..config import TrainingConfig
 from ..provenance import Origin, Sourced
 from ..sources import Document, Node, SourceNote
-from .base import Dialect, count_keys, to_bool, to_int, to_str
+from .base import Dialect, count_keys, to_bool, to_float, to_int, to_str
 
 #: ``BaseConfig`` fields (accelerate 1.15.0 ``config_args.py``)
 BASE_KEYS = ("compute_environment", "distributed_type", "mixed_precision", "use_cpu", "debug")
@@ -369,10 +369,9 @@ class AccelerateConfig(Dialect):
                 count, self.origin(doc, steps, "deepspeed_config.gradient_accumulation_steps")
             )
         clipping = entries.get("gradient_clipping")
-        if clipping is not None and isinstance(clipping.value, (int, float)) and not isinstance(clipping.value, bool):
-            config.max_grad_norm = Sourced(
-                float(clipping.value), self.origin(doc, clipping, "deepspeed_config.gradient_clipping")
-            )
+        norm = to_float(clipping.value) if clipping is not None and isinstance(clipping.value, (int, float)) else None
+        if clipping is not None and norm is not None:  # to_float: None for a bool, or an int past the float range
+            config.max_grad_norm = Sourced(norm, self.origin(doc, clipping, "deepspeed_config.gradient_clipping"))
 
     def _fsdp(self, doc: Document, config: TrainingConfig) -> None:
         kind = self.node(doc, "distributed_type")
@@ -513,7 +512,7 @@ def fsdp1_strategy(value: Any) -> str | None:
     if isinstance(value, bool) or value is None:
         return None
     text = str(value).strip().upper()
-    if text.isdigit() and 1 <= int(text) <= len(FSDP_SHARDING):
+    if text.isdecimal() and 1 <= int(text) <= len(FSDP_SHARDING):
         return FSDP_SHARDING[int(text) - 1].lower()
     return text.lower() if text in FSDP_SHARDING else None
 

@@ -58,8 +58,11 @@ def to_int(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+    if isinstance(value, str) and value.strip().isdecimal():
+        try:
+            return int(value.strip())
+        except ValueError:  # over Python's int digit limit (3.11+), as for the framework's int()
+            return None
     return None
 
 
@@ -68,7 +71,7 @@ def to_float(value: Any) -> float | None:
         return None
     try:
         return float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int past the float range
         return None
 
 
@@ -188,7 +191,9 @@ class Dialect:
                 continue
             hint = f"; did you mean `{close[0]}`?" if close else ""
             line, column = node.anchor
-            message = f"`{key}` is not a {self.name} key, so the framework {self.ignores}{hint}"
+            # a keyword argument in a Python script: the config class's __init__ refuses it
+            ignores = "raises TypeError (an unexpected keyword argument)" if doc.format == "python" else self.ignores
+            message = f"`{key}` is not a {self.name} key, so the framework {ignores}{hint}"
             notes.append(SourceNote("unknown-key", message, line, column, key))
         return notes
 

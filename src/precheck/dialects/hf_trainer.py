@@ -100,7 +100,7 @@ class HfTrainer(Dialect):
         field("bf16", "bf16", convert=to_bool),
         field("tf32", "tf32", convert=to_bool),
         field("optimizer", "optim"),
-        field("gradient_checkpointing", "gradient_checkpointing", convert=to_bool),
+        field("gradient_checkpointing", "gradient_checkpointing", "activation_checkpointing", convert=to_bool),
         field("max_grad_norm", "max_grad_norm", convert=to_float),
         field("half_precision_backend", "half_precision_backend"),
         field("attn_implementation", "attn_implementation", "model_init_kwargs.attn_implementation"),

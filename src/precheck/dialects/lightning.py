@@ -557,11 +557,16 @@ def device_indices(value: Any) -> str | None:
         text = value.strip()
         if "," in text:
             parts = [p.strip() for p in text.split(",") if p.strip()]
-            return ",".join(parts) if all(p.isdigit() for p in parts) else None
+            return ",".join(parts) if all(p.isdecimal() for p in parts) else None
         value = to_int(text)
-    if isinstance(value, int) and value > 0:
+    if isinstance(value, int) and 0 < value <= MAX_DEVICES:
         return ",".join(str(i) for i in range(value))
     return None
+
+
+#: more devices than any machine holds is read as unknown (``devices: 10**18`` must not
+#: build a list of that many indices)
+MAX_DEVICES = 4096
 
 
 def setting(config: TrainingConfig, path: str) -> Sourced[Any] | None:

@@ -25,6 +25,7 @@ from . import (
     llama_factory,
     llama_recipes,
     ms_swift,
+    pytorch_loop,
     simpletuner,
     torchtune,
 )
@@ -50,6 +51,7 @@ RESOLVERS: dict[str, Resolver] = {
     "axolotl": axolotl.resolve,
     "lightning": lightning.resolve,
     "torchtune": torchtune.resolve,
+    "torch": pytorch_loop.resolve,
 }
 
 #: role of an attached file → how it changes the plan

@@ -251,7 +251,7 @@ def _deepspeed_plugin(config: TrainingConfig, overrides: list[Override]) -> Trai
                     "replacing the shell's (prepare_deepspeed_cmd_env)",
                 )
             )
-    elif stage_env is not None and stage_env.value.strip().isdigit():
+    elif stage_env is not None and stage_env.value.strip().isdecimal():
         ds.zero_stage = Sourced(int(stage_env.value), stage_env.origin)
     else:
         ds.zero_stage = Sourced(

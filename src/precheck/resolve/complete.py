@@ -21,6 +21,7 @@ from typing import Any
 
 from ..config import TrainingConfig
 from ..provenance import Origin, Sourced
+from .deepspeed import power_of_two
 from .plan import PLAN_FIELDS, PrecisionPlan
 
 TORCH_INIT_SCALE = 2.0**16
@@ -39,7 +40,7 @@ def _initial_scale(config: TrainingConfig, plan: PrecisionPlan) -> Sourced[float
         return Sourced(config.loss_scale.value, config.loss_scale.origin)
     if config.initial_scale_power is not None:
         power = config.initial_scale_power
-        return Sourced(2.0**power.value, power.origin.derived(f"2**{power.value:g}"))
+        return Sourced(power_of_two(power.value), power.origin.derived(f"2**{power.value:g}"))
     return Sourced(TORCH_INIT_SCALE, Origin.default("torch GradScaler init_scale=2**16"))
 
 
@@ -102,7 +103,7 @@ def _batch(config: TrainingConfig) -> Sourced[str | None]:
 
 def complete(config: TrainingConfig, plan: PrecisionPlan) -> PrecisionPlan:
     """The plan with every field of :data:`PLAN_FIELDS` set."""
-    filled: dict[str, Sourced[Any]] = {}
+    filled: dict[str, Any] = {}  # field name -> Sourced value, for dataclasses.replace
 
     def want(name: str) -> bool:
         return getattr(plan, name) is None

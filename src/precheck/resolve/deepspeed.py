@@ -70,6 +70,7 @@ accelerate 1.15.0 ``utils/dataclasses.py``, ``state.py``, ``accelerator.py``):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -318,7 +319,9 @@ def _fp16_scaling(ds: TrainingConfig, switch: Sourced[bool]) -> dict[str, Any]:
     )
     power = ds.initial_scale_power
     if power is not None:
-        start = Sourced(2.0**power.value, power.origin.derived(f"dynamic loss scale starts at 2**{power.value:g}"))
+        start = Sourced(
+            power_of_two(power.value), power.origin.derived(f"dynamic loss scale starts at 2**{power.value:g}")
+        )
     else:
         start = Sourced(2.0**16, Origin.default("DeepSpeed default fp16.initial_scale_power 16: starts at 2**16"))
     return {"loss_scaling": Sourced("dynamic", dynamic), "initial_scale": start}
@@ -398,7 +401,7 @@ def _autocast(ds: TrainingConfig, dtype: Sourced[str], as_loaded: Sourced[str], 
             scaling = Sourced("dynamic", derive(dtype, "fp16 torch_autocast without ZeRO: torch.amp.GradScaler"))
             scaler = Sourced(True, scaling.origin)
         power = ds.initial_scale_power
-        initial = Sourced(2.0 ** (power.value if power is not None else 16), scaling.origin)
+        initial = Sourced(power_of_two(power.value if power is not None else 16), scaling.origin)
     master: Sourced[str | None] = (
         Sourced("float32", derive(dtype, "ZeRO keeps an fp32 partition")) if zero else Sourced(None, params.origin)
     )
@@ -772,3 +775,12 @@ def _accelerate_switches(main: TrainingConfig, ds: TrainingConfig) -> tuple[Swit
             )
         )
     return Switches(values["fp16"], values["bf16"], _integrated_stage(ds)), overrides
+
+
+def power_of_two(power: float) -> float:
+    """``2 ** initial_scale_power`` as DeepSpeed computes it, inf past the float range
+    (``2.0 ** 5000`` raises OverflowError; DeepSpeed's int power becomes inf as a float)."""
+    try:
+        return float(2.0**power)
+    except OverflowError:
+        return math.inf

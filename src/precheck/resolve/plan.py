@@ -96,7 +96,7 @@ class PrecisionPlan:
             return [0] if count else []
         if spec == "all":
             return list(range(count))
-        wanted = [int(p) for p in spec.split(",") if p.strip().isdigit()]
+        wanted = [int(p) for p in spec.split(",") if p.strip().isdecimal()]
         return [i for i in wanted if i < count]
 
     @property

@@ -117,7 +117,7 @@ def _devices(config: TrainingConfig) -> Sourced[str]:
     kind, _, index = text.partition(":")
     if kind in ("cpu", "mps"):
         return Sourced("", device.origin.derived(f"device {text}: no CUDA device is used"))
-    if index.isdigit():
+    if index.isdecimal():
         return Sourced(index, device.origin.derived(f"get_device('{text}'): that index"))
     return Sourced(
         "first", device.origin.derived(f"get_device('{text}'): {kind}:0 without a distributed launch (LOCAL_RANK)")

@@ -4,7 +4,8 @@ Families (the code's first digit): PC1xx device capability, PC2xx contradicting
 precision settings, PC3xx optimizer and gradient dtypes, PC4xx loss scaling, PC5xx
 device order and visibility, PC6xx sharded training (DeepSpeed, FSDP), PC7xx framework-specific
 precision traps (torchtune, Lightning/LitGPT/NeMo, axolotl, LLaMA-Factory, llama-cookbook), PC8xx memory
-against the devices, PC9xx input hygiene. Codes are never reused.
+against the devices, PC9xx input hygiene (PC92x: what the installed libraries say, with
+``--deep``). Codes are never reused.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from ..errors import UsageError
 from . import (
     consistency,
+    deep,
     device,
     frameworks,
     hygiene,
@@ -43,6 +45,7 @@ _MODULES = (
     frameworks,
     memory,
     hygiene,
+    deep,
 )
 
 RULES: dict[str, Rule] = {

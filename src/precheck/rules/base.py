@@ -57,7 +57,8 @@ class Edit:
 
     def assignment(self) -> str:
         """The edit in the file's own syntax: ``key: v`` (YAML), ``"key": v`` (JSON), ``key = v`` (TOML),
-        ``KEY=v`` (shell env file)."""
+        ``KEY=v`` (shell env file), ``--key v`` / ``key=v`` (a script's launch command), ``key=v`` (a keyword
+        argument in a Python script)."""
         suffix = self.path.rsplit(".", 1)[-1].lower()
         leaf = self.key.rsplit(".", 1)[-1] if suffix in ("json", "toml", "env") else self.key
         if suffix == "json":
@@ -67,6 +68,16 @@ class Edit:
         if suffix == "toml":
             rendered = json.dumps(self.value) if isinstance(self.value, (bool, int, float, str)) else str(self.value)
             return f"{leaf} = {rendered}"
+        if suffix in ("sh", "bash") or self.path.rsplit("/", 1)[-1].lower() == "makefile":
+            # a launch command's flag (`--fp16 False`) or override (`bf16=False`), or an export.
+            # Booleans are capitalised: python-fire (llama-recipes, axolotl's module entry)
+            # reads only `False` as false (`false` stays a truthy string), while
+            # HfArgumentParser's string_to_bool and OmegaConf take either
+            text = str(self.value)
+            return f"{self.key} {text}" if self.key.startswith("-") else f"{self.key}={text}"
+        if suffix in ("py", "ipynb"):  # a keyword argument: fp16=False, dtype=torch.bfloat16
+            dtype = self.key.endswith("dtype") and self.value in ("float16", "bfloat16", "float32")
+            return f"{self.key}={'torch.' + str(self.value) if dtype else repr(self.value)}"
         return f"{self.key}: {str(self.value).lower() if isinstance(self.value, bool) else self.value}"
 
 

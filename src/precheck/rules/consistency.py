@@ -69,7 +69,7 @@ def learning_rate(config: TrainingConfig) -> float | None:
             continue
         try:
             return float(item.value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: an int past the float range
             continue
     return None
 

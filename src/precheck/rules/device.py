@@ -62,6 +62,12 @@ def _switch_to_fp16(ctx: Context) -> Fix:
         dtype = flag_edit(ctx, "torch_dtype", "float32")
         if dtype is not None:
             edits.append(dtype)
+    if config.framework == "torch":  # the script's own calls: no switch to flip
+        return Fix(
+            "use fp16 mixed precision: keep the weights in float32, "
+            'torch.autocast(device_type="cuda", dtype=torch.float16) and a GradScaler; or train in fp32',
+            tuple(edits),
+        )
     if edits:
         return Fix("use fp16 mixed precision: fp32 weights, fp16 autocast, dynamic loss scaling", tuple(edits))
     return Fix(f"train in fp16 mixed precision or fp32: set the dtype explicitly in {config.path}")
@@ -69,12 +75,25 @@ def _switch_to_fp16(ctx: Context) -> Fix:
 
 def _what_happens(ctx: Context) -> str:
     torch = ctx.versions.get("torch")
+    # a hand-written loop: torch.autocast checks torch.cuda.is_bf16_supported() itself
+    # (torch/amp/autocast_mode.py); bf16 weights without autocast are never checked
+    autocast = ctx.config.framework == "torch" and ctx.plan.autocast_dtype.value == "bfloat16"
     if torch is not None and not BF16_CHECK_COUNTS_EMULATION.contains(torch.version):
-        return (
-            f"with torch {torch.version} ({torch.source}) the run stops at start: "
-            '"Your setup doesn\'t support bf16/gpu."'
-        )
+        if autocast:
+            return (
+                f"with torch {torch.version} ({torch.source}) torch.autocast raises "
+                '"RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16."'
+            )
+        if ctx.config.framework != "torch":
+            return (
+                f"with torch {torch.version} ({torch.source}) the run stops at start: "
+                '"Your setup doesn\'t support bf16/gpu."'
+            )
     known = f"torch {torch.version} ({torch.source})" if torch else "torch>=2.3"
+    if ctx.config.framework == "torch" and autocast:
+        return f"{known} counts emulation as support, so torch.autocast lets the run start and it runs emulated"
+    if ctx.config.framework == "torch":
+        return "nothing checks bf16 weights, so the run starts and computes them emulated, without tensor cores"
     return f"{known} counts emulation as support, so the frameworks let the run start and it runs emulated"
 
 

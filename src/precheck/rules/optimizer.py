@@ -34,15 +34,29 @@ def bf16_optimizer_fp32_gradients(ctx: Context) -> Iterator[Finding]:
     `gradient_precision: fp32` for SimpleTuner versions that honour that setting.
 
     ## Why is this bad?
-    `AdamWBF16.step()` (`helpers/training/optimizers/adamw_bfloat16/__init__.py`) is
-    written for bf16 models only and asserts on the first step:
-    `AssertionError: only bfloat 16 is supported.` The 2024 git versions of SimpleTuner
-    cast every gradient to fp32 after backward when `gradient_precision` is fp32, and the
-    run died on that assertion or on "Expected BFloat16, got Float"
-    (bghira/SimpleTuner#755, #854). Every PyPI release (2.2.0 and later) rewrites
-    `gradient_precision: fp32` to `unmodified` instead; which git tags between v1.0
-    (August 2024, affected) and 2.2.0 first did so is not verified, so this rule counts
-    all of them as affected.
+    The two settings contradict each other. With `gradient_precision: fp32` the 2024
+    training loop (`main()` in the August 2024 `train.py`; `Trainer.train` in
+    `helpers/training/trainer.py`, e.g. bghira/SimpleTuner@00fd561) runs
+    `param.grad.data = param.grad.data.to(torch.float32)` for every trainable parameter
+    after each `accelerator.backward(loss)`; the weights keep their dtype. The test meant
+    to skip the bf16 optimizer looks for the old spelling (`not args.adam_bfloat16`, the
+    deprecated boolean flag, in `train.py`; `optimizer != "adam_bfloat16"` in
+    `trainer.py`), so `optimizer: adamw_bf16` still gets fp32 gradients.
+    `AdamWBF16` keeps `exp_avg`, `exp_avg_sq` and its rounding `shift` as `zeros_like(p)`
+    (bf16) and rounds the fp32 gradients into them at every step: the fp32 copy of every
+    gradient costs memory and buys only fp32 accumulation across micro-batches.
+
+    The seed run (bghira/SimpleTuner#755, August 2024, gradient checkpointing on) died on
+    its first step with `AssertionError: only bfloat 16 is supported.`; the advice (per the
+    seed write-up) was to drop `--gradient_precision=fp32`. That assertion (`AdamWBF16.step`,
+    `helpers/training/adam_bfloat16/__init__.py` line 67 at bghira/SimpleTuner@12f2b41) tests
+    the parameter's dtype when its state is created, not the gradient's: a gradient cast
+    alone does not raise it (`precheck smoke` of the seed passes), a trainable weight that
+    is not bf16 does (PC306). Later versions' `parse_cmdline_args`
+    (`helpers/configuration/cmd_args.py`, already at bghira/SimpleTuner@01beb97, before
+    the PyPI package) rewrite `gradient_precision: fp32` to `unmodified` for optimizers
+    whose table entry does not ask for fp32 gradients (PC302); which tag first did so is
+    not verified, so this rule counts every version before 2.2.0 as affected.
 
     ## Example
     ```json
@@ -55,8 +69,8 @@ def bf16_optimizer_fp32_gradients(ctx: Context) -> Iterator[Finding]:
 
     ## Fix
     Remove `gradient_precision` (bf16 gradients for the bf16 optimizer), or keep fp32
-    gradients with an optimizer that takes them (e.g. Adafactor or `optimi-adamw` with
-    fp32 weights).
+    gradients with an optimizer whose states are not bf16-only (e.g. `optimi-adamw`; the
+    August 2024 optimizer table already lists `adafactor` as removed).
     """
     if not _bf16_optimizer_with_fp32_gradients(ctx):
         return
@@ -65,8 +79,9 @@ def bf16_optimizer_fp32_gradients(ctx: Context) -> Iterator[Finding]:
     assert precision is not None and optimizer is not None
     yield Finding(
         precision.origin,
-        f"`{optimizer.value}` updates bf16 weights only and fails with "
-        '"AssertionError: only bfloat 16 is supported." once gradients are cast to fp32',
+        f"`{optimizer.value}` keeps bf16 weights and bf16 states, yet SimpleTuner casts every gradient to "
+        "fp32 for it after backward, only to round them back into bf16 (bghira/SimpleTuner#755 ran this "
+        'pair and died with "AssertionError: only bfloat 16 is supported.")',
         Fix(
             "drop fp32 gradients for the bf16 optimizer",
             edits_for(precision, ctx.config.path, remove=True),

@@ -254,7 +254,7 @@ def _weight_decay(config: TrainingConfig) -> float:
     item = setting(config, "weight_decay")
     try:
         return float(item.value) if item is not None else 0.0
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int past the float range
         return 0.0
 
 

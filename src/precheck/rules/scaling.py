@@ -143,7 +143,7 @@ PEFT_KEEPS_BASE_DTYPE = VersionRange("peft", None, PEFT_UPCASTS.low)
     Severity.ERROR,
     versions=(PEFT_KEEPS_BASE_DTYPE,),
     affects_latest=False,
-    frameworks=("transformers", "trl", "llama-cookbook"),
+    frameworks=("transformers", "trl", "llama-cookbook", "torch"),
     fix_safety=FixSafety.UNSAFE,
 )
 def fp16_lora_adapters_grad_scaler(ctx: Context) -> Iterator[Finding]:
@@ -193,7 +193,7 @@ def fp16_lora_adapters_grad_scaler(ctx: Context) -> Iterator[Finding]:
     "PC404",
     "grad-scaler-bf16-gradients",
     Severity.ERROR,
-    frameworks=("transformers", "trl", "ms-swift", "llama-cookbook", "simpletuner"),
+    frameworks=("transformers", "trl", "ms-swift", "llama-cookbook", "simpletuner", "torch"),
     fix_safety=FixSafety.UNSAFE,
 )
 def grad_scaler_bf16_gradients(ctx: Context) -> Iterator[Finding]:
@@ -209,7 +209,10 @@ def grad_scaler_bf16_gradients(ctx: Context) -> Iterator[Finding]:
     The unscale kernel is dispatched for float, double and half only
     (`aten/src/ATen/native/cuda/AmpKernels.cu`), so the first optimizer step fails with
     `"_amp_foreach_non_finite_check_and_unscale_cuda" not implemented for 'BFloat16'`.
-    bf16 needs no loss scaling. (H2O LLM Studio's own case is PC402.)
+    bf16 needs no loss scaling. (H2O LLM Studio's own case is PC402.) A hand-written loop
+    (`torch.cuda.amp.GradScaler()` or `torch.amp.GradScaler("cuda")` over a model loaded
+    or cast to bf16) fails the same way at `scaler.step(optimizer)`, whatever the autocast
+    dtype; with fp32 weights a GradScaler under bf16 autocast is merely unneeded.
 
     ## Example
     ```yaml
@@ -230,11 +233,22 @@ def grad_scaler_bf16_gradients(ctx: Context) -> Iterator[Finding]:
     if not plan.grad_scaler.value or plan.grad_dtype.value != "bfloat16":
         return
     config = ctx.config
-    origin = anchor(config.path, plan.autocast_dtype.origin, plan.load_dtype.origin)
+    crash = "\"_amp_foreach_non_finite_check_and_unscale_cuda\" not implemented for 'BFloat16'"
     edits = edits_for(config.torch_dtype, config.path, "float32")
+    if config.framework == "torch":  # the script creates the GradScaler itself: point at it
+        weights = plan.load_dtype.origin
+        where = f"`{weights.key}`, line {weights.line}" if weights.in_file and weights.key else f"line {weights.line}"
+        yield Finding(
+            anchor(config.path, plan.grad_scaler.origin, weights),
+            f"the GradScaler unscales bf16 gradients (the weights are bf16: {where if weights.in_file else weights}) "
+            f"and its CUDA kernel has no bf16 version: scaler.step() fails with {crash}",
+            Fix("bf16 needs no loss scaling: drop the GradScaler (or GradScaler(enabled=False)), or keep fp32 weights"),
+            related=(plan.load_dtype.origin,) if plan.load_dtype.origin.in_file else (),
+        )
+        return
+    origin = anchor(config.path, plan.autocast_dtype.origin, plan.load_dtype.origin)
     yield Finding(
         origin,
-        "fp16 mixed precision adds a GradScaler, and the bf16 gradients crash it: "
-        "\"_amp_foreach_non_finite_check_and_unscale_cuda\" not implemented for 'BFloat16'",
+        f"fp16 mixed precision adds a GradScaler, and the bf16 gradients crash it: {crash}",
         Fix("keep fp32 master weights for fp16 AMP, or train in bf16 mixed precision instead", edits),
     )

@@ -17,14 +17,11 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..config import TrainingConfig
 from ..model_sizes import size_for
 from ..models import family_of
-
-if TYPE_CHECKING:
-    import torch
 
 #: precheck's family names (model_sizes.py / models.py) → transformers ``model_type``
 FAMILY_TYPES = {
@@ -171,8 +168,9 @@ def model_classes() -> tuple[Any, Any]:
     return AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
 
-def build(arch: Architecture, attention: str | None = None) -> tuple[torch.nn.Module, Architecture, bool]:
-    """The tiny model in float32 on the CPU, and whether it is an encoder-decoder.
+def build(arch: Architecture, attention: str | None = None) -> tuple[Any, Architecture, bool]:
+    """The tiny model (a transformers ``PreTrainedModel``) in float32 on the CPU, and whether it
+    is an encoder-decoder.
 
     An architecture transformers does not know (or cannot build tiny) falls back to the
     Llama stand-in; the returned :class:`Architecture` says so.

@@ -6,7 +6,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import InputError
+from ..errors import FileTooLarge, InputError
 from .env_source import parse_env
 from .json_source import parse_json
 from .nodes import Document, Node, SourceNote
@@ -33,8 +33,11 @@ def script_kind(path: str | Path) -> str | None:
     file = Path(path)
     return SCRIPTS.get(file.name.lower()) or SCRIPTS.get(file.suffix.lower())
 
-#: files larger than this are refused with a clear message rather than read
-MAX_BYTES = 64 * 1024 * 1024
+
+#: files larger than this are refused with a clear message rather than read: the largest
+#: real config is tens of kilobytes, and PyYAML's nodes take some 70 bytes of memory per
+#: byte of YAML (16 MiB: about 1.1 GB and 20 s)
+MAX_BYTES = 16 * 1024 * 1024
 
 
 def decode(path: str, data: bytes) -> str:
@@ -52,9 +55,17 @@ def decode(path: str, data: bytes) -> str:
         raise InputError(path, f"not UTF-8 text (byte 0x{data[exc.start]:02x})", line, column) from None
 
 
+def _binary(path: str, text: str, what: str) -> InputError:
+    """A file with NUL bytes, pointed at the first one (UTF-16 without a BOM reads so too)."""
+    index = text.index("\x00")
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    return InputError(path, f"binary file (contains NUL bytes), not {what}", line, column)
+
+
 def parse(path: str, text: str, fmt: str) -> Document:
     if "\x00" in text:
-        raise InputError(path, "binary file (contains NUL bytes), not a config")
+        raise _binary(path, text, "a config")
     if fmt == "json":
         return parse_json(path, text)
     if fmt == "toml":
@@ -88,7 +99,7 @@ def load_runs(path: str | Path, display: str | None = None, hardware: Hardware |
     shown = display if display is not None else str(path)
     text = read_text(Path(path), shown)
     if "\x00" in text:
-        raise InputError(shown, "binary file (contains NUL bytes), not a script")
+        raise _binary(shown, text, "a script")
     if kind in ("shell", "makefile"):
         from .shell_source import parse_script
 
@@ -106,7 +117,7 @@ def read_text(file: Path, shown: str) -> str:
             raise InputError(shown, "not a regular file (a pipe, socket or device); not read")
         size = info.st_size
         if size > MAX_BYTES:
-            raise InputError(
+            raise FileTooLarge(
                 shown, f"file is {size // (1024 * 1024)} MiB, over the {MAX_BYTES // (1024 * 1024)} MiB limit"
             )
         data = file.read_bytes()

@@ -2,14 +2,19 @@
 
 The standard library's parser drops positions, and findings must point at the key in
 the user's file, so this one records them. Strings are decoded by the standard
-library's own scanner; numbers follow RFC 8259.
+library's own scanner; numbers follow RFC 8259, and ``NaN``, ``Infinity`` and
+``-Infinity`` are read as Python's ``json`` module reads them (the frameworks load their
+JSON with it). An integer over Python's digit limit (3.11+) is an error at its position,
+as ``json.loads`` refuses it too.
 """
 
 from __future__ import annotations
 
 import bisect
 import json
+import math
 import re
+import sys
 from json.decoder import scanstring  # type: ignore[attr-defined]
 
 from ..errors import InputError
@@ -18,7 +23,16 @@ from .nodes import Document, Node, SourceNote
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")
 _MAX_DEPTH = 200
-_LITERALS = {"true": True, "false": False, "null": None}
+#: JSON's literals, and the three Python's ``json.load`` also reads (and ``json.dump``
+#: writes for non-finite floats), as DeepSpeed and the HF argument parsers load JSON with it
+_LITERALS = {
+    "true": True,
+    "false": False,
+    "null": None,
+    "NaN": math.nan,
+    "Infinity": math.inf,
+    "-Infinity": -math.inf,
+}
 
 
 def parse_json(path: str, text: str) -> Document:
@@ -78,7 +92,13 @@ class _Reader:
         assert match is not None
         self.pos = match.end()
         raw = match.group(0)
-        number: int | float = float(raw) if match.group(1) or match.group(2) else int(raw)
+        try:
+            number: int | float = float(raw) if match.group(1) or match.group(2) else int(raw)
+        except ValueError:  # over Python's int digit limit (3.11+): json.loads refuses it too
+            limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()
+            digits = len(raw.lstrip("-"))
+            self.fail(f"an integer of {digits} digits: Python refuses to convert more than {limit}", start)
+            raise  # unreachable
         return Node(number, line, column, raw=raw)
 
     def string(self) -> str:

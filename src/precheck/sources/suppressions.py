@@ -14,7 +14,7 @@ _COMMENT = re.compile(
     r"(?:^|(?<=\s))#\s*precheck\s*:\s*(?P<kind>ignore-file|ignore)(?![\w-])(?:\[(?P<codes>[^\]]*)\])?",
     re.IGNORECASE,
 )
-_COMMENTED = {"yaml", "toml", "env"}
+_COMMENTED = {"yaml", "toml", "env", "python"}  # python: scripts and notebooks (# inside a cell's string)
 
 
 def scan(text: str, fmt: str) -> list[SourceNote]:

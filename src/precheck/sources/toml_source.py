@@ -30,16 +30,67 @@ def _split_key(dotted: str) -> tuple[str, ...]:
     return tuple(p.strip("\"'") for p in _PART.findall(dotted))
 
 
+#: as for YAML and JSON: deeper values are refused (every later walk over them recurses)
+MAX_DEPTH = 200
+
+
 def parse_toml(path: str, text: str) -> Document:
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        message = str(exc)
-        found = _AT.search(message)
-        message = _AT.sub("", message).replace("()", "").strip() or "invalid TOML"
-        line = int(found.group(1)) if found else None
-        column = int(found.group(2)) if found else None
-        raise InputError(path, f"invalid TOML: {message}", line, column) from None
+    except RecursionError:  # tomllib recurses once per level of nested arrays and inline tables
+        line, column = _deep_at(text)
+        raise InputError(path, f"nesting deeper than {MAX_DEPTH} levels", line, column) from None
+    except ValueError as exc:
+        if isinstance(exc, tomllib.TOMLDecodeError):
+            raise _decode_error(path, exc) from None
+        raise _number_error(path, text, exc) from None
+    positions = _positions(text)
+    root = _build(path, data, (), positions, (1, 1), 0)
+    return Document(path, "toml", root, text)
+
+
+def _decode_error(path: str, exc: ValueError) -> InputError:
+    message = str(exc)
+    found = _AT.search(message)
+    message = _AT.sub("", message).replace("()", "").strip() or "invalid TOML"
+    line = int(found.group(1)) if found else None
+    column = int(found.group(2)) if found else None
+    return InputError(path, f"invalid TOML: {message}", line, column)
+
+
+def _number_error(path: str, text: str, exc: ValueError) -> InputError:
+    """tomllib lets ``int()``'s ValueError out: an integer over Python's digit limit (3.11+)."""
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()
+    for match in re.finditer(r"[0-9][0-9_]*", text):
+        digits = len(match.group(0).replace("_", ""))
+        if limit and digits > limit:
+            line, column = _where(text, match.start())
+            message = f"an integer of {digits} digits: Python refuses to convert more than {limit}"
+            return InputError(path, message, line, column)
+    return InputError(path, f"invalid TOML: {exc}")
+
+
+def _deep_at(text: str) -> tuple[int, int]:
+    """Where brackets first nest deeper than MAX_DEPTH (strings are not told apart: the
+    position is a pointer for the message only)."""
+    depth = 0
+    for index, char in enumerate(text):
+        if char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return _where(text, index)
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return 1, 1
+
+
+def _where(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def _positions(text: str) -> dict[tuple[str, ...], tuple[int, int]]:
+    """Where each key starts: ``[table]`` headers and ``key = value`` lines."""
     positions: dict[tuple[str, ...], tuple[int, int]] = {}
     table: tuple[str, ...] = ()
     in_string: str | None = None
@@ -59,27 +110,30 @@ def parse_toml(path: str, text: str) -> Document:
         key = _KEY.match(line_text)
         if key:
             positions.setdefault(table + _split_key(key.group(2)), (number, len(key.group(1)) + 1))
-    root = _build(data, (), positions, (1, 1))
-    return Document(path, "toml", root, text)
+    return positions
 
 
 def _build(
+    file: str,
     value: Any,
     path: tuple[str, ...],
     positions: dict[tuple[str, ...], tuple[int, int]],
     where: tuple[int, int],
+    depth: int,
 ) -> Node:
     line, column = where
+    if depth >= MAX_DEPTH:
+        raise InputError(file, f"nesting deeper than {MAX_DEPTH} levels", line, column)
     if isinstance(value, dict):
         children = {}
         for key, item in value.items():
             child_path = (*path, key)
             child_where = positions.get(child_path, where)
-            child = _build(item, child_path, positions, child_where)
+            child = _build(file, item, child_path, positions, child_where, depth + 1)
             child.key, child.key_line, child.key_column = key, child_where[0], child_where[1]
             children[key] = child
         return Node(children, line, column)
     if isinstance(value, list):
-        return Node([_build(item, path, positions, where) for item in value], line, column)
+        return Node([_build(file, item, path, positions, where, depth + 1) for item in value], line, column)
     raw = str(value).lower() if isinstance(value, bool) else str(value)
     return Node(value, line, column, raw=raw, quoted=isinstance(value, str))

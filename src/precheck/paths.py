@@ -1,0 +1,37 @@
+"""Resolved paths, cached for one run: many configs share a folder, and resolving a path
+costs a system call per component."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+
+@lru_cache(maxsize=256)  # the asks about one file come close together; folders are few
+def resolved(path: str | Path) -> Path:
+    """``Path(path).resolve()``, its folder part resolved once per run."""
+    text = os.fspath(path)
+    head, name = os.path.split(text)
+    try:
+        if not name or name in (".", "..") or os.path.islink(text):
+            return Path(text).resolve()
+        return _resolved_folder(head) / name
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError up to Python 3.12): reading it tells
+        return Path(os.path.abspath(text))
+
+
+@lru_cache(maxsize=4096)
+def _resolved_folder(folder: str) -> Path:
+    return Path(folder or ".").resolve()
+
+
+def working_folder() -> Path:
+    """The resolved current folder."""
+    return _resolved_folder(os.getcwd())
+
+
+def clear() -> None:
+    """Forget earlier runs' answers (a long-lived process: links and folders change)."""
+    resolved.cache_clear()
+    _resolved_folder.cache_clear()

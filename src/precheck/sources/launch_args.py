@@ -1,0 +1,328 @@
+"""Command-line arguments → positioned :class:`Node` mappings, typed as each framework's parser types them.
+
+A launch command's words (``--fp16 false``, ``--precision=bf16-true``, ``lr=1e-4``) become
+the same ``dict[str, Node]`` a YAML file gives, so the dialects read them unchanged: each
+value node sits at the value's line and column, with ``key``/``key_line``/``key_column``
+at the flag (findings point at the flag), and ``raw`` the token as written.
+
+Values are strings on a command line; what they become depends on the parser that reads
+them (:data:`STYLES`):
+
+- ``hf``: ``transformers.HfArgumentParser`` (ms-swift, LLaMA-Factory's ``--key value`` form,
+  HF example scripts, TRL). A bool field is ``nargs="?", const=True, type=string_to_bool``
+  (``--fp16`` alone is True; ``string_to_bool`` accepts yes/no, true/false, t/f, y/n, 1/0
+  case-insensitively: transformers ``hf_argparser.py``); numbers go through the field's
+  type; ``None``/``null`` stay strings.
+- ``omegaconf``: ``OmegaConf.from_cli``/``from_dotlist`` (LLaMA-Factory's ``key=value``
+  overrides, torchtune): each value is loaded with omegaconf's YAML loader (PyYAML's
+  SafeLoader, YAML 1.1 booleans ``yes``/``on``..., plus a float resolver that reads ``1e-4``;
+  ``omegaconf/_utils.py`` ``get_yaml_loader``). torchtune also turns ``None`` into null
+  (``torchtune/config/_utils.py`` ``_merge_yaml_and_cli_args``).
+- ``python``: python-fire (llama-recipes / llama-cookbook ``finetuning.py``, ``python -m
+  axolotl.cli.train``): Python literals (``True``, ``None``, ``1e-4``); a bare word such as
+  ``true`` stays the string ``"true"``.
+- ``pydantic``: axolotl's click options, validated by its pydantic schema (lax mode turns
+  ``true``/``yes``/``on``/``1``... into booleans for a bool field).
+- ``yaml``: jsonargparse (LitGPT) loads each value as YAML (PyYAML SafeLoader).
+- ``yaml12``: anything else, a YAML 1.2 core scalar (true/false/null, ints, floats).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .nodes import Node, SourceNote
+from .shell_lexer import position
+
+STYLES = ("hf", "omegaconf", "torchtune", "python", "pydantic", "yaml", "yaml12")
+
+_CORE_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_CORE_NULL = {"null", "Null", "NULL", "~"}
+_INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
+_FLOAT = re.compile(
+    r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
+)
+_HF_TRUE = {"yes", "true", "t", "y"}
+_HF_FALSE = {"no", "false", "f", "n"}
+_PYDANTIC_TRUE = _HF_TRUE | {"on"}
+_PYDANTIC_FALSE = _HF_FALSE | {"off"}
+_NEGATIVE = re.compile(r"-[0-9.]")
+
+
+class _OmegaConfLoader(yaml.SafeLoader):
+    """omegaconf ``get_yaml_loader``: SafeLoader with ``1e-4`` as a float and no timestamps."""
+
+
+_OmegaConfLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+        |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+        |\.[0-9_]+(?:[eE][-+][0-9]+)?
+        |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+        |[-+]?\.(?:inf|Inf|INF)
+        |\.(?:nan|NaN|NAN))$""",
+        re.X,
+    ),
+    list("-+0123456789."),
+)
+_OmegaConfLoader.yaml_implicit_resolvers = {
+    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for key, resolvers in _OmegaConfLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _core_number(text: str) -> Any:
+    if _INT.fullmatch(text):
+        return int(text, 0) if text[:2] in ("0o", "0x") else int(text)
+    if _FLOAT.fullmatch(text):
+        low = text.lower()
+        if low.endswith("inf"):
+            return float("-inf") if low.startswith("-") else float("inf")
+        return float("nan") if low.endswith("nan") else float(text)
+    return None
+
+
+def typed(text: str, style: str) -> Any:
+    """The value the framework's parser makes of the command-line string ``text``."""
+    if style in ("omegaconf", "torchtune", "yaml"):
+        if style == "torchtune" and text == "None":
+            return None
+        try:
+            value = yaml.load(text, Loader=_OmegaConfLoader)  # a SafeLoader subclass
+        except (yaml.YAMLError, RecursionError, ValueError):  # deep brackets; an int over Python's digit limit
+            return text
+        return value if isinstance(value, (str, int, float, bool)) or value is None else text
+    if style == "python":
+        if text in ("True", "False", "None") or _FLOAT.fullmatch(text):
+            try:
+                return ast.literal_eval(text)
+            except (ValueError, SyntaxError):
+                return text
+        return text
+    if style in ("hf", "pydantic"):
+        lower = text.lower()
+        if lower in (_HF_TRUE if style == "hf" else _PYDANTIC_TRUE):
+            return True
+        if lower in (_HF_FALSE if style == "hf" else _PYDANTIC_FALSE):
+            return False
+        number = _core_number(text)
+        return text if number is None else number
+    if text in _CORE_BOOL:
+        return _CORE_BOOL[text]
+    if text in _CORE_NULL:
+        return None
+    number = _core_number(text)
+    return text if number is None else number
+
+
+@dataclass(slots=True)
+class Field:
+    """One word after expansion: its characters and where each was written."""
+
+    text: str
+    at: list[int]
+    #: the word as written (quotes included), for ``Node.raw``
+    raw: str
+    #: offset of the word's first character (for an empty word)
+    start: int
+    quoted: bool = False
+    #: what could not be expanded: ``$X`` unset in the script, ``$(...)``
+    unresolved: list[str] = field(default_factory=list)
+
+    def offset(self, index: int = 0) -> int:
+        """The source offset of character ``index`` (the word's start when there is none)."""
+        return self.at[index] if index < len(self.at) else (self.at[-1] + 1 if self.at else self.start)
+
+    def tail(self, index: int) -> Field:
+        """The field from character ``index`` (the value of ``--key=value``)."""
+        return Field(
+            self.text[index:], self.at[index:], self.text[index:], self.offset(index), self.quoted, self.unresolved
+        )
+
+    def looks_like_option(self) -> bool:
+        return self.text.startswith("-") and len(self.text) > 1 and not _NEGATIVE.match(self.text)
+
+
+class Builder:
+    """Makes positioned nodes for one script (``path`` as shown, ``text`` the script)."""
+
+    def __init__(self, path: str, text: str):
+        self.path = path
+        self.text = text
+        self.notes: list[SourceNote] = []
+
+    def where(self, offset: int) -> tuple[int, int]:
+        return position(self.text, offset)
+
+    def note(self, kind: str, message: str, offset: int, key: str | None = None) -> None:
+        line, column = self.where(offset)
+        self.notes.append(SourceNote(kind, message, line, column, key))
+
+    def value(self, flag: Field | None, key: str, value: Field | None, style: str) -> Node | None:
+        """The node for ``--key value`` (``value`` None: a bare flag, True); None when the value
+        cannot be known (an unset variable, a command substitution): a note says so."""
+        key_at = flag.offset() if flag is not None else (value.offset() if value is not None else 0)
+        key_line, key_column = self.where(key_at)
+        if value is None:
+            return Node(True, key_line, key_column, key, key_line, key_column, raw=None)
+        if value.unresolved:
+            self.note(
+                "unresolved",
+                f"`{key}` is `{value.raw}`, which depends on {', '.join(value.unresolved)}: "
+                "precheck cannot tell its value and leaves it out",
+                key_at,
+                key,
+            )
+            return None
+        line, column = self.where(value.offset())
+        return Node(
+            typed(value.text, style), line, column, key, key_line, key_column, raw=value.raw, quoted=value.quoted
+        )
+
+
+@dataclass
+class Parsed:
+    """Flags and positionals of a command line, in order."""
+
+    options: list[tuple[Field, str, list[Field]]] = field(default_factory=list)
+    positionals: list[Field] = field(default_factory=list)
+
+
+def split_options(args: list[Field], *, greedy: bool = True) -> Parsed:
+    """``--key value``, ``--key=value``, ``--flag`` and positionals.
+
+    ``greedy``: a flag takes every following word that is not an option (``nargs="+"``
+    lists); otherwise at most one.
+    """
+    parsed = Parsed()
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        text = arg.text
+        if text == "--":
+            parsed.positionals.extend(args[i + 1 :])
+            break
+        if arg.looks_like_option() and not arg.unresolved:
+            body = text.lstrip("-")
+            dashes = len(text) - len(body)
+            name, eq, _ = body.partition("=")
+            if eq:
+                parsed.options.append((arg, name, [arg.tail(dashes + len(name) + 1)]))
+                i += 1
+                continue
+            values: list[Field] = []
+            i += 1
+            while i < len(args) and not args[i].looks_like_option() and args[i].text != "--":
+                values.append(args[i])
+                i += 1
+                if not greedy:
+                    break
+            parsed.options.append((arg, name, values))
+            continue
+        parsed.positionals.append(arg)
+        i += 1
+    return parsed
+
+
+def flag_mapping(
+    builder: Builder,
+    options: list[tuple[Field, str, list[Field]]],
+    style: str,
+    *,
+    normalise: bool = True,
+    negatable: bool = False,
+    into: dict[str, Node] | None = None,
+) -> dict[str, Node]:
+    """Options → mapping; the last of a repeated flag wins (argparse), with a note.
+
+    ``normalise``: ``--per-device-train-batch-size`` is ``per_device_train_batch_size``
+    (HfArgumentParser and click add the dashed spelling). ``negatable``: ``--no-X`` is
+    ``X: false`` (click ``--X/--no-X`` bool options). Dotted names (``--train.max_norm``)
+    nest.
+    """
+    out: dict[str, Node] = {} if into is None else into
+    for flag, name, values in options:
+        key = name.replace("-", "_") if normalise else name
+        spelled = flag.text.partition("=")[0]
+        if negatable and not values and key.startswith("no_"):
+            node = builder.value(flag, spelled, None, style)
+            if node is not None:
+                node.value = False
+            key = key[3:]
+        elif len(values) > 1:
+            items = [builder.value(flag, spelled, v, style) for v in values]
+            kept = [item for item in items if item is not None]
+            if len(kept) != len(items):
+                continue
+            first = kept[0]
+            node = Node(kept, first.line, first.column, spelled, first.key_line, first.key_column)
+            for item in kept:
+                item.key = None
+                item.key_line = item.key_column = None
+        else:
+            node = builder.value(flag, spelled, values[0] if values else None, style)
+        if node is None:
+            continue
+        put(builder, out, key, node, flag.offset(), "the command line's last value wins")
+    return out
+
+
+def put(builder: Builder, root: dict[str, Node], dotted: str, node: Node, offset: int, why: str) -> None:
+    """Set ``a.b.c`` in a nested mapping of nodes, noting a value given twice on the command line."""
+    parts = [p for p in dotted.split(".") if p] or [dotted]
+    current = root
+    for part in parts[:-1]:
+        child = current.get(part)
+        if child is None or not isinstance(child.value, dict):
+            child = Node({}, node.line, node.column, part, node.key_line, node.key_column)
+            current[part] = child
+        current = child.value
+    last = parts[-1]
+    previous = current.get(last)
+    if previous is not None and previous.path is None:
+        line = previous.key_line or previous.line
+        builder.note(
+            "duplicate-key",
+            f"`{node.key}` is given again (first on line {line}): {why}",
+            offset,
+            node.key,
+        )
+    current[last] = node
+
+
+def with_path(node: Node, path: str) -> Node:
+    """Mark a node read from another file (and everything under it) with that file's path."""
+    node.path = path
+    for child in _children(node):
+        with_path(child, path)
+    return node
+
+
+def _children(node: Node) -> Iterator[Node]:
+    if isinstance(node.value, dict):
+        yield from (v for v in node.value.values() if isinstance(v, Node))
+    elif isinstance(node.value, list):
+        yield from (v for v in node.value if isinstance(v, Node))
+
+
+def shown(path: Path) -> str:
+    """A file as precheck shows it: relative to the current folder when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def locate(value: str, bases: list[Path]) -> Path | None:
+    """The file a command names: relative to the script's folder (or where it ``cd``-ed), then cwd."""
+    given = Path(value).expanduser()
+    candidates = [given] if given.is_absolute() else [*(b / given for b in bases), given]
+    return next((c for c in candidates if c.is_file()), None)

@@ -1,0 +1,723 @@
+"""Launch commands → the dialect that reads them and the document it reads.
+
+Each entry of :data:`LAUNCHERS` knows one command line: which dialect reads its flags, how
+its parser types them (:mod:`.launch_args`), which config file it merges, and which
+environment it sets for the training processes. Verified against the frameworks' own CLIs:
+
+- ``swift sft|pt|rlhf ...`` (modelscope/ms-swift ``swift/cli/main.py``: the subcommand runs
+  ``swift/cli/sft.py``/``rlhf.py``, through ``torchrun`` when ``NPROC_PER_NODE``/``NNODES``
+  is set; ``swift/utils/utils.py`` ``parse_args``: ``HfArgumentParser``, or a ``.json`` first
+  argument read with ``parse_json_file``) → ``ms-swift``.
+- ``accelerate launch [flags] script.py|-m module [script flags]`` (accelerate 1.15.0
+  ``commands/launch.py`` ``launch_command_parser`` / ``_validate_launch_command``: the CLI
+  beats ``--config_file``, whose values fill what the CLI left unset; ``utils/launch.py``
+  ``prepare_simple_launcher_cmd_env`` / ``prepare_multi_gpu_env`` / ``prepare_deepspeed_cmd_env``
+  export ``ACCELERATE_MIXED_PRECISION`` (always: ``"no"`` when neither sets it),
+  ``ACCELERATE_USE_DEEPSPEED``/``ACCELERATE_USE_FSDP``, ``ACCELERATE_DEEPSPEED_ZERO_STAGE`` and
+  the offload devices when set, ``CUDA_VISIBLE_DEVICES`` from ``gpu_ids`` unless ``all``). The
+  script's flags become its own document (HF-style, dialect by detection); the DeepSpeed file
+  accelerate names (``deepspeed_config_file``) is the run's ``deepspeed`` file, as transformers
+  ``TrainingArguments.__post_init__`` builds ``DeepSpeedPlugin()`` from
+  ``ACCELERATE_USE_DEEPSPEED`` and the plugin reads ``ACCELERATE_DEEPSPEED_CONFIG_FILE``. A
+  script precheck cannot read (a plain ``Accelerator()`` loop) is checked as the accelerate
+  config the launch builds: the ``--config_file`` merged with the launch flags.
+- ``torchrun`` / ``python -m torch.distributed.run|launch`` (torch ``distributed/run.py``
+  ``get_args_parser``; ``launch.py`` adds ``--use-env``): options up to the script.
+- ``deepspeed [--num_gpus N] [--include localhost:0,1] script.py ...`` (deepspeedai/DeepSpeed
+  ``launcher/runner.py``: ``--include`` slots or ``range(--num_gpus)`` become the world info,
+  and ``launcher/launch.py`` sets ``CUDA_VISIBLE_DEVICES`` to them; with neither, a set
+  ``CUDA_VISIBLE_DEVICES`` becomes ``--include localhost:<it>``).
+- ``python script.py --flag value`` (HF ``HfArgumentParser`` scripts): no dialect; detection
+  by keys decides (none: not a training run).
+- ``llamafactory-cli train cfg.yaml [key=value ...]`` or ``... train --key value`` (hiyouga/
+  LLaMA-Factory ``hparams/parser.py`` ``read_args``: a ``.yaml``/``.yml``/``.json`` first
+  argument is ``OmegaConf.load``-ed and merged with ``OmegaConf.from_cli`` of the rest;
+  otherwise ``HfArgumentParser`` reads the flags) → ``llama-factory``.
+- ``axolotl train cfg.yml [--key=value]`` (axolotl ``cli/main.py``: click options from the
+  config schema, ``--flag/--no-flag`` for booleans) and ``python -m axolotl.cli.train
+  cfg.yml [--key=value]`` (``fire.Fire(do_cli)``; ``load_cfg`` sets each kwarg over the
+  file) → ``axolotl``.
+- ``tune run [torchrun flags] RECIPE --config CFG [key=value ...]`` (pytorch/torchtune
+  ``_cli/run.py``; ``config/_utils.py`` ``_merge_yaml_and_cli_args``: ``key=value`` through
+  ``OmegaConf.from_dotlist``, ``~key`` removes, ``None`` is null) → ``torchtune``.
+- ``litgpt finetune_lora|finetune|finetune_full|finetune_adapter[_v2]|pretrain`` and
+  ``litgpt finetune lora|qlora|full|...`` (Lightning-AI/litgpt ``__main__.py``: jsonargparse;
+  ``-c/--config`` is applied where it stands, the first positional is ``checkpoint_dir``, or
+  ``model_name`` for ``pretrain``) → ``lightning``.
+- ``trl sft|dpo|... [--config cfg.yaml] --flag value`` (TRL's ``TrlParser``: the YAML sets
+  defaults the flags override) → ``trl``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+
+from .launch_args import Builder, Field, Parsed, flag_mapping, locate, put, shown, split_options, with_path
+from .nodes import Node
+
+
+@dataclass
+class Found:
+    """One run a launch command starts."""
+
+    dialect: str | None
+    root: dict[str, Node]
+    env: dict[str, Node] = field(default_factory=dict)
+
+
+@dataclass
+class Launch:
+    """What a launcher sees: the words after its name, and the run's environment so far."""
+
+    builder: Builder
+    #: the command words that named the launcher (``swift``, ``sft``)
+    head: list[Field]
+    args: list[Field]
+    env: dict[str, Node]
+    #: folders relative config files are looked for in, before the current folder
+    bases: list[Path]
+    #: re-enter the command dispatcher (``torchrun --no-python swift sft ...``)
+    dispatch: Callable[[list[Field], dict[str, Node]], Found | None]
+
+    def load(self, value: Field, key: str) -> dict[str, Node] | None:
+        """The mapping of a config file the command names (nodes marked with its path), or
+        None with a ``missing-reference`` note when it is not there."""
+        target = locate(value.text, self.bases)
+        if target is None:
+            self.builder.note(
+                "missing-reference",
+                f"`{key}` names `{value.text}`, which is not a file next to {self.builder.path} or in the "
+                "current folder: precheck could not check it, and the launch will fail if it is missing there too",
+                value.offset(),
+                key,
+            )
+            return None
+        from . import load  # the package imports this module lazily
+
+        name = shown(target)
+        document = load(target, name)
+        for note in document.notes:
+            self.builder.notes.append(replace(note, path=note.path or name))
+        root = document.mapping()
+        for node in root.values():
+            with_path(node, name)
+        return dict(root)
+
+
+Handler = Callable[[Launch], Found | None]
+
+# -- shared pieces -------------------------------------------------------------------------------
+
+_CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _options(args: list[Field], flags: set[str], *, short: dict[str, str] | None = None) -> tuple[Parsed, int]:
+    """A launcher's own options, up to its first positional (the script): ``(parsed, index)``.
+
+    ``flags``: the options that take no value (names with ``_``; ``-`` spellings match too).
+    ``short``: single-dash aliases → long name.
+    """
+    parsed = Parsed()
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if not arg.looks_like_option() or arg.unresolved:
+            break
+        if arg.text == "--":
+            i += 1
+            break
+        body = arg.text.lstrip("-")
+        name, eq, _ = body.partition("=")
+        if arg.text.startswith("--"):
+            name = name.replace("-", "_")
+        else:
+            name = (short or {}).get(arg.text.partition("=")[0], name)
+        if eq:
+            parsed.options.append((arg, name, [arg.tail(len(arg.text) - len(body) + len(body.partition("=")[0]) + 1)]))
+            i += 1
+        elif name in flags:
+            parsed.options.append((arg, name, []))
+            i += 1
+        else:
+            parsed.options.append((arg, name, args[i + 1 : i + 2]))
+            i += 2
+    return parsed, i
+
+
+def _option(parsed: Parsed, name: str) -> tuple[Field, Field | None] | None:
+    """The last occurrence of an option: (flag, value)."""
+    for flag, key, values in reversed(parsed.options):
+        if key == name:
+            return flag, values[0] if values else None
+    return None
+
+
+def _env_node(builder: Builder, name: str, value: str, flag: Field, value_field: Field | None) -> Node:
+    """An environment variable a launcher sets for its children, placed at the flag that sets it."""
+    key_line, key_column = builder.where(flag.offset())
+    line, column = builder.where(value_field.offset()) if value_field is not None else (key_line, key_column)
+    spelled = flag.text.partition("=")[0]
+    return Node(value, line, column, spelled, key_line, key_column, raw=value_field.raw if value_field else None)
+
+
+def _merged(launch: Launch, config: Field | None, key: str) -> dict[str, Node]:
+    if config is None:
+        return {}
+    return launch.load(config, key) or {}
+
+
+def _overrides(
+    launch: Launch, root: dict[str, Node], words: list[Field], style: str, *, components: bool = False
+) -> None:
+    """``key=value`` (``a.b=value`` nests) over a merged config, as OmegaConf's dotlist does.
+
+    ``components`` (torchtune): ``model=torchtune.models.x`` over a block with a
+    ``_component_`` sets that block's ``_component_``."""
+    builder = launch.builder
+    for word in words:
+        name, eq, _ = word.text.partition("=")
+        if name.startswith("~") and not word.unresolved:  # torchtune: remove the key
+            _remove(root, name[1:])
+            continue
+        if not eq or not name or (word.unresolved and "=" not in word.text.split("$")[0]):
+            if word.unresolved:
+                builder.note("unresolved", f"`{word.raw}` depends on {', '.join(word.unresolved)}", word.offset())
+            continue
+        node = builder.value(word, name, word.tail(len(name) + 1), style)
+        if node is None:
+            continue
+        existing = root.get(name)
+        if components and existing is not None and isinstance(existing.value, dict) and "_component_" in existing.value:
+            name += "._component_"
+        put(builder, root, name, node, word.offset(), "OmegaConf keeps the last value")
+
+
+def _remove(root: dict[str, Node], dotted: str) -> None:
+    parts = dotted.split(".")
+    current = root
+    for part in parts[:-1]:
+        child = current.get(part)
+        if child is None or not isinstance(child.value, dict):
+            return
+        current = child.value
+    current.pop(parts[-1], None)
+
+
+# -- ms-swift --------------------------------------------------------------------------------------
+
+SWIFT_TRAINING = ("sft", "pt", "rlhf", "dpo", "orpo", "simpo")
+
+
+def swift(launch: Launch) -> Found | None:
+    args = launch.args
+    root: dict[str, Node] = {}
+    if args and not args[0].looks_like_option() and args[0].text.lower().endswith(_CONFIG_SUFFIXES):
+        # ``swift sft args.json [--overrides]``: parse_args reads the file (ms-swift 3.x/4.x)
+        root = launch.load(args[0], "config") or {}
+        args = args[1:]
+    parsed = split_options(args)
+    flag_mapping(launch.builder, parsed.options, "hf", into=root)
+    return Found("ms-swift", root)
+
+
+# -- HF-style scripts -----------------------------------------------------------------------------
+
+
+def _script_kind(script: str, module: bool) -> str:
+    """What a training script is, by its name."""
+    name = script.replace("\\", "/")
+    dotted = name if module else re.sub(r"\.py$", "", name).replace("/", ".")
+    if re.search(r"(^|\.)axolotl\.cli\.train$", dotted):
+        return "axolotl"
+    if re.search(r"(^|\.)(llama_recipes|llama_cookbook)\.finetuning$", dotted) or dotted.endswith("recipes.finetuning"):
+        return "llama-recipes"
+    if re.search(r"(^|\.)swift\.cli\.(sft|pt|rlhf)$", dotted):
+        return "ms-swift"
+    if re.search(r"(^|\.)trl\.scripts\.\w+$", dotted):
+        return "trl"
+    return "script"
+
+
+def script(launch: Launch, name: Field, module: bool, args: list[Field]) -> Found | None:
+    """A Python training script (or module) and its own flags."""
+    kind = _script_kind(name.text, module)
+    if kind == "axolotl":
+        return _axolotl(launch, args, style="pydantic", negatable=False)
+    if kind == "ms-swift":
+        return swift(replace(launch, args=args))
+    if kind == "llama-recipes":
+        parsed = split_options(args, greedy=False)
+        return Found("llama-recipes", flag_mapping(launch.builder, parsed.options, "python"))
+    if kind == "trl":
+        return _trl(launch, args)
+    if args and not args[0].looks_like_option() and args[0].text.lower().endswith(_CONFIG_SUFFIXES):
+        # ``python train.py cfg.yaml``: HfArgumentParser.parse_yaml_file / LLaMA-Factory read_args
+        root = launch.load(args[0], "config") or {}
+        rest = args[1:]
+        overrides = [a for a in rest if not a.looks_like_option()]
+        _overrides(launch, root, overrides, "omegaconf")
+        flag_mapping(launch.builder, split_options([a for a in rest if a.looks_like_option()]).options, "hf", into=root)
+        return Found(None, root)
+    parsed = split_options(args)
+    return Found(None, flag_mapping(launch.builder, parsed.options, "hf"))
+
+
+def _trl(launch: Launch, args: list[Field]) -> Found:
+    parsed = split_options(args)
+    config = _option(parsed, "config")
+    root = _merged(launch, config[1] if config else None, "--config")
+    options = [o for o in parsed.options if o[1] != "config"]
+    flag_mapping(launch.builder, options, "hf", into=root)
+    return Found("trl", root)
+
+
+def python(launch: Launch) -> Found | None:
+    """``python [options] script.py|-m module [args]``."""
+    args = launch.args
+    i = 0
+    while i < len(args):
+        text = args[i].text
+        if text in ("-m",) and i + 1 < len(args):
+            module = args[i + 1]
+            return _module(launch, module, args[i + 2 :])
+        if text.startswith("-m") and len(text) > 2:
+            return _module(launch, args[i].tail(2), args[i + 1 :])
+        if text == "-c":
+            return None
+        if text in ("-W", "-X"):
+            i += 2
+            continue
+        if text.startswith("-") and text != "-":
+            i += 1
+            continue
+        return script(launch, args[i], False, args[i + 1 :])
+    return None
+
+
+def _module(launch: Launch, module: Field, args: list[Field]) -> Found | None:
+    if module.text in ("torch.distributed.run", "torch.distributed.launch"):
+        return torchrun(replace(launch, args=args), legacy=module.text.endswith("launch"))
+    if module.text in ("accelerate.commands.launch",):
+        return accelerate(replace(launch, args=args))
+    if module.text in ("deepspeed", "deepspeed.launcher.runner"):
+        return deepspeed(replace(launch, args=args))
+    return script(launch, module, True, args)
+
+
+# -- torchrun / deepspeed -------------------------------------------------------------------------
+
+TORCHRUN_FLAGS = {"standalone", "module", "no_python", "run_path", "virtual_local_rank", "use_env"}
+
+
+def torchrun(launch: Launch, legacy: bool = False) -> Found | None:
+    parsed, index = _options(launch.args, TORCHRUN_FLAGS, short={"-m": "module", "-r": "redirects", "-t": "tee"})
+    return _child(launch, parsed, launch.args[index:])
+
+
+def _child(launch: Launch, parsed: Parsed, rest: list[Field]) -> Found | None:
+    """The training script a launcher starts (``-m``: a module; ``--no_python``: a program)."""
+    if not rest:
+        return None
+    if _option(parsed, "no_python") is not None:
+        return launch.dispatch(rest, launch.env)
+    return script(launch, rest[0], _option(parsed, "module") is not None, rest[1:])
+
+
+DEEPSPEED_FLAGS = {
+    "module",
+    "no_python",
+    "no_local_rank",
+    "no_ssh",
+    "no_ssh_check",
+    "force_multi",
+    "save_pid",
+    "elastic_training",
+    "bind_cores_to_rank",
+}
+
+
+def deepspeed(launch: Launch) -> Found | None:
+    parsed, index = _options(launch.args, DEEPSPEED_FLAGS, short={"-H": "hostfile", "-i": "include", "-e": "exclude"})
+    found = _child(launch, parsed, launch.args[index:])
+    if found is None:
+        return None
+    builder = launch.builder
+    include, gpus = _option(parsed, "include"), _option(parsed, "num_gpus") or _option(parsed, "num_accelerators")
+    if include is not None and include[1] is not None and not include[1].unresolved:
+        slots = include[1].text.partition(":")[2]
+        if "@" not in include[1].text and slots:
+            found.env["CUDA_VISIBLE_DEVICES"] = _env_node(builder, "CUDA_VISIBLE_DEVICES", slots, *include)
+    elif gpus is not None and gpus[1] is not None and gpus[1].text.isdigit():
+        ids = ",".join(str(i) for i in range(int(gpus[1].text)))
+        found.env["CUDA_VISIBLE_DEVICES"] = _env_node(builder, "CUDA_VISIBLE_DEVICES", ids, *gpus)
+    elif _option(parsed, "exclude") is not None:
+        flag = _option(parsed, "exclude")
+        assert flag is not None
+        builder.note(
+            "not-followed",
+            "`--exclude` leaves the devices to the machine's count: precheck keeps every device visible",
+            flag[0].offset(),
+        )
+    return found
+
+
+# -- accelerate launch ------------------------------------------------------------------------
+
+ACCELERATE_FLAGS = {
+    "quiet",
+    "cpu",
+    "multi_gpu",
+    "tpu",
+    "enable_cpu_affinity",
+    "dynamo_use_fullgraph",
+    "dynamo_use_dynamic",
+    "dynamo_use_regional_compilation",
+    "use_deepspeed",
+    "use_fsdp",
+    "use_parallelism_config",
+    "use_megatron_lm",
+    "same_network",
+    "module",
+    "no_python",
+    "tpu_cluster",
+    "no_tpu_cluster",
+    "tpu_use_sudo",
+    "downcast_bf16",
+    "fp8_use_autocast_during_eval",
+    "debug",
+}
+#: launch flags → the accelerate config key they override (``_validate_launch_command`` copies
+#: ``deepspeed_config.x`` → ``args.x``, ``fsdp_config.x`` → ``args.fsdp_x``)
+ACCELERATE_KEYS = {
+    "mixed_precision": "mixed_precision",
+    "num_processes": "num_processes",
+    "num_machines": "num_machines",
+    "gpu_ids": "gpu_ids",
+    "downcast_bf16": "downcast_bf16",
+    "dynamo_backend": "dynamo_config.dynamo_backend",
+    "fp8_backend": "fp8_config.backend",
+    **{
+        k: f"deepspeed_config.{k}"
+        for k in (
+            "zero_stage",
+            "offload_optimizer_device",
+            "offload_param_device",
+            "deepspeed_config_file",
+            "gradient_accumulation_steps",
+            "gradient_clipping",
+            "zero3_init_flag",
+            "zero3_save_16bit_model",
+        )
+    },
+}
+#: paradigm flags → ``distributed_type`` (the first set wins, as in ``launch_command``)
+ACCELERATE_PARADIGMS = {
+    "use_deepspeed": "DEEPSPEED",
+    "use_fsdp": "FSDP",
+    "use_megatron_lm": "MEGATRON_LM",
+    "multi_gpu": "MULTI_GPU",
+    "tpu": "XLA",
+}
+
+
+def accelerate(launch: Launch) -> Found | None:
+    builder = launch.builder
+    parsed, index = _options(launch.args, ACCELERATE_FLAGS, short={"-m": "module", "-q": "quiet", "-t": "tee"})
+    config_file = _option(parsed, "config_file")
+    config = _merged(launch, config_file[1] if config_file else None, "--config_file")
+    if config_file is None:
+        at = launch.head[0].offset()
+        builder.note(
+            "not-followed",
+            "no `--config_file`: `accelerate launch` reads the default accelerate config "
+            "(~/.cache/huggingface/accelerate/default_config.yaml) when there is one; precheck does not",
+            at,
+        )
+    for flag, name, values in parsed.options:
+        if name in ACCELERATE_PARADIGMS:
+            line, column = builder.where(flag.offset())
+            value = ACCELERATE_PARADIGMS[name]
+            put(
+                builder,
+                config,
+                "distributed_type",
+                Node(value, line, column, flag.text, line, column),
+                flag.offset(),
+                "the launch flag wins",
+            )
+        elif name in ACCELERATE_KEYS:
+            node = builder.value(flag, flag.text.partition("=")[0], values[0] if values else None, "yaml")
+            if node is not None:
+                if isinstance(node.value, (int, float, bool)) and name == "mixed_precision":
+                    node.value = values[0].text if values else node.value
+                put(builder, config, ACCELERATE_KEYS[name], node, flag.offset(), "the launch flag wins")
+    rest = launch.args[index:]
+    found = _child(launch, parsed, rest) if rest else None
+    if found is None or (found.dialect is None and not _detected(found.root)):
+        # a script precheck cannot read: the run is the accelerate config the launch builds
+        return Found("accelerate", config) if config else None
+    found.env.update(_accelerate_env(launch, config))
+    deepspeed_file = _get(config, "deepspeed_config.deepspeed_config_file")
+    if deepspeed_file is not None and "deepspeed" not in found.root and found.dialect in (None, "hf-trainer", "trl"):
+        found.root["deepspeed"] = replace(deepspeed_file)
+    return found
+
+
+def _get(root: dict[str, Node], dotted: str) -> Node | None:
+    current: dict[str, Node] | None = root
+    node = None
+    for part in dotted.split("."):
+        if current is None:
+            return None
+        node = current.get(part)
+        if node is None:
+            return None
+        current = node.value if isinstance(node.value, dict) else None
+    return node
+
+
+def _accelerate_env(launch: Launch, config: dict[str, Node]) -> dict[str, Node]:
+    """What ``prepare_*_env`` exports to the training processes."""
+    env: dict[str, Node] = {}
+
+    def export(name: str, node: Node, value: str) -> None:
+        env[name] = replace(node, value=value)
+
+    mixed = config.get("mixed_precision")
+    legacy = config.get("fp16")
+    if mixed is not None and mixed.value is not None:
+        export("ACCELERATE_MIXED_PRECISION", mixed, str(mixed.value).lower())
+    elif legacy is not None and legacy.value:
+        export("ACCELERATE_MIXED_PRECISION", legacy, "fp16")
+    else:
+        head = launch.head[-1]
+        line, column = launch.builder.where(head.offset())
+        env["ACCELERATE_MIXED_PRECISION"] = Node("no", line, column, "accelerate launch", line, column)
+    kind = config.get("distributed_type")
+    kind_value = str(kind.value).upper() if kind is not None else ""
+    if kind is not None and kind_value == "DEEPSPEED":
+        export("ACCELERATE_USE_DEEPSPEED", kind, "true")
+        for key, name in (
+            ("zero_stage", "ACCELERATE_DEEPSPEED_ZERO_STAGE"),
+            ("offload_optimizer_device", "ACCELERATE_DEEPSPEED_OFFLOAD_OPTIMIZER_DEVICE"),
+            ("offload_param_device", "ACCELERATE_DEEPSPEED_OFFLOAD_PARAM_DEVICE"),
+        ):
+            node = _get(config, f"deepspeed_config.{key}")
+            if node is not None and node.value is not None:
+                export(name, node, str(node.value).lower())
+    if kind is not None and kind_value == "FSDP":
+        export("ACCELERATE_USE_FSDP", kind, "true")
+    gpu_ids = config.get("gpu_ids")
+    if gpu_ids is not None and gpu_ids.value is not None and str(gpu_ids.value).strip().lower() != "all":
+        export("CUDA_VISIBLE_DEVICES", gpu_ids, str(gpu_ids.value).replace(" ", ""))
+    return env
+
+
+def _detected(root: dict[str, Node]) -> bool:
+    """Whether key detection finds a training config in ``root`` (the dialects decide)."""
+    from .. import dialects  # the dialects import the sources package: import when needed
+    from .nodes import Document
+
+    return dialects.detect(Document("", "shell", Node(root, 1, 1), "")) is not None
+
+
+# -- config-file launchers -----------------------------------------------------------------------
+
+
+def llamafactory(launch: Launch) -> Found | None:
+    args = launch.args
+    if args and args[0].text.lower().endswith(_CONFIG_SUFFIXES):
+        root = launch.load(args[0], "config") or {}
+        _overrides(launch, root, args[1:], "omegaconf")
+        return Found("llama-factory", root)
+    parsed = split_options(args)
+    return Found("llama-factory", flag_mapping(launch.builder, parsed.options, "hf"))
+
+
+#: ``axolotl train`` options that steer the CLI, not the config (axolotl ``cli/main.py``)
+AXOLOTL_CLI = {
+    "launcher",
+    "accelerate",
+    "cloud",
+    "sweep",
+    "debug",
+    "debug_text_only",
+    "debug_num_examples",
+    "prompter",
+    "download",
+    "shard",
+    "merge_lora",
+    "inference",
+}
+
+
+def axolotl(launch: Launch) -> Found | None:
+    return _axolotl(launch, launch.args, style="pydantic", negatable=True)
+
+
+def _axolotl(launch: Launch, args: list[Field], *, style: str, negatable: bool) -> Found | None:
+    if not args or args[0].looks_like_option():
+        return None
+    root = launch.load(args[0], "config") or {}
+    rest = args[1:]
+    if "--" in [a.text for a in rest]:
+        rest = rest[: [a.text for a in rest].index("--")]  # after `--`: the launcher's own arguments
+    parsed = split_options(rest, greedy=False)
+    options = [o for o in parsed.options if o[1].replace("-", "_") not in AXOLOTL_CLI]
+    flag_mapping(launch.builder, options, style, negatable=negatable, into=root)
+    return Found("axolotl", root)
+
+
+def tune(launch: Launch) -> Found | None:
+    _, index = _options(launch.args, TORCHRUN_FLAGS, short={"-m": "module", "-r": "redirects", "-t": "tee"})
+    rest = launch.args[index:]
+    if not rest:
+        return None
+    recipe_args = rest[1:]
+    texts = [a.text for a in recipe_args]
+    config: Field | None = None
+    overrides = list(recipe_args)
+    for i, text in enumerate(texts):
+        if text == "--config" and i + 1 < len(recipe_args):
+            config = recipe_args[i + 1]
+            overrides = recipe_args[:i] + recipe_args[i + 2 :]
+            break
+        if text.startswith("--config="):
+            config = recipe_args[i].tail(len("--config="))
+            overrides = recipe_args[:i] + recipe_args[i + 1 :]
+            break
+    root: dict[str, Node] = {}
+    builder = launch.builder
+    if config is not None and (
+        config.text.endswith((".yaml", ".yml")) or locate(config.text, launch.bases) is not None
+    ):
+        root = launch.load(config, "--config") or {}
+    elif config is not None:
+        builder.note(
+            "not-followed",
+            f"`--config {config.text}` names a torchtune built-in config, which precheck does not have: only the "
+            "command-line overrides are checked (`tune cp` the config to check it whole)",
+            config.offset(),
+            "--config",
+        )
+    words = [w for w in overrides if not w.looks_like_option()]
+    _overrides(launch, root, words, "torchtune", components=True)
+    if not root:
+        return None
+    return Found("torchtune", root)
+
+
+LITGPT_COMMANDS = {"finetune", "finetune_lora", "finetune_full", "finetune_adapter", "finetune_adapter_v2", "pretrain"}
+LITGPT_METHODS = {"lora", "qlora", "full", "adapter", "adapter_v2"}
+
+
+def litgpt(launch: Launch) -> Found | None:
+    builder = launch.builder
+    root: dict[str, Node] = {}
+    args = list(launch.args)
+    command = launch.head[-1].text
+    if command == "finetune" and args and args[0].text in LITGPT_METHODS:
+        method = args.pop(0)
+        if method.text == "qlora":  # litgpt __main__: CLI defaults of ``finetune qlora``
+            line, column = builder.where(method.offset())
+            root["quantize"] = Node("bnb.nf4-dq", line, column, "qlora", line, column)
+            root["precision"] = Node("bf16-true", line, column, "qlora", line, column)
+    positional = "model_name" if command == "pretrain" else "checkpoint_dir"
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if not arg.looks_like_option():
+            if positional not in root:
+                node = builder.value(arg, positional, arg, "yaml")
+                if node is not None:
+                    node.key_line = node.key_column = None
+                    node.key = positional
+                    root[positional] = node
+            i += 1
+            continue
+        name, eq, _ = arg.text.lstrip("-").partition("=")
+        value = arg.tail(len(arg.text) - len(arg.text.lstrip("-")) + len(name) + 1) if eq else None
+        step = 1
+        if value is None and i + 1 < len(args) and not args[i + 1].looks_like_option():
+            value, step = args[i + 1], 2
+        if name in ("c", "config") and value is not None:
+            for key, node in (launch.load(value, arg.text) or {}).items():
+                root[key] = node  # jsonargparse: the file's values replace what came before it
+        else:
+            node = builder.value(arg, arg.text.partition("=")[0], value, "yaml")
+            if node is not None:
+                put(builder, root, name.replace("-", "_"), node, arg.offset(), "jsonargparse keeps the last value")
+        i += step
+    return Found("lightning", root)
+
+
+# -- the table -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Entry:
+    #: the program (basename) and its subcommands, or None for any
+    words: tuple[str, ...]
+    handler: Handler
+
+
+LAUNCHERS: tuple[Entry, ...] = (
+    *(Entry(("swift", sub), swift) for sub in SWIFT_TRAINING),
+    Entry(("accelerate", "launch"), accelerate),
+    Entry(("accelerate-launch",), accelerate),
+    Entry(("torchrun",), torchrun),
+    Entry(("deepspeed",), deepspeed),
+    Entry(("llamafactory-cli", "train"), llamafactory),
+    Entry(("lmf", "train"), llamafactory),
+    Entry(("axolotl", "train"), axolotl),
+    Entry(("tune", "run"), tune),
+    *(Entry(("litgpt", sub), litgpt) for sub in sorted(LITGPT_COMMANDS)),
+    *(
+        Entry(("trl", sub), lambda launch: _trl(launch, launch.args))
+        for sub in ("sft", "dpo", "grpo", "kto", "rloo", "reward")
+    ),
+)
+
+_PYTHON = re.compile(r"python(\d+(\.\d+)?)?")
+
+
+def match(argv: list[Field]) -> tuple[Entry | None, int]:
+    """The launcher ``argv`` starts (and how many words name it), or (None, 0)."""
+    if not argv:
+        return None, 0
+    program = PurePosixPath(argv[0].text).name
+    if _PYTHON.fullmatch(program):
+        return Entry(("python",), python), 1
+    for entry in LAUNCHERS:
+        words = entry.words
+        if program != words[0] or len(argv) < len(words):
+            continue
+        if all(argv[i].text == words[i] for i in range(1, len(words))):
+            return entry, len(words)
+    return None, 0
+
+
+def named(argv: list[Field], count: int) -> list[Field]:
+    """The words that name the run in its label: ``python -m axolotl.cli.train``, ``swift sft``."""
+    if not _PYTHON.fullmatch(PurePosixPath(argv[0].text).name):
+        return argv[:count]
+    i = 1
+    while i < len(argv):
+        text = argv[i].text
+        if text == "-m":
+            return argv[: i + 2]
+        if not text.startswith("-"):
+            return argv[: i + 1]
+        i += 2 if text in ("-W", "-X") else 1
+    return argv[:1]
+
+
+def label(head: list[Field], builder: Builder) -> str:
+    line, _ = builder.where(head[0].offset())
+    return f"`{' '.join(PurePosixPath(h.text).name if i == 0 else h.text for i, h in enumerate(head))}` at line {line}"
+
+
+__all__ = ["LAUNCHERS", "Entry", "Found", "Launch", "label", "match", "named"]

@@ -1,0 +1,473 @@
+"""Find the calls that configure a training run in a Python module, with their arguments.
+
+Walks the module's statements in order, binding the names assigned along the way so that
+an argument written as a name (``fp16=use_fp16``) or a simple expression
+(``bf16=not use_fp16``) is read as the value it has at the call (:mod:`.python_values`).
+An ``if`` whose test is known runs one branch; otherwise both are read and a name they set
+differently becomes unknown after it. Function bodies are read with the module's names
+(as bound at its end), their parameters unknown. Nothing is executed.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .python_values import Dtype, Evaluator, Names, Runtime, Source, Unknown, truth
+
+#: TrainingArguments and its subclasses that add no precision switches
+HF_ARGUMENTS = {"TrainingArguments", "Seq2SeqTrainingArguments", "UnslothTrainingArguments"}
+#: TRL's trainer configs (huggingface/trl ``trl/trainer/*_config.py``; all subclass TrainingArguments)
+TRL_CONFIGS = {
+    "SFTConfig",
+    "DPOConfig",
+    "GRPOConfig",
+    "ORPOConfig",
+    "KTOConfig",
+    "RewardConfig",
+    "PPOConfig",
+    "CPOConfig",
+    "BCOConfig",
+    "PRMConfig",
+    "OnlineDPOConfig",
+    "RLOOConfig",
+    "NashMDConfig",
+    "XPOConfig",
+    "GKDConfig",
+    "GSPOConfig",
+    "IterativeSFTConfig",
+}
+AUTOCASTS = {
+    "torch.autocast": ("device_type", "dtype", "enabled", "cache_enabled"),
+    "torch.amp.autocast": ("device_type", "dtype", "enabled", "cache_enabled"),
+    "torch.amp.autocast_mode.autocast": ("device_type", "dtype", "enabled", "cache_enabled"),
+    "torch.cuda.amp.autocast": ("enabled", "dtype", "cache_enabled"),
+    "torch.cuda.amp.autocast_mode.autocast": ("enabled", "dtype", "cache_enabled"),
+    "torch.cpu.amp.autocast": ("enabled", "dtype", "cache_enabled"),
+}
+SCALERS = {
+    "torch.amp.GradScaler": ("device", "init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled"),
+    "torch.amp.grad_scaler.GradScaler": (
+        "device",
+        "init_scale",
+        "growth_factor",
+        "backoff_factor",
+        "growth_interval",
+        "enabled",
+    ),
+    "torch.cuda.amp.GradScaler": ("init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled"),
+    "torch.cuda.amp.grad_scaler.GradScaler": (
+        "init_scale",
+        "growth_factor",
+        "backoff_factor",
+        "growth_interval",
+        "enabled",
+    ),
+    "torch.cpu.amp.GradScaler": ("init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled"),
+    "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler": (
+        "device",
+        "init_scale",
+        "backoff_factor",
+        "growth_factor",
+        "growth_interval",
+        "enabled",
+    ),
+}
+DISTRIBUTED = {
+    "torch.distributed.init_process_group",
+    "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.DataParallel",
+    "torch.nn.parallel.DataParallel",
+}
+NO_GRAD = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.inference_mode"}
+#: ``model.half()``-style casts of a module's parameters
+CASTS = {"half": "float16", "bfloat16": "bfloat16", "float": "float32", "double": "float64"}
+#: positional parameters of the calls read (the rest are passed by keyword in practice)
+POSITIONAL = {
+    "from_pretrained": ("pretrained_model_name_or_path",),
+    "unsloth": ("model_name", "max_seq_length", "dtype", "load_in_4bit"),
+    "bnb": ("load_in_8bit", "load_in_4bit"),
+    "hf-trainer": ("output_dir",),
+    "trl": ("output_dir",),
+    "peft": ("model", "peft_config"),
+    "default-dtype": ("dtype",),
+}
+_MODEL_CLASS = re.compile(r"^(?:Auto\w*Model\w*|\w*(?:Model|LMHeadModel)|\w+For[A-Z]\w*)$")
+_NOT_MODEL = re.compile(r"Tokenizer|Config|Processor|Extractor|^Peft")
+
+
+@dataclass(slots=True)
+class Arg:
+    """An argument of a call: its value and where it is (code line, 0-based character column)."""
+
+    value: Any
+    #: the keyword as written; None for a positional argument or a default precheck fills in
+    key: str | None
+    key_at: tuple[int, int] | None
+    at: tuple[int, int]
+    raw: str
+
+
+@dataclass(slots=True)
+class Call:
+    """A call that configures the run: ``kind`` says which (see :func:`kind_of`)."""
+
+    kind: str
+    #: the callee as written (``TrainingArguments``, ``torch.cuda.amp.GradScaler``)
+    name: str
+    qualname: str
+    at: tuple[int, int]
+    args: dict[str, Arg] = field(default_factory=dict)
+    #: inside ``with torch.no_grad()`` / ``torch.inference_mode()``, or a function decorated so
+    inference: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    """The value of a call precheck recognises (``bnb = BitsAndBytesConfig(...)``)."""
+
+    call: Call
+
+
+def kind_of(qualname: str) -> str | None:
+    """What a call configures, from its dotted callee name; None when it is not one precheck reads."""
+    if qualname.startswith("<local>."):
+        return None
+    parts = qualname.split(".")
+    last, owner = parts[-1], (parts[-2] if len(parts) > 1 else "")
+    if last in HF_ARGUMENTS:
+        return "hf-trainer"
+    if last in TRL_CONFIGS:
+        return "trl"
+    if qualname in ("trl.ModelConfig", "trl.trainer.model_config.ModelConfig"):
+        return "model-config"
+    if last == "from_pretrained" and owner:
+        if owner.startswith("Fast") and owner.endswith("Model"):
+            return "unsloth"
+        if _MODEL_CLASS.match(owner) and not _NOT_MODEL.search(owner):
+            return "model"
+        return None
+    if last == "BitsAndBytesConfig":
+        return "bnb"
+    if last == "LoraConfig":
+        return "lora-config"
+    if last == "get_peft_model":
+        return "peft"
+    if qualname in AUTOCASTS:
+        return "autocast"
+    if qualname in SCALERS or (last == "ShardedGradScaler" and parts[0] == "torch"):
+        return "scaler"
+    if qualname == "torch.set_default_dtype":
+        return "default-dtype"
+    if qualname in DISTRIBUTED:
+        return "distributed"
+    if last.endswith("Trainer"):
+        return "trainer"
+    return None
+
+
+class Collector:
+    """Reads a module's statements in order and collects the :class:`Call` records."""
+
+    def __init__(self, tree: ast.Module, code: str, runtime: Runtime):
+        self.tree = tree
+        self.source = Source(code)
+        self.names = Names.of(tree)
+        self.runtime = runtime
+        self.runtime.unsloth = self.names.imported_from("unsloth")
+        self.calls: list[Call] = []
+        self._seen: dict[int, Call] = {}
+        #: ``os.environ[NAME] = value`` assignments, last one wins
+        self.environ: dict[str, Arg] = {}
+        #: the script calls ``.backward()``: a training loop
+        self.backward = False
+        #: names (``model``, ``self.model``) whose parameters the script trains
+        self.models: set[str] = set(_parameter_owners(tree))
+        #: classes the file defines that subclass ``nn.Module``
+        self.modules = {c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and _is_module(c, self.names)}
+        #: values (keys as written) that could not be read, for notes: (key, where, why)
+        self.unknown: list[tuple[str, tuple[int, int], str]] = []
+
+    # -- positions -------------------------------------------------------------------------
+
+    def at(self, node: ast.expr | ast.keyword | ast.stmt) -> tuple[int, int]:
+        """(line, 0-based character column) of a node; ast columns count UTF-8 bytes."""
+        return self._place(node.lineno, node.col_offset)
+
+    def _place(self, line: int, offset: int) -> tuple[int, int]:
+        return line, self.source.column(line, offset)
+
+    # -- statements ------------------------------------------------------------------------
+
+    def run(self) -> None:
+        env: dict[str, Any] = {"__name__": "__main__"}
+        self.block(self.tree.body, env, inference=False)
+        for node in ast.walk(self.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                local = dict(env)
+                arguments = node.args
+                params = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+                params.extend(p for p in (arguments.vararg, arguments.kwarg) if p is not None)
+                for param in params:
+                    local[param.arg] = Unknown(f"`{param.arg}` is a parameter of `{node.name}`")
+                inference = any(self._no_grad(d) for d in node.decorator_list)
+                self.block(node.body, local, inference)
+
+    def block(self, body: list[ast.stmt], env: dict[str, Any], inference: bool) -> None:
+        for statement in body:
+            self.statement(statement, env, inference)
+
+    def statement(self, node: ast.stmt, env: dict[str, Any], inference: bool) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return  # read on their own (run)
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            if node.value is None:
+                return
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            model = any(self._model_target(t) for t in targets)
+            self.scan(node.value, env, inference, model)
+            value = self.evaluator(env)(node.value)
+            for target in targets:
+                self.bind(target, value, node.value, env)
+        elif isinstance(node, ast.AugAssign):
+            self.scan(node.value, env, inference)
+            self.bind(node.target, Unknown("changed in place (`op=`)"), node.value, env)
+        elif isinstance(node, ast.If):
+            self.scan(node.test, env, inference)
+            self.branches(self.evaluator(env)(node.test), [node.body, node.orelse], env, inference, node)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            self.scan(node.iter if not isinstance(node, ast.While) else node.test, env, inference)
+            if not isinstance(node, ast.While):
+                self.bind(node.target, Unknown("a loop variable"), None, env)
+            self.branches(None, [node.body, []], env, inference, node)
+            self.block(node.orelse, env, inference)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            quiet = inference
+            for item in node.items:
+                self.scan(item.context_expr, env, inference)
+                quiet = quiet or self._no_grad(item.context_expr)
+                if item.optional_vars is not None:
+                    self.bind(item.optional_vars, Unknown("a context manager's value"), None, env)
+            self.block(node.body, env, quiet)
+        elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            self.block(node.body, env, inference)  # type: ignore[attr-defined]
+            handlers = [h.body for h in node.handlers]  # type: ignore[attr-defined]
+            self.branches(None, [[], *handlers], env, inference, node)
+            self.block(node.orelse, env, inference)  # type: ignore[attr-defined]
+            self.block(node.finalbody, env, inference)  # type: ignore[attr-defined]
+        elif isinstance(node, ast.Match):
+            self.scan(node.subject, env, inference)
+            self.branches(None, [c.body for c in node.cases], env, inference, node)
+        else:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    self.scan(child, env, inference)
+
+    def branches(
+        self, test: Any, bodies: list[list[ast.stmt]], env: dict[str, Any], inference: bool, node: ast.stmt
+    ) -> None:
+        """Run the branch a known test picks; else each on a copy, then merge what they bound."""
+        known = truth(test) if test is not None else None
+        if known is not None and len(bodies) == 2:
+            self.block(bodies[0] if known else bodies[1], env, inference)
+            return
+        results = []
+        for body in bodies:
+            local = dict(env)
+            self.block(body, local, inference)
+            results.append(local)
+        for name in {n for r in results for n in r}:
+            values = [r.get(name, Unknown(f"`{name}` is not set on every path")) for r in results]
+            first = values[0]
+            same = all(type(v) is type(first) and v == first for v in values[1:])
+            env[name] = (
+                first
+                if same
+                else Unknown(
+                    f"`{name}` depends on which way the {type(node).__name__.lower()} at line {node.lineno} goes"
+                )
+            )
+
+    def bind(self, target: ast.expr, value: Any, source: ast.expr | None, env: dict[str, Any]) -> None:
+        if isinstance(target, ast.Name):
+            env[target.id] = value
+            if source is not None and self._builds_model(source):
+                self.models.add(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            items = value if isinstance(value, (tuple, list)) and len(value) == len(target.elts) else None
+            for index, element in enumerate(target.elts):
+                self.bind(element, items[index] if items else Unknown("unpacked from a call"), None, env)
+            first = target.elts[0] if target.elts else None
+            if isinstance(first, ast.Name) and source is not None and self._builds_model(source):
+                self.models.add(first.id)  # model, tokenizer = FastLanguageModel.from_pretrained(...)
+        elif isinstance(target, ast.Attribute):
+            dotted = _dotted(target)
+            if dotted and source is not None and self._builds_model(source):
+                self.models.add(dotted)
+        elif isinstance(target, ast.Subscript) and self.names.qualname(target.value) == "os.environ":
+            key = self.evaluator(env)(target.slice)
+            if isinstance(key, str) and source is not None:
+                self.environ[key] = Arg(value, key, self.at(target), self.at(source), self.source.segment(source))
+                if key == "CUDA_VISIBLE_DEVICES" and isinstance(value, str):
+                    self._visible(value)
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def evaluator(self, env: dict[str, Any]) -> Evaluator:
+        return Evaluator(env, self.names, self.runtime, self._object, self.source)
+
+    def _object(self, node: ast.Call) -> Any:
+        call = self._seen.get(id(node))
+        if call is not None and call.kind in ("bnb", "lora-config", "model", "unsloth", "model-config", "hf-trainer"):
+            return Built(call)
+        return Unknown(f"the result of `{self.source.segment(node.func)}(...)` is known only when the script runs")
+
+    def scan(self, expr: ast.expr, env: dict[str, Any], inference: bool, model_target: bool = False) -> None:
+        """Record the calls inside ``expr``, innermost first (so an argument built by a call is known)."""
+        for node in _post_order(expr):
+            if not isinstance(node, ast.Call) or id(node) in self._seen:
+                continue
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "backward":
+                self.backward = True
+            qualname = self.names.qualname(func) or ""
+            kind = kind_of(qualname)
+            if kind is None and isinstance(func, ast.Attribute):
+                kind = self._cast_kind(node, model_target)
+            if kind is None and isinstance(func, ast.Name) and func.id in self.modules:
+                continue  # a model the file defines: the name it is bound to is tracked in bind()
+            if kind is None:
+                continue
+            at = self.at(node)
+            if kind == "cast" and isinstance(func, ast.Attribute) and func.end_lineno and func.end_col_offset:
+                at = self._place(func.end_lineno, func.end_col_offset - len(func.attr.encode("utf-8")))
+            call = Call(kind, self.source.segment(func), qualname, at, inference=inference)
+            self._arguments(call, node, env)
+            self._seen[id(node)] = call
+            self.calls.append(call)
+
+    def _arguments(self, call: Call, node: ast.Call, env: dict[str, Any]) -> None:
+        evaluate = self.evaluator(env)
+        params = AUTOCASTS.get(call.qualname) or SCALERS.get(call.qualname) or POSITIONAL.get(call.kind)
+        if call.kind == "model":
+            params = POSITIONAL["from_pretrained"]
+        for index, positional in enumerate(node.args):
+            if isinstance(positional, ast.Starred) or params is None or index >= len(params):
+                continue
+            value = evaluate(positional)
+            call.args[params[index]] = Arg(value, None, None, self.at(positional), self.source.segment(positional))
+        for keyword in node.keywords:
+            value = evaluate(keyword.value)
+            raw = self.source.segment(keyword.value)
+            if keyword.arg is not None:
+                call.args[keyword.arg] = Arg(value, keyword.arg, self.at(keyword), self.at(keyword.value), raw)
+            elif isinstance(value, dict):  # **kwargs built from a dict precheck can read
+                for key, item in value.items():
+                    call.args[key] = Arg(item, key, self.at(keyword), self.at(keyword.value), f"**{raw}")
+            else:
+                self.unknown.append(("**" + raw, self.at(keyword), "keyword arguments not known before the run"))
+
+    def _cast_kind(self, node: ast.Call, model_target: bool) -> str | None:
+        """``model.half()``, ``model.to(torch.bfloat16)``: a cast of the trained model's weights."""
+        func = node.func
+        assert isinstance(func, ast.Attribute)
+        if func.attr not in CASTS and func.attr != "to":
+            return None
+        receiver = func.value
+        owner = _dotted(receiver)
+        if (owner and owner in self.models) or model_target or self._builds_model(receiver):
+            return "cast"
+        return None
+
+    def _builds_model(self, expr: ast.expr) -> bool:
+        """A call chain that starts at a model loader or a module the file defines."""
+        while True:
+            if isinstance(expr, ast.Call):
+                qualname = self.names.qualname(expr.func) or ""
+                kind = kind_of(qualname)
+                if kind in ("model", "unsloth", "peft"):
+                    return True
+                if isinstance(expr.func, ast.Name) and expr.func.id in self.modules:
+                    return True
+                expr = expr.func
+            elif isinstance(expr, ast.Attribute):
+                expr = expr.value
+            else:
+                return False
+
+    def _model_target(self, target: ast.expr) -> bool:
+        dotted = _dotted(target)
+        return bool(dotted) and dotted in self.models
+
+    def _no_grad(self, expr: ast.expr) -> bool:
+        func = expr.func if isinstance(expr, ast.Call) else expr
+        return (self.names.qualname(func) or "") in NO_GRAD
+
+    def _visible(self, value: str) -> None:
+        hardware = self.runtime.hardware
+        if hardware is not None and hardware.known:
+            from ..hardware import with_visibility
+
+            self.runtime.hardware = with_visibility(hardware, {"CUDA_VISIBLE_DEVICES": value})
+
+
+def cast_dtype(call: Call) -> Arg | None:
+    """The dtype a ``cast`` call gives the weights (None: a move to a device only)."""
+    method = call.name.rsplit(".", 1)[-1]
+    if method in CASTS:
+        return Arg(Dtype(CASTS[method]), None, None, call.at, call.name + "()")
+    for arg in call.args.values():
+        if isinstance(arg.value, Dtype):
+            return arg
+    return None
+
+
+def _post_order(expr: ast.AST) -> list[ast.AST]:
+    """The nodes of ``expr``, children before parents (iterative: expressions nest deeply)."""
+    out: list[ast.AST] = []
+    stack: list[tuple[ast.AST, bool]] = [(expr, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            out.append(node)
+            continue
+        if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        stack.append((node, True))
+        stack.extend((child, False) for child in reversed(list(ast.iter_child_nodes(node))))
+    return out
+
+
+def _dotted(expr: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    return ".".join([expr.id, *reversed(parts)])
+
+
+def _parameter_owners(tree: ast.Module) -> list[str]:
+    """``model`` in ``AdamW(model.parameters())``: the objects whose parameters are trained."""
+    owners = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("parameters", "named_parameters")
+        ):
+            dotted = _dotted(node.func.value)
+            if dotted:
+                owners.append(dotted)
+    return owners
+
+
+def _is_module(node: ast.ClassDef, names: Names) -> bool:
+    for base in node.bases:
+        qualname = names.qualname(base) or ""
+        if qualname.endswith(("nn.Module", "PreTrainedModel", "LightningModule")) or qualname == "Module":
+            return True
+    return False

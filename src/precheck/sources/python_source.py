@@ -1,0 +1,423 @@
+"""Python training scripts and Jupyter notebooks, read with ``ast`` and never executed.
+
+A script configures a run through calls, and each becomes a document a dialect reads:
+
+- ``TrainingArguments(...)`` / ``Seq2SeqTrainingArguments`` / Unsloth's
+  ``UnslothTrainingArguments`` (dialect ``hf-trainer``) or a TRL config — ``SFTConfig``,
+  ``DPOConfig``, ``GRPOConfig``... (dialect ``trl``): one run per such call, whose keys
+  are the call's keyword arguments, plus the model the script loads:
+  ``AutoModelForCausalLM.from_pretrained(name, torch_dtype=... | dtype=...,
+  quantization_config=BitsAndBytesConfig(...))``, TRL's ``ModelConfig(...)``, or Unsloth's
+  ``FastLanguageModel.from_pretrained(model_name=..., dtype=None, load_in_4bit=True)``,
+  and ``get_peft_model`` / ``peft_config=`` for adapters.
+- a hand-written loop (dialect ``pytorch``): ``torch.autocast`` / ``torch.cuda.amp.autocast``,
+  ``GradScaler``, ``model.half()`` / ``.bfloat16()`` / ``.to(dtype)``, read into the keys
+  ``autocast``, ``autocast_dtype``, ``grad_scaler``, ``torch_dtype``... when the script
+  calls ``.backward()`` or creates a GradScaler.
+
+Unsloth, read in unslothai/unsloth: ``FastLanguageModel.from_pretrained`` defaults to
+``dtype=None`` and ``load_in_4bit=True`` (``unsloth/models/loader.py``); ``FastLlamaModel.
+from_pretrained`` turns ``dtype=None`` into ``torch.float16 if not SUPPORTS_BFLOAT16 else
+torch.bfloat16``, a requested bfloat16 on a card without it into float16 ("Device does not
+support bfloat16. Will change to float16."), and loads 4-bit weights with
+``BitsAndBytesConfig(bnb_4bit_compute_dtype=dtype)`` (``unsloth/models/llama.py``).
+``SUPPORTS_BFLOAT16`` is ``major_version >= 8`` of the current device. The dtype is
+resolved here against the target hardware, as the script would on it.
+
+Each value keeps where it is written: a node's key position is the keyword (``fp16=``),
+its position the value; a default precheck fills in (Unsloth's ``dtype=None`` when the
+call leaves it out) points at the call. A value that depends on what precheck cannot know
+(an unknown GPU, an environment variable, a function's result) is left out, with a note:
+never guessed. ``os.environ["CUDA_VISIBLE_DEVICES"] = "1"`` becomes the run's
+environment. Notebooks: see :mod:`.notebook` for positions.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputError
+from .nodes import Document, Node, SourceNote
+from .notebook import Cell, code_cells
+from .python_calls import Arg, Built, Call, Collector, cast_dtype
+from .python_values import Dtype, Runtime, Unknown
+from .suppressions import scan as scan_suppressions
+
+if TYPE_CHECKING:
+    from ..hardware import Hardware
+
+#: a cheap test before parsing: a file holds a run only if it names a training config
+#: class, a GradScaler or calls ``.backward(``; the rest of a folder is never parsed
+_TRAINING_WORDS = re.compile(
+    r"TrainingArguments|\b(?:SFT|DPO|GRPO|ORPO|KTO|Reward|PPO|CPO|BCO|PRM|OnlineDPO|RLOO|NashMD|XPO|GKD|GSPO|"
+    r"IterativeSFT)Config\b|GradScaler|\.backward\s*\("
+)
+#: keys of the model a run loads, read beside the training arguments
+_MODEL_KEYS = ("attn_implementation", "load_in_4bit", "load_in_8bit", "bnb_4bit_compute_dtype", "bnb_4bit_quant_type")
+#: TRL ``ModelConfig`` fields that are run keys as they are
+_MODEL_CONFIG_KEYS = (
+    "model_name_or_path",
+    "torch_dtype",
+    "dtype",
+    "attn_implementation",
+    "load_in_4bit",
+    "load_in_8bit",
+    "bnb_4bit_quant_type",
+    "use_peft",
+)
+
+Where = Callable[[tuple[int, int]], tuple[int, int]]
+
+
+def parse_code(path: str, text: str, kind: str, hardware: Hardware | None) -> list[Document]:
+    """The runs a ``.py`` file (``kind`` "python") or ``.ipynb`` notebook ("notebook") configures."""
+    if kind == "notebook":
+        if not _TRAINING_WORDS.search(text):
+            return []
+        return _notebook(path, text, hardware)
+    if not _TRAINING_WORDS.search(text):
+        return []
+    code = text.replace("\r\n", "\n").replace("\r", "\n")  # line numbers as ast counts them
+    try:
+        tree = _parse(code, path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        line, column = _error_place(error)
+        raise InputError(path, f"Python syntax error: {_error_message(error)}", line, column) from None
+    return _Runs(path, text, code, tree, _identity, hardware).documents()
+
+
+def _notebook(path: str, text: str, hardware: Hardware | None) -> list[Document]:
+    cells = [c for c in code_cells(path, text) if c.code.strip()]
+    bodies: list[ast.stmt] = []
+    starts: list[int] = []  # first code line of each cell, in the joined code
+    used: list[Cell] = []
+    offset = 0
+    for cell in cells:
+        try:
+            tree = _parse(cell.code, f"{path} cell {cell.number}")
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+            if not _TRAINING_WORDS.search(cell.code):
+                continue  # a cell precheck does not need (IPython-only syntax...)
+            line, column = _error_place(error)
+            file_line, file_column = cell.where(line or 1, (column or 1) - 1)
+            raise InputError(
+                path, f"Python syntax error in cell {cell.number}: {_error_message(error)}", file_line, file_column
+            ) from None
+        ast.increment_lineno(tree, offset)
+        bodies.extend(tree.body)
+        starts.append(offset + 1)
+        used.append(cell)
+        offset += cell.code.count("\n") + 1
+    if not bodies:
+        return []
+    joined = "\n".join(c.code for c in used)
+
+    def where(place: tuple[int, int]) -> tuple[int, int]:
+        index = max(bisect.bisect_right(starts, place[0]) - 1, 0)
+        return used[index].where(place[0] - starts[index] + 1, place[1])
+
+    def cell_of(line: int) -> tuple[Cell, int]:
+        index = max(bisect.bisect_right(starts, line) - 1, 0)
+        return used[index], line - starts[index] + 1
+
+    runs = _Runs(path, text, joined, ast.Module(body=bodies, type_ignores=[]), where, hardware)
+    runs.cell_of = cell_of
+    return runs.documents()
+
+
+def _identity(place: tuple[int, int]) -> tuple[int, int]:
+    return place[0], place[1] + 1
+
+
+def _error_place(error: Exception) -> tuple[int | None, int | None]:
+    if isinstance(error, SyntaxError):
+        return error.lineno, error.offset
+    return None, None
+
+
+def _error_message(error: Exception) -> str:
+    if isinstance(error, SyntaxError):
+        return error.msg
+    if isinstance(error, (RecursionError, MemoryError)):
+        return "nested too deeply for Python's parser"
+    return str(error)
+
+
+@dataclass(slots=True)
+class _Model:
+    """The model part of a run: keys, and notes on what could not be read."""
+
+    keys: dict[str, Node]
+    loader: Call | None
+
+
+class _Runs:
+    """Turns the collected calls of one module into run documents."""
+
+    def __init__(self, path: str, text: str, code: str, tree: ast.Module, where: Where, hardware: Hardware | None):
+        self.path = path
+        self.text = text
+        self.where = where
+        self.cell_of: Callable[[int], tuple[Cell, int]] | None = None
+        self.runtime = Runtime(hardware)
+        self.collector = Collector(tree, code, self.runtime)
+        self.collector.run()
+        self.notes: list[SourceNote] = []
+
+    # -- documents -------------------------------------------------------------------------
+
+    def documents(self) -> list[Document]:
+        calls = self.collector.calls
+        configs = [c for c in calls if c.kind in ("hf-trainer", "trl") and not c.inference]
+        if configs:
+            return [self._trainer_run(config) for config in configs]
+        loop = self._loop_run()
+        return [loop] if loop is not None else []
+
+    def _document(self, root: dict[str, Node], dialect: str, label: str) -> Document:
+        notes = [*self.notes, *self._answers()]
+        for written, place, why in self.collector.unknown:
+            line, column = self.where(place)
+            notes.append(SourceNote("unresolved-value", f"`{written}` is left out: {why}", line, column))
+        notes.extend(scan_suppressions(self.text, "python"))
+        env = {key: self._node(arg, key) for key, arg in self.collector.environ.items() if _plain(arg.value)}
+        return Document(self.path, "python", Node(root, 1, 1), self.text, notes, dialect, env, label)
+
+    def _trainer_run(self, config: Call) -> Document:
+        self.notes = []
+        root: dict[str, Node] = {}
+        for key, arg in config.args.items():
+            self._put(root, key, arg)
+        model = self._model()
+        for key, node in model.keys.items():
+            root.setdefault(key, node)
+        self._adapters(root)
+        return self._document(root, config.kind, self._label(config))
+
+    def _loop_run(self) -> Document | None:
+        calls = [c for c in self.collector.calls if not c.inference]
+        autocasts = [c for c in calls if c.kind == "autocast" and self._on_gpu(c)]
+        scalers = [c for c in calls if c.kind == "scaler" and _device(c) != "cpu"]
+        casts = [(c, d) for c in calls if c.kind == "cast" for d in [cast_dtype(c)] if d is not None]
+        defaults = [c for c in calls if c.kind == "default-dtype"]
+        loaders = [c for c in calls if c.kind in ("model", "unsloth")]
+        precision = autocasts or casts or defaults or any("torch_dtype" in c.args or "dtype" in c.args for c in loaders)
+        if not scalers and not (self.collector.backward and precision):
+            return None
+        self.notes = []
+        model = self._model()
+        root = dict(model.keys)
+        weights = casts[-1][1] if casts else None
+        if weights is not None:
+            self._put(root, "torch_dtype", weights)
+        elif "torch_dtype" not in root and defaults and "dtype" in defaults[-1].args:
+            self._put(root, "torch_dtype", defaults[-1].args["dtype"])
+        if autocasts:
+            first = autocasts[0]
+            enabled = first.args.get("enabled") or self._filled(first, True, named=True)
+            self._put(root, "autocast", enabled)
+            dtype = first.args.get("dtype")
+            if dtype is None:  # torch.get_autocast_dtype("cuda"): float16
+                dtype = self._filled(first, Dtype("float16"), named=True)
+            elif dtype.value is None:
+                dtype = Arg(Dtype("float16"), dtype.key, dtype.key_at, dtype.at, dtype.raw)
+            self._put(root, "autocast_dtype", dtype)
+        if scalers:
+            scaler = scalers[0]
+            self._put(root, "grad_scaler", scaler.args.get("enabled") or self._filled(scaler, True, named=True))
+            if scaler.qualname.endswith("ShardedGradScaler"):
+                self._put(root, "sharded_grad_scaler", self._filled(scaler, True, named=True))
+        distributed = next((c for c in calls if c.kind == "distributed"), None)
+        if distributed is not None:
+            self._put(root, "distributed", self._filled(distributed, True, named=True))
+        self._adapters(root)
+        first = (autocasts or scalers or [c for c, _ in casts] or defaults or loaders)[0]
+        return self._document(root, "pytorch", self._label(first, "training loop"))
+
+    # -- the model ---------------------------------------------------------------------------
+
+    def _model(self) -> _Model:
+        calls = [c for c in self.collector.calls if not c.inference]
+        loader = next((c for c in calls if c.kind in ("model", "unsloth", "model-config")), None)
+        keys: dict[str, Node] = {}
+        if loader is None:
+            trainer = next((c for c in calls if c.kind == "trainer"), None)
+            name = trainer.args.get("model") if trainer is not None else None
+            if name is not None and isinstance(name.value, str):
+                self._put(keys, "model_name_or_path", name)
+            return _Model(keys, None)
+        if loader.kind == "model-config":
+            for key in _MODEL_CONFIG_KEYS:
+                if key in loader.args:
+                    self._put(keys, "torch_dtype" if key == "dtype" else key, loader.args[key])
+            return _Model(keys, loader)
+        args = loader.args
+        name = args.get("model_name") if loader.kind == "unsloth" else args.get("pretrained_model_name_or_path")
+        if name is not None:
+            self._put(keys, "model_name_or_path", name)
+        if loader.kind == "unsloth":
+            self._unsloth(loader, keys)
+            return _Model(keys, loader)
+        dtype = args.get("torch_dtype") or args.get("dtype")
+        if dtype is not None and dtype.value is not None:
+            self._put(keys, "torch_dtype", dtype)
+        for key in _MODEL_KEYS:
+            if key in args:
+                self._put(keys, key, args[key])
+        quantization = args.get("quantization_config")
+        if quantization is not None:
+            settings = _settings(quantization.value)
+            if settings is None:
+                self._unknown("quantization_config", quantization, "the quantization config is not known")
+            for key in _MODEL_KEYS:
+                if settings is not None and key in settings:
+                    self._put(keys, key, settings[key])
+        return _Model(keys, loader)
+
+    def _unsloth(self, loader: Call, keys: dict[str, Node]) -> None:
+        """``FastLanguageModel.from_pretrained``: dtype None → bf16 where supported, else fp16; 4-bit by default."""
+        args = loader.args
+        full = args.get("full_finetuning")
+        if full is not None and full.value is True:
+            self._put(keys, "use_peft", Arg(False, full.key, full.key_at, full.at, full.raw))
+        for key in ("load_in_4bit", "load_in_8bit"):
+            if key in args:
+                self._put(keys, key, args[key])
+        if "load_in_4bit" not in args and not (full is not None and full.value is True):
+            self._put(keys, "load_in_4bit", self._filled(loader, True))  # loader.py: load_in_4bit = True
+        given = args.get("dtype")
+        wanted = given.value if given is not None else None
+        if given is not None and isinstance(wanted, Unknown):
+            self._unknown("dtype", given, wanted.reason)
+            return
+        if wanted is not None and not isinstance(wanted, Dtype):
+            return
+        if wanted is None or wanted.name == "bfloat16":
+            asked = "None" if wanted is None else "torch.bfloat16"
+            supported = self.runtime.unsloth_bf16(f"{loader.name}(dtype={asked})", note=False)
+            if isinstance(supported, Unknown):
+                self._unknown("dtype", given or self._filled(loader, None), supported.reason)
+                return
+            wanted = Dtype("bfloat16" if supported else "float16")
+            device = self.runtime.device("")
+            self.runtime.answers.append(
+                f"Unsloth `{loader.name}(dtype={asked})` loads {wanted.name} on "
+                f"{getattr(device, 'name', 'the GPU')} (bf16 only where compute capability >= 8.0)"
+            )
+        place = given or self._filled(loader, None)
+        dtype = Arg(wanted, place.key, place.key_at, place.at, place.raw)
+        self._put(keys, "torch_dtype", dtype)
+        four_bit = keys.get("load_in_4bit")
+        if four_bit is not None and four_bit.value is True:
+            self._put(keys, "bnb_4bit_compute_dtype", dtype)  # BitsAndBytesConfig(bnb_4bit_compute_dtype = dtype)
+
+    def _adapters(self, root: dict[str, Node]) -> None:
+        """``get_peft_model(...)``, Unsloth's ``get_peft_model``, or ``peft_config=`` on a trainer: LoRA."""
+        if "use_peft" in root:
+            return
+        for call in self.collector.calls:
+            if call.kind == "peft":
+                self._put(root, "use_peft", self._filled(call, True, named=True))
+                return
+            peft = call.args.get("peft_config") if call.kind == "trainer" else None
+            if peft is not None and peft.value is not None:
+                self._put(root, "use_peft", Arg(True, peft.key, peft.key_at, peft.at, peft.raw))
+                return
+
+    # -- nodes -------------------------------------------------------------------------------
+
+    def _put(self, root: dict[str, Node], key: str, arg: Arg) -> None:
+        """``root[key]`` from ``arg`` when its value is known; a note when it is not."""
+        if not _plain(arg.value):
+            why = arg.value.reason if isinstance(arg.value, Unknown) else "not a value a config can hold"
+            self._unknown(key, arg, why)
+            return
+        root[key] = self._node(arg, key)
+
+    def _node(self, arg: Arg, key: str) -> Node:
+        line, column = self.where(arg.at)
+        key_line, key_column = self.where(arg.key_at) if arg.key_at is not None else (line, column)
+        value = _value(arg.value, line, column)
+        return Node(value, line, column, arg.key, key_line, key_column, raw=arg.raw)
+
+    def _filled(self, call: Call, value: Any, named: bool = False) -> Arg:
+        """A value the library fills in when the call leaves it out: it points at the call
+        (``named``: its key is the callee as written, ``torch.cuda.amp.GradScaler``; a
+        default of a loader's keyword has none, so no fix ever names a keyword not written)."""
+        return Arg(value, call.name if named else None, call.at if named else None, call.at, f"{call.name}(...)")
+
+    def _unknown(self, key: str, arg: Arg, why: str) -> None:
+        line, column = self.where(arg.key_at or arg.at)
+        written = arg.key or key
+        self.notes.append(
+            SourceNote("unresolved-value", f"`{written}={arg.raw}` is left out: {why}", line, column, written)
+        )
+
+    def _answers(self) -> list[SourceNote]:
+        return [SourceNote("runtime-value", answer, 1, 1) for answer in dict.fromkeys(self.runtime.answers)]
+
+    def _label(self, call: Call, what: str | None = None) -> str:
+        name = what or f"`{call.name}(...)`"
+        if self.cell_of is not None:
+            cell, line = self.cell_of(call.at[0])
+            return f"{name} in cell {cell.number}, line {line}"
+        return f"{name} at line {call.at[0]}"
+
+    def _on_gpu(self, call: Call) -> bool:
+        device = _device(call)
+        if device is None or isinstance(device, Unknown):
+            return True  # torch.autocast(device_type=device.type): the GPU run is the one precheck checks
+        return isinstance(device, str) and device.split(":")[0] == "cuda"
+
+
+def _device(call: Call) -> Any:
+    if call.qualname.startswith("torch.cpu."):
+        return "cpu"
+    if call.qualname.startswith("torch.cuda."):
+        return "cuda"
+    arg = call.args.get("device_type") or call.args.get("device")
+    return "cuda" if arg is None else arg.value
+
+
+def _settings(value: Any) -> dict[str, Arg] | None:
+    """The arguments of a config object (``BitsAndBytesConfig(...)``) or the entries of a dict."""
+    if isinstance(value, Built):
+        return value.call.args
+    return None
+
+
+def _plain(value: Any) -> bool:
+    """A value a config file could hold (no unknown part, no object)."""
+    if isinstance(value, (Unknown, Built)):
+        return False
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    return value is None or isinstance(value, (bool, int, float, str, Dtype))
+
+
+def _value(value: Any, line: int, column: int) -> Any:
+    """Plain data as a config file would hold it: dtypes by name, collections as nodes."""
+    if isinstance(value, Dtype):
+        return value.name
+    if isinstance(value, (list, tuple)):
+        return [Node(_value(v, line, column), line, column) for v in value]
+    if isinstance(value, dict):
+        return {k: Node(_value(v, line, column), line, column, k, line, column) for k, v in value.items()}
+    return value
+
+
+def _parse(code: str, filename: str) -> ast.Module:
+    """``ast.parse`` without the SyntaxWarnings (``invalid escape sequence``...) the compiler
+    prints for odd source: they are the script's business, not the check's output."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ast.parse(code, filename=filename)

@@ -1,0 +1,452 @@
+"""What a Python expression in a training script evaluates to, read with ``ast`` only.
+
+Nothing is ever executed. Literals, names assigned earlier, ``not``/``and``/``or``,
+comparisons, ``x if c else y``, arithmetic on constants and ``torch.float16``-style dtypes
+are evaluated; a call precheck does not know gives :class:`Unknown` (with the reason),
+never a guess.
+
+Calls that ask the runtime about the GPU are answered for the target hardware (the
+first visible device: what ``torch.cuda.current_device()`` is before a script picks one):
+
+- ``torch.cuda.is_bf16_supported(including_emulation=True)`` (torch 2.13
+  ``torch/cuda/__init__.py``): True when the current device's major compute capability is
+  8 or more; below that, with ``including_emulation`` (the default) it allocates a bf16
+  tensor, which succeeds on any CUDA GPU from torch 2.3 (pytorch#115924): precheck answers
+  True there (the newest behaviour) and notes it. Importing unsloth replaces the function
+  with one whose ``including_emulation`` defaults to False (unsloth ``__init__.py``:
+  "Torch 2.4 has including_emulation"). ROCm (``torch.version.hip``) answers True.
+- unsloth ``is_bfloat16_supported()`` returns ``SUPPORTS_BFLOAT16``, set at import from
+  ``torch.cuda.get_device_capability()``: ``major_version >= 8`` ("Fixes a weird Torch 2.3
+  bug which says T4s have bfloat16", ``unsloth/models/_utils.py``).
+- ``torch.cuda.is_available()``, ``torch.cuda.device_count()``,
+  ``torch.cuda.get_device_capability()`` and ``torch.cuda.get_device_properties(i).major``.
+
+Without known hardware those calls are :class:`Unknown`.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..hardware import Device, Hardware
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """A value precheck cannot know without running the script, and why."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Dtype:
+    """A ``torch.dtype`` written as ``torch.bfloat16`` (``name``: ``bfloat16``)."""
+
+    name: str
+
+
+#: ``torch.<attribute>`` → dtype name
+TORCH_DTYPES = {
+    "float16": "float16",
+    "half": "float16",
+    "bfloat16": "bfloat16",
+    "float32": "float32",
+    "float": "float32",
+    "float64": "float64",
+    "double": "float64",
+}
+
+
+@dataclass(slots=True)
+class Names:
+    """What the names of a module refer to: imports, and what the file defines itself."""
+
+    #: local name → dotted name it was imported as (``np`` → ``numpy``, ``autocast`` → ``torch.cuda.amp.autocast``)
+    imports: dict[str, str] = field(default_factory=dict)
+    #: modules imported with ``*``
+    star: list[str] = field(default_factory=list)
+    #: functions and classes the file defines (they shadow library names)
+    defined: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, tree: ast.Module) -> Names:
+        names = cls()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        names.imports[alias.asname] = alias.name
+                    else:
+                        top = alias.name.split(".")[0]
+                        names.imports[top] = top
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    if alias.name == "*":
+                        names.star.append(node.module)
+                    else:
+                        names.imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.defined.add(node.name)
+        return names
+
+    def qualname(self, expr: ast.expr) -> str | None:
+        """``torch.cuda.amp.GradScaler`` for ``amp.GradScaler`` after ``from torch.cuda import amp``."""
+        parts: list[str] = []
+        while isinstance(expr, ast.Attribute):
+            parts.append(expr.attr)
+            expr = expr.value
+        if not isinstance(expr, ast.Name):
+            return None
+        if expr.id in self.imports:
+            base = self.imports[expr.id]
+        elif expr.id in self.defined:
+            base = f"<local>.{expr.id}"
+        else:
+            base = expr.id
+        return ".".join([base, *reversed(parts)])
+
+    def imported_from(self, package: str) -> bool:
+        return any(q == package or q.startswith(package + ".") for q in self.imports.values()) or any(
+            m == package or m.startswith(package + ".") for m in self.star
+        )
+
+
+def is_unknown(value: Any) -> bool:
+    return isinstance(value, Unknown)
+
+
+def truth(value: Any) -> bool | None:
+    """The truth value of a known value; None for :class:`Unknown`."""
+    if isinstance(value, Unknown):
+        return None
+    if isinstance(value, (list, tuple)) and any(isinstance(v, Unknown) for v in value):
+        return bool(value)
+    try:
+        return bool(value)
+    except Exception:  # an object without a truth value: unknowable
+        return None
+
+
+@dataclass(slots=True)
+class Runtime:
+    """Answers the script's questions about the GPU for the target hardware."""
+
+    hardware: Hardware | None
+    #: the script imports unsloth, which patches ``torch.cuda.is_bf16_supported``
+    unsloth: bool = False
+    #: what each answer rested on, for notes: (expression, explanation)
+    answers: list[str] = field(default_factory=list)
+
+    def device(self, what: str) -> Device | Unknown | None:
+        """The current CUDA device; None when the run sees no GPU."""
+        if self.hardware is None or not self.hardware.known:
+            return Unknown(f"`{what}` depends on the GPU the script runs on, and none is known (name it with --gpu)")
+        return self.hardware.devices[0] if self.hardware.devices else None
+
+    def unsloth_bf16(self, what: str, note: bool = True) -> bool | Unknown:
+        """Unsloth's ``SUPPORTS_BFLOAT16`` (``note``: record the answer for the run's notes)."""
+        device = self.device(what)
+        if isinstance(device, Unknown):
+            return device
+        if device is None:
+            return Unknown(f"`{what}`: the run sees no GPU, which Unsloth does not support")
+        answer = device.model.vendor == "amd" or device.bf16
+        if note:
+            self.answers.append(f"`{what}` is {answer} on {device.name} (Unsloth: compute capability >= 8.0)")
+        return answer
+
+    def torch_bf16(self, what: str, including_emulation: bool) -> bool | Unknown:
+        device = self.device(what)
+        if isinstance(device, Unknown):
+            return device
+        if device is None:
+            return False
+        if device.model.vendor == "amd" or device.bf16:
+            self.answers.append(f"`{what}` is True on {device.name} (native bf16)")
+            return True
+        if not including_emulation:
+            self.answers.append(f"`{what}` is False on {device.name} (no native bf16, emulation not counted)")
+            return False
+        self.answers.append(
+            f"`{what}` is True on {device.name} from torch 2.3, which counts emulated bf16 (torch <= 2.2: False)"
+        )
+        return True
+
+
+class Source:
+    """A module's text, split once: the text of a node and character columns.
+
+    (``ast.get_source_segment`` splits the whole text on every call, which made a
+    200 kB module take seconds.) ast columns count UTF-8 bytes."""
+
+    def __init__(self, code: str):
+        self.lines = [line.encode("utf-8") for line in code.split("\n")]
+
+    def segment(self, node: ast.AST) -> str:
+        start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        first, last = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+        if start is None or end is None or first is None or last is None or end > len(self.lines):
+            return ast.unparse(node)
+        lines: list[bytes] = self.lines
+        text: bytes
+        if start == end:
+            text = lines[start - 1][first:last]
+        else:
+            text = b"\n".join([lines[start - 1][first:], *lines[start : end - 1], lines[end - 1][:last]])
+        return text.decode("utf-8", errors="replace")
+
+    def column(self, line: int, offset: int) -> int:
+        """The 0-based character column of byte ``offset`` on 1-based ``line``."""
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else b""
+        return len(text[:offset].decode("utf-8", errors="ignore"))
+
+
+Objects = Callable[[ast.Call], Any]
+
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
+_CONVERSIONS: dict[str, Callable[[Any], Any]] = {"bool": bool, "int": int, "float": float, "str": str}
+
+
+class Evaluator:
+    """Evaluates expressions against the names bound so far (``env``)."""
+
+    def __init__(self, env: dict[str, Any], names: Names, runtime: Runtime, objects: Objects, source: Source):
+        self.env = env
+        self.names = names
+        self.runtime = runtime
+        #: the value of a call precheck recognises (a BitsAndBytesConfig...), else Unknown
+        self.objects = objects
+        self.source = source
+
+    def text(self, expr: ast.AST) -> str:
+        return self.source.segment(expr)
+
+    def __call__(self, expr: ast.expr | None) -> Any:
+        if expr is None:
+            return None
+        try:
+            return self._eval(expr)
+        except (ArithmeticError, TypeError, ValueError, RecursionError):
+            return Unknown(f"`{self.text(expr)}` cannot be computed without running the script")
+
+    def _eval(self, expr: ast.expr) -> Any:
+        if isinstance(expr, ast.Constant):
+            return expr.value
+        if isinstance(expr, ast.Name):
+            if expr.id in self.env:
+                return self.env[expr.id]
+            return Unknown(f"`{expr.id}` is not given a value precheck can read")
+        if isinstance(expr, ast.Attribute):
+            return self._attribute(expr)
+        if isinstance(expr, ast.UnaryOp):
+            operand = self._eval(expr.operand)
+            if isinstance(operand, Unknown):
+                return operand
+            if isinstance(expr.op, ast.Not):
+                known = truth(operand)
+                return Unknown(f"`{self.text(expr)}`") if known is None else not known
+            if isinstance(expr.op, ast.USub) and isinstance(operand, (int, float)):
+                return -operand
+            return Unknown(f"`{self.text(expr)}`")
+        if isinstance(expr, ast.BoolOp):
+            return self._boolean(expr)
+        if isinstance(expr, ast.Compare):
+            return self._compare(expr)
+        if isinstance(expr, ast.IfExp):
+            return self._choice(expr)
+        if isinstance(expr, ast.BinOp):
+            left, right = self._eval(expr.left), self._eval(expr.right)
+            for side in (left, right):
+                if isinstance(side, Unknown):
+                    return side
+            if isinstance(expr.op, ast.Pow) and isinstance(right, (int, float)) and abs(right) <= 64:
+                return left**right
+            apply = _BINARY.get(type(expr.op))
+            if apply is None or not all(isinstance(v, (int, float, str)) for v in (left, right)):
+                return Unknown(f"`{self.text(expr)}`")
+            return apply(left, right)
+        if isinstance(expr, (ast.Tuple, ast.List)):
+            items = [self._eval(e) for e in expr.elts]
+            return tuple(items) if isinstance(expr, ast.Tuple) else items
+        if isinstance(expr, ast.Dict):
+            return self._dict(expr)
+        if isinstance(expr, ast.Subscript):
+            return self._subscript(expr)
+        if isinstance(expr, ast.JoinedStr):
+            return self._fstring(expr)
+        if isinstance(expr, ast.Call):
+            return self._call(expr)
+        if isinstance(expr, ast.NamedExpr):
+            value = self._eval(expr.value)
+            self.env[expr.target.id] = value
+            return value
+        return Unknown(f"`{self.text(expr)}` cannot be computed without running the script")
+
+    def _attribute(self, expr: ast.Attribute) -> Any:
+        qualname = self.names.qualname(expr)
+        if qualname is not None and qualname.startswith("torch."):
+            dtype = TORCH_DTYPES.get(qualname[len("torch.") :])
+            if dtype is not None:
+                return Dtype(dtype)
+        base = self._eval(expr.value)
+        if isinstance(base, dict) and expr.attr in base:
+            return base[expr.attr]
+        if isinstance(base, Unknown):
+            return base
+        return Unknown(f"`{self.text(expr)}` cannot be computed without running the script")
+
+    def _boolean(self, expr: ast.BoolOp) -> Any:
+        result: Any = None
+        for item in expr.values:
+            result = self._eval(item)
+            known = truth(result)
+            if known is None:
+                return result if isinstance(result, Unknown) else Unknown(f"`{self.text(expr)}`")
+            if isinstance(expr.op, ast.And) and not known:
+                return result
+            if isinstance(expr.op, ast.Or) and known:
+                return result
+        return result
+
+    def _compare(self, expr: ast.Compare) -> Any:
+        left = self._eval(expr.left)
+        for op, right_expr in zip(expr.ops, expr.comparators, strict=True):
+            right = self._eval(right_expr)
+            for side in (left, right):
+                if isinstance(side, Unknown):
+                    return side
+            apply = _COMPARE.get(type(op))
+            if apply is None:
+                return Unknown(f"`{self.text(expr)}`")
+            if not apply(left, right):
+                return False
+            left = right
+        return True
+
+    def _choice(self, expr: ast.IfExp) -> Any:
+        test = truth(self._eval(expr.test))
+        if test is None:
+            body, orelse = self._eval(expr.body), self._eval(expr.orelse)
+            if not isinstance(body, Unknown) and type(body) is type(orelse) and body == orelse:
+                return body
+            return Unknown(f"`{self.text(expr)}` depends on `{self.text(expr.test)}`, which is not known")
+        return self._eval(expr.body if test else expr.orelse)
+
+    def _dict(self, expr: ast.Dict) -> Any:
+        out: dict[str, Any] = {}
+        for key, value in zip(expr.keys, expr.values, strict=True):
+            if key is None:  # {**other}
+                merged = self._eval(value)
+                if not isinstance(merged, dict):
+                    return Unknown(f"`{self.text(expr)}`")
+                out.update(merged)
+                continue
+            name = self._eval(key)
+            if not isinstance(name, str):
+                return Unknown(f"`{self.text(expr)}`")
+            out[name] = self._eval(value)
+        return out
+
+    def _subscript(self, expr: ast.Subscript) -> Any:
+        base = self._eval(expr.value)
+        index = self._eval(expr.slice)
+        for side in (base, index):
+            if isinstance(side, Unknown):
+                return side
+        if isinstance(base, (tuple, list)) and isinstance(index, int) and -len(base) <= index < len(base):
+            return base[index]
+        if isinstance(base, dict) and isinstance(index, str) and index in base:
+            return base[index]
+        return Unknown(f"`{self.text(expr)}`")
+
+    def _fstring(self, expr: ast.JoinedStr) -> Any:
+        parts = []
+        for part in expr.values:
+            if isinstance(part, ast.Constant):
+                parts.append(str(part.value))
+            elif isinstance(part, ast.FormattedValue) and part.format_spec is None and part.conversion == -1:
+                value = self._eval(part.value)
+                if isinstance(value, Unknown):
+                    return value
+                parts.append(str(value))
+            else:
+                return Unknown(f"`{self.text(expr)}`")
+        return "".join(parts)
+
+    def _call(self, expr: ast.Call) -> Any:
+        qualname = self.names.qualname(expr.func) or ""
+        what = self.text(expr)
+        if qualname in ("unsloth.is_bfloat16_supported", "unsloth.models._utils.is_bfloat16_supported") or (
+            qualname == "is_bfloat16_supported" and self.names.imported_from("unsloth")
+        ):
+            return self.runtime.unsloth_bf16(what)
+        if qualname == "torch.cuda.is_bf16_supported":
+            emulation = not self.runtime.unsloth
+            for keyword in expr.keywords:
+                if keyword.arg == "including_emulation":
+                    chosen = truth(self._eval(keyword.value))
+                    if chosen is None:
+                        return Unknown(f"`{what}`")
+                    emulation = chosen
+            if expr.args:
+                chosen = truth(self._eval(expr.args[0]))
+                if chosen is None:
+                    return Unknown(f"`{what}`")
+                emulation = chosen
+            return self.runtime.torch_bf16(what, emulation)
+        if qualname in ("torch.cuda.is_available", "torch.cuda.device_count"):
+            return self._visible(qualname.endswith("is_available"), what)
+        if qualname in ("torch.cuda.get_device_capability", "torch.cuda.get_device_properties"):
+            return self._capability(expr, qualname.endswith("properties"), what)
+        if qualname in _CONVERSIONS and len(expr.args) == 1 and not expr.keywords:
+            value = self._eval(expr.args[0])
+            return value if isinstance(value, Unknown) else _CONVERSIONS[qualname](value)
+        if qualname == "dict" and not expr.args:
+            return {k.arg: self._eval(k.value) for k in expr.keywords if k.arg is not None}
+        return self.objects(expr)
+
+    def _visible(self, available: bool, what: str) -> Any:
+        hardware = self.runtime.hardware
+        if hardware is None or not hardware.known:
+            return Unknown(f"`{what}` depends on the machine the script runs on, and no GPU is known")
+        count = len(hardware.devices)
+        return count > 0 if available else count
+
+    def _capability(self, expr: ast.Call, properties: bool, what: str) -> Any:
+        device = self.runtime.device(what)
+        if isinstance(device, Unknown):
+            return device
+        if expr.args:
+            index = self._eval(expr.args[0])
+            hardware = self.runtime.hardware
+            if not isinstance(index, int) or hardware is None or not 0 <= index < len(hardware.devices):
+                return Unknown(f"`{what}`")
+            device = hardware.devices[index]
+        if device is None or device.model.cc is None:
+            return Unknown(f"`{what}`: the device's compute capability is not known")
+        major, minor = device.model.cc
+        return {"major": major, "minor": minor, "name": device.name} if properties else (major, minor)

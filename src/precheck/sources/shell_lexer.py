@@ -1,0 +1,519 @@
+"""POSIX/bash shell tokenisation with positions: a script → simple commands of words.
+
+Only what finding launch commands needs, but shell-correct where it matters for them
+(bash(1) "QUOTING", "EXPANSION", "REDIRECTION", "Here Documents"):
+
+- quoting: ``'...'`` literal, ``"..."`` (a backslash escapes only ``$ ` " \\`` and newline),
+  ``$'...'`` (ANSI-C escapes), a backslash outside quotes escapes the next character, and
+  backslash-newline is removed everywhere but inside single quotes (a line continuation);
+- comments: ``#`` at the start of a word, to the end of the line;
+- operators end a simple command: newline ``;`` ``&`` ``&&`` ``||`` ``|`` ``|&`` ``;;``
+  ``(`` ``)``; redirections (``> log``, ``2>&1``, ``&>>log``, ``<<<word``) take their
+  target word out of the command; a here-document's body (``<<EOF`` / ``<<-EOF`` /
+  ``<<'EOF'``) is skipped up to its delimiter line;
+- expansions are kept as parts of the word for :mod:`.shell_source` to expand:
+  ``$name``, ``${...}`` (with its operator: ``${X:-default}``), ``$(...)``, backquotes and
+  ``$((...))`` (matched with nesting and quotes, so ``$(date +%s)`` stays one word);
+- ``NAME=(a b c)`` array assignments.
+
+Input is a :class:`Src`: text whose every character remembers its offset in the file, so a
+Makefile recipe after ``$(VAR)`` expansion, or the string of ``bash -c '...'``, is lexed
+with the positions of the characters as they were written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..errors import InputError
+
+
+@dataclass(slots=True)
+class Src:
+    """Text whose characters know their offsets in the file (``at[i]`` for ``text[i]``)."""
+
+    text: str
+    at: list[int]
+
+    @classmethod
+    def of(cls, text: str, start: int = 0) -> Src:
+        return cls(text, list(range(start, start + len(text))))
+
+    def __add__(self, other: Src) -> Src:
+        return Src(self.text + other.text, self.at + other.at)
+
+    def slice(self, start: int, end: int) -> Src:
+        return Src(self.text[start:end], self.at[start:end])
+
+
+@dataclass(slots=True)
+class Lit:
+    """Literal characters; ``quoted``: written inside quotes or escaped."""
+
+    text: str
+    at: list[int]
+    quoted: bool
+
+
+@dataclass(slots=True)
+class Param:
+    """``$name`` / ``${name...}``: ``op`` is the operator after the name (``:-``, ``-``, ``:=``,
+    ``=``, ``:+``, ``+``), ``other`` for anything precheck does not evaluate (``${#X}``,
+    ``${X%.*}``), and ``arg`` the word after it; ``index`` the array subscript."""
+
+    name: str
+    op: str | None
+    arg: list[Part] | None
+    index: str | None
+    quoted: bool
+    raw: Src
+
+
+@dataclass(slots=True)
+class Subst:
+    """``$(...)``, backquotes or ``$((...))``: never run; kept as written."""
+
+    raw: Src
+    quoted: bool
+
+
+Part = Lit | Param | Subst
+#: adds literal characters to the word being read
+LitAdder = Callable[[str, list[int], bool], None]
+
+
+@dataclass(slots=True)
+class Word:
+    parts: list[Part]
+    #: the word as written (quotes included)
+    raw: Src
+    #: ``NAME=(...)``: the array's elements
+    array: list[Word] | None = None
+
+    @property
+    def start(self) -> int:
+        return self.raw.at[0] if self.raw.at else 0
+
+    def literal(self) -> str | None:
+        """The word's value when it has no expansion (quotes removed)."""
+        if all(isinstance(p, Lit) for p in self.parts):
+            return "".join(p.text for p in self.parts if isinstance(p, Lit))
+        return None
+
+    @property
+    def quoted(self) -> bool:
+        return any(getattr(p, "quoted", False) for p in self.parts)
+
+
+@dataclass(slots=True)
+class Command:
+    """One simple command: its words (redirections removed), in order."""
+
+    words: list[Word] = field(default_factory=list)
+
+
+#: operators, longest first
+_OPERATORS = (
+    ";;&",
+    "&>>",
+    "<<<",
+    "<<-",
+    ";;",
+    ";&",
+    "&&",
+    "||",
+    "|&",
+    "&>",
+    ">>",
+    ">&",
+    ">|",
+    "<<",
+    "<&",
+    "<>",
+    ";",
+    "&",
+    "|",
+    "(",
+    ")",
+    "<",
+    ">",
+)
+_REDIRECTIONS = {"&>>", "<<<", "&>", ">>", ">&", ">|", "<&", "<>", "<", ">"}
+_HEREDOCS = {"<<", "<<-"}
+_META = set(";&|()<> \t\r\n")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SPECIAL = set("@*#?$!-0123456789")
+_ANSI = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "v": "\v"}
+
+
+class Lexer:
+    def __init__(self, path: str, src: Src, text: str):
+        self.path = path
+        self.src = src
+        #: the whole file's text, for line/column of error messages
+        self.text = text
+        self.i = 0
+        self.heredocs: list[tuple[str, bool]] = []
+
+    # -- errors ------------------------------------------------------------------------------
+
+    def error(self, message: str, index: int) -> InputError:
+        offset = self.src.at[min(index, len(self.src.at) - 1)] if self.src.at else 0
+        line, column = position(self.text, offset)
+        return InputError(self.path, message, line, column)
+
+    # -- commands ----------------------------------------------------------------------------
+
+    def commands(self) -> list[Command]:
+        out: list[Command] = []
+        current = Command()
+        target_next = False
+        for token in self.tokens():
+            if isinstance(token, Word):
+                if target_next:
+                    target_next = False
+                else:
+                    current.words.append(token)
+                continue
+            if token in _REDIRECTIONS:
+                target_next = True
+                continue
+            if token in _HEREDOCS:
+                continue
+            target_next = False
+            if current.words:
+                out.append(current)
+            current = Command()
+        if current.words:
+            out.append(current)
+        return out
+
+    def tokens(self) -> list[Word | str]:
+        text, n = self.src.text, len(self.src.text)
+        out: list[Word | str] = []
+        while self.i < n:
+            c = text[self.i]
+            if c in " \t\r":
+                self.i += 1
+            elif c == "\\" and text.startswith("\n", self.i + 1):
+                self.i += 2
+            elif c == "\n":
+                out.append("\n")
+                self.i += 1
+                self.skip_heredocs()
+            elif c == "#":
+                end = text.find("\n", self.i)
+                self.i = n if end < 0 else end
+            elif c in _META:
+                op = next(o for o in _OPERATORS if text.startswith(o, self.i))
+                self.i += len(op)
+                out.append(op)
+                if op in _HEREDOCS:
+                    self.heredoc(op == "<<-")
+            else:
+                word = self.word()
+                if word is not None:
+                    out.append(word)
+        return out
+
+    # -- here-documents ------------------------------------------------------------------------
+
+    def heredoc(self, strip_tabs: bool) -> None:
+        text = self.src.text
+        while self.i < len(text) and text[self.i] in " \t":
+            self.i += 1
+        start = self.i
+        word = self.word()
+        if word is None:
+            raise self.error("a here-document needs a delimiter word after <<", start)
+        delimiter = "".join(p.text if isinstance(p, Lit) else p.raw.text for p in word.parts)
+        self.heredocs.append((delimiter, strip_tabs))
+
+    def skip_heredocs(self) -> None:
+        """After the newline that ends a command: skip each pending here-document's body."""
+        text = self.src.text
+        for delimiter, strip_tabs in self.heredocs:
+            while self.i < len(text):
+                end = text.find("\n", self.i)
+                line = text[self.i : len(text) if end < 0 else end]
+                self.i = len(text) if end < 0 else end + 1
+                if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                    break
+        self.heredocs = []
+
+    # -- words -----------------------------------------------------------------------------------
+
+    def word(self) -> Word | None:
+        text, n = self.src.text, len(self.src.text)
+        start = self.i
+        parts: list[Part] = []
+
+        def lit(chars: str, at: list[int], quoted: bool) -> None:
+            if parts and isinstance(parts[-1], Lit) and parts[-1].quoted == quoted:
+                parts[-1].text += chars
+                parts[-1].at.extend(at)
+            else:
+                parts.append(Lit(chars, list(at), quoted))
+
+        while self.i < n:
+            c = text[self.i]
+            if c in _META:
+                if c == "(" and self.array_start(parts):
+                    elements = self.array()
+                    return Word(parts, self.src.slice(start, self.i), elements)
+                if c in "<>" and _io_number(parts):
+                    return None  # an IO number (``2>``): part of the redirection
+                break
+            if c == "\\":
+                if self.i + 1 >= n:
+                    self.i += 1
+                    break
+                if text[self.i + 1] == "\n":
+                    self.i += 2
+                    continue
+                lit(text[self.i + 1], [self.src.at[self.i + 1]], True)
+                self.i += 2
+            elif c == "'":
+                end = text.find("'", self.i + 1)
+                if end < 0:
+                    raise self.error("unterminated single quote", self.i)
+                lit(text[self.i + 1 : end], self.src.at[self.i + 1 : end], True)
+                if end == self.i + 1:
+                    lit("", [], True)
+                self.i = end + 1
+            elif c == '"':
+                self.double_quoted(parts, lit)
+            elif c == "$" and text.startswith("'", self.i + 1):
+                self.ansi_c(lit)
+            elif c == "$" or c == "`":
+                part = self.expansion(quoted=False)
+                if part is None:
+                    lit("$", [self.src.at[self.i]], False)
+                    self.i += 1
+                else:
+                    parts.append(part)
+            else:
+                lit(c, [self.src.at[self.i]], False)
+                self.i += 1
+        if self.i == start:
+            return None
+        return Word(parts, self.src.slice(start, self.i))
+
+    def array_start(self, parts: list[Part]) -> bool:
+        if len(parts) != 1 or not isinstance(parts[0], Lit) or parts[0].quoted:
+            return False
+        return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*\+?=", parts[0].text) is not None
+
+    def array(self) -> list[Word]:
+        """``NAME=(...)``: the words up to the closing parenthesis (comments and newlines allowed)."""
+        text, n = self.src.text, len(self.src.text)
+        opening = self.i
+        self.i += 1
+        elements: list[Word] = []
+        while self.i < n:
+            c = text[self.i]
+            if c in " \t\r\n":
+                self.i += 1
+            elif c == "\\" and text.startswith("\n", self.i + 1):
+                self.i += 2
+            elif c == "#":
+                end = text.find("\n", self.i)
+                self.i = n if end < 0 else end
+            elif c == ")":
+                self.i += 1
+                return elements
+            elif c in _META:
+                raise self.error(f"unexpected `{c}` in an array assignment", self.i)
+            else:
+                word = self.word()
+                if word is None:  # pragma: no cover - a word always starts here
+                    self.i += 1
+                else:
+                    elements.append(word)
+        raise self.error("unterminated array assignment: no closing `)`", opening)
+
+    def double_quoted(self, parts: list[Part], lit: LitAdder) -> None:
+        text, n = self.src.text, len(self.src.text)
+        opening = self.i
+        self.i += 1
+        empty = True
+        while self.i < n:
+            c = text[self.i]
+            if c == '"':
+                self.i += 1
+                if empty:
+                    lit("", [], True)
+                return
+            empty = False
+            if c == "\\" and self.i + 1 < n and text[self.i + 1] in '$`"\\\n':
+                if text[self.i + 1] != "\n":
+                    lit(text[self.i + 1], [self.src.at[self.i + 1]], True)
+                self.i += 2
+            elif c == "$" or c == "`":
+                part = self.expansion(quoted=True)
+                if part is None:
+                    lit("$", [self.src.at[self.i]], True)
+                    self.i += 1
+                else:
+                    parts.append(part)
+            else:
+                lit(c, [self.src.at[self.i]], True)
+                self.i += 1
+        raise self.error("unterminated double quote", opening)
+
+    def ansi_c(self, lit: LitAdder) -> None:
+        """``$'...'``: backslash escapes as in C."""
+        text, n = self.src.text, len(self.src.text)
+        opening = self.i
+        self.i += 2
+        while self.i < n:
+            c = text[self.i]
+            if c == "'":
+                self.i += 1
+                return
+            if c == "\\" and self.i + 1 < n:
+                nxt = text[self.i + 1]
+                lit(_ANSI.get(nxt, nxt), [self.src.at[self.i]], True)
+                self.i += 2
+            else:
+                lit(c, [self.src.at[self.i]], True)
+                self.i += 1
+        raise self.error("unterminated $'...' quote", opening)
+
+    # -- expansions ------------------------------------------------------------------------------
+
+    def expansion(self, quoted: bool) -> Part | None:
+        """The expansion at ``self.i`` (``$`` or a backquote), or None for a literal ``$``."""
+        text, n = self.src.text, len(self.src.text)
+        start = self.i
+        if text[start] == "`":
+            end = start + 1
+            while end < n and text[end] != "`":
+                end += 2 if text[end] == "\\" else 1
+            if end >= n:
+                raise self.error("unterminated backquote command substitution", start)
+            self.i = end + 1
+            return Subst(self.src.slice(start, self.i), quoted)
+        nxt = text[start + 1] if start + 1 < n else ""
+        if nxt == "(":
+            self.i = self.matching(start + 1, "(", ")")
+            return Subst(self.src.slice(start, self.i), quoted)
+        if nxt == "{":
+            close = self.matching(start + 1, "{", "}")
+            self.i = close
+            return self.braced(start, close, quoted)
+        match = _NAME.match(text, start + 1)
+        if match is not None:
+            self.i = match.end()
+            return Param(match.group(), None, None, None, quoted, self.src.slice(start, self.i))
+        if nxt and nxt in _SPECIAL:
+            self.i = start + 2
+            return Param(nxt, None, None, None, quoted, self.src.slice(start, self.i))
+        return None
+
+    def matching(self, opening_at: int, opening: str, closing: str) -> int:
+        """The index after the bracket that closes the one at ``opening_at`` (quotes respected)."""
+        text, n = self.src.text, len(self.src.text)
+        depth, i = 0, opening_at
+        while i < n:
+            c = text[i]
+            if c == "\\":
+                i += 2
+                continue
+            if c == "'" and closing == ")":
+                end = text.find("'", i + 1)
+                i = n if end < 0 else end + 1
+                continue
+            if c == '"':
+                i += 1
+                while i < n and text[i] != '"':
+                    i += 2 if text[i] == "\\" else 1
+                i += 1
+                continue
+            if c == opening:
+                depth += 1
+            elif c == closing:
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        kind = "command substitution $(" if opening == "(" else "parameter expansion ${"
+        raise self.error(f"unterminated {kind}: no closing `{closing}`", opening_at - 1)
+
+    def braced(self, start: int, end: int, quoted: bool) -> Part:
+        """``${...}`` from ``start`` (the ``$``) to ``end`` (after the ``}``)."""
+        inner_start, inner_end = start + 2, end - 1
+        text = self.src.text
+        raw = self.src.slice(start, end)
+        match = _NAME.match(text, inner_start, inner_end) or re.compile(r"[@*#?$!0-9-]").match(
+            text, inner_start, inner_end
+        )
+        if match is None or (text.startswith("#", inner_start) and match.end() < inner_end):
+            return Param("", "other", None, None, quoted, raw)  # ${#X}, ${!X}: not evaluated
+        name, i = match.group(), match.end()
+        index = None
+        if i < inner_end and text[i] == "[":
+            close = text.find("]", i, inner_end)
+            if close < 0:
+                return Param(name, "other", None, None, quoted, raw)
+            index, i = text[i + 1 : close], close + 1
+        if i == inner_end:
+            return Param(name, None, None, index, quoted, raw)
+        op = next((o for o in (":-", ":=", ":+", ":?", "-", "=", "+", "?") if text.startswith(o, i)), None)
+        if op is None:
+            return Param(name, "other", None, index, quoted, raw)
+        sub = Lexer(self.path, self.src.slice(i + len(op), inner_end), self.text)
+        arg = sub.default_word(quoted)
+        return Param(name, op, arg, index, quoted, raw)
+
+    def default_word(self, quoted: bool) -> list[Part]:
+        """The word of ``${X:-word}``: quotes and expansions as in a word, spaces kept."""
+        text, n = self.src.text, len(self.src.text)
+        parts: list[Part] = []
+
+        def lit(chars: str, at: list[int], q: bool) -> None:
+            parts.append(Lit(chars, list(at), q))
+
+        while self.i < n:
+            c = text[self.i]
+            if c == "\\" and self.i + 1 < n:
+                lit(text[self.i + 1], [self.src.at[self.i + 1]], True)
+                self.i += 2
+            elif c == "'" and not quoted:
+                end = text.find("'", self.i + 1)
+                end = n if end < 0 else end
+                lit(text[self.i + 1 : end], self.src.at[self.i + 1 : end], True)
+                self.i = end + 1
+            elif c == '"':
+                self.double_quoted(parts, lit)
+            elif c in "$`":
+                part = self.expansion(quoted)
+                if part is None:
+                    lit("$", [self.src.at[self.i]], quoted)
+                    self.i += 1
+                else:
+                    parts.append(part)
+            else:
+                lit(c, [self.src.at[self.i]], quoted)
+                self.i += 1
+        return parts
+
+
+def _io_number(parts: list[Part]) -> bool:
+    """The word so far is all digits, unquoted: ``2`` in ``2>&1``."""
+    if not parts or not all(isinstance(p, Lit) and not p.quoted for p in parts):
+        return False
+    return "".join(p.text for p in parts if isinstance(p, Lit)).isdigit()
+
+
+def position(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of ``offset`` in ``text``."""
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def lex(path: str, src: Src, text: str) -> list[Command]:
+    """The simple commands of ``src`` (a whole script, a Makefile recipe, a ``-c`` string)."""
+    return Lexer(path, src, text).commands()

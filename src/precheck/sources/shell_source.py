@@ -1,0 +1,635 @@
+"""Shell scripts, Makefile recipes and command lines → one document per training launch.
+
+The script is tokenised (:mod:`.shell_lexer`) and walked as ``sh`` would run it, without
+running anything: variables assigned in the script are expanded (``X=1``, ``export X=...``,
+``${X}``, ``$X``, ``${X:-default}``, arrays ``"${ARGS[@]}"``, unquoted expansions split into
+words), ``export`` lines and ``VAR=x cmd`` prefixes give the run's environment
+(``CUDA_VISIBLE_DEVICES``, ``ACCELERATE_MIXED_PRECISION``... each a node where it is set,
+applying to the commands after it), prefixes (``nohup``, ``exec``, ``time``, ``env VAR=x``,
+``nice``, ``sudo``, ``timeout``...) are passed over, ``sh -c '...'`` strings are read as
+scripts, and each launch command (:mod:`.launchers`) becomes a :class:`Document`.
+
+What cannot be known without running the script is left out, with a note: a variable the
+script does not set (``$1``, ``$LR`` from the caller's environment), command substitution
+``$(...)`` (never run), arithmetic. Here-documents are skipped; loops and conditions are
+read straight through (every branch, once).
+
+Makefiles: each recipe line (tab-indented under a target, ``\\`` continuations joined) is
+read as its own shell script after make's expansion of ``$(VAR)``/``${VAR}`` from the
+variables the Makefile sets (``=``, ``:=``, ``?=``, ``+=``; ``export`` ones reach the
+recipes' environment) and ``$$`` → ``$``.
+
+A command line (``precheck -- CMD ARGS...``) is read as a one-line script: the words
+``shlex.join``-ed, so positions are columns on that line.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from ..dialects.base import RUN_ENV
+from .launch_args import Builder, Field
+from .launchers import Found, Launch, label, match, named
+from .nodes import Document, Node, SourceNote
+from .shell_lexer import Command, Lit, Param, Part, Src, Subst, Word, lex
+from .suppressions import scan as scan_suppressions
+
+#: what shows where a command line's positions point (``precheck -- CMD``)
+COMMAND_LINE = "<command line>"
+
+_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
+#: reserved words that may start a command before the real one (bash "SHELL GRAMMAR")
+_KEYWORDS = {"if", "then", "elif", "else", "do", "while", "until", "!", "{", "}", "(", "time", "fi", "done", "esac"}
+#: prefixes that run the rest of the line as the command: name → options that take a value
+_PREFIXES: dict[str, set[str]] = {
+    "nohup": set(),
+    "exec": {"-a"},
+    "time": set(),
+    "command": set(),
+    "builtin": set(),
+    "nice": {"-n", "--adjustment"},
+    "sudo": {"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T"},
+    "stdbuf": {"-i", "-o", "-e"},
+    "taskset": set(),
+    "numactl": set(),
+    "srun": set(),
+    "caffeinate": set(),
+}
+_SHELLS = {"sh", "bash", "dash", "zsh", "ksh"}
+_DIRNAME_SCRIPT = re.compile(r'^\$\(dirname\s+"?\$(?:0|\{?BASH_SOURCE(?:\[0\])?\}?)"?\)(.*)$')
+
+
+@dataclass(slots=True)
+class Value:
+    """A shell variable: its characters with their offsets; an array has ``elements``."""
+
+    text: str
+    at: list[int]
+    unresolved: list[str] = field(default_factory=list)
+    elements: list[Value] | None = None
+
+
+class _Fields:
+    """Accumulates characters into words, splitting unquoted expansions on whitespace."""
+
+    def __init__(self, word: Word):
+        self.word = word
+        self.out: list[Field] = []
+        self._reset()
+
+    def _reset(self) -> None:
+        self.text: list[str] = []
+        self.at: list[int] = []
+        self.quoted = False
+        self.started = False
+        self.unresolved: list[str] = []
+
+    def add(self, text: str, at: list[int], split: bool) -> None:
+        for ch, offset in zip(text, at, strict=False):
+            if split and ch in " \t\n":
+                self.end()
+                continue
+            self.text.append(ch)
+            self.at.append(offset)
+            self.started = True
+
+    def mark_quoted(self) -> None:
+        self.quoted = self.started = True
+
+    def end(self, force: bool = False) -> None:
+        if self.started or force:
+            text = "".join(self.text)
+            self.out.append(
+                Field(text, self.at, text, self.at[0] if self.at else self.word.start, self.quoted, self.unresolved)
+            )
+        self._reset()
+
+    def done(self) -> list[Field]:
+        self.end()
+        if len(self.out) == 1:
+            self.out[0].raw = self.word.raw.text
+        return self.out
+
+
+class Shell:
+    """Walks a script's commands, tracking variables and the environment, collecting runs."""
+
+    def __init__(self, builder: Builder, bases: list[Path], runs: list[tuple[Found, str, list[SourceNote]]]):
+        self.builder = builder
+        self.bases = bases
+        self.vars: dict[str, Value] = {}
+        self.exported: set[str] = set()
+        self.allexport = False
+        #: run variables (RUN_ENV) exported by the script so far: name → node where set
+        self.env: dict[str, Node] = {}
+        self.runs = runs
+
+    def child(self) -> Shell:
+        """A subshell (``sh -c``, a Makefile recipe line): the exported variables only."""
+        shell = Shell(self.builder, list(self.bases), self.runs)
+        shell.vars = {k: v for k, v in self.vars.items() if k in self.exported}
+        shell.exported = set(self.exported)
+        shell.env = dict(self.env)
+        return shell
+
+    # -- expansion -----------------------------------------------------------------------------
+
+    def expand(self, word: Word) -> list[Field]:
+        fields = _Fields(word)
+        self._parts(word.parts, fields, split=True)
+        return fields.done()
+
+    def value_of(self, parts: list[Part]) -> Value:
+        """An assignment's value: expanded, not split."""
+        word = Word(parts, Src("", []))
+        fields = _Fields(word)
+        self._parts(parts, fields, split=False)
+        out = fields.done()
+        if not out:
+            return Value("", [])
+        f = out[0]
+        return Value(f.text, f.at, f.unresolved)
+
+    def _parts(self, parts: list[Part], fields: _Fields, split: bool) -> None:
+        for part in parts:
+            if isinstance(part, Lit):
+                if part.quoted:
+                    fields.mark_quoted()
+                fields.add(part.text, part.at, False)
+            elif isinstance(part, Subst):
+                fields.unresolved.append(f"`{part.raw.text}` (command substitution, not run)")
+                fields.add(part.raw.text, part.raw.at, False)
+            else:
+                self._param(part, fields, split and not part.quoted)
+
+    def _param(self, part: Param, fields: _Fields, split: bool) -> None:
+        if part.quoted:
+            fields.mark_quoted()
+        value = self.vars.get(part.name) if part.op != "other" else None
+        if part.op in (":-", ":=", ":+", "-", "=", "+") and part.arg is not None:
+            unset = value is None or (part.op.startswith(":") and not value.text and not value.elements)
+            if part.op.endswith("+"):
+                if not unset:
+                    self._parts(part.arg, fields, split)
+                return
+            if unset:
+                if part.op.endswith("="):
+                    self.vars[part.name] = self.value_of(part.arg)
+                self._parts(part.arg, fields, split)
+                return
+        if value is None or part.op not in (None, ":-", ":=", "-", "="):
+            what = (
+                "an argument of the script"
+                if part.name and part.name[0] in "@*#?$!-0123456789"
+                else (
+                    f"`{part.name}`, not set in the script" if part.name else "an expansion precheck does not evaluate"
+                )
+            )
+            fields.unresolved.append(f"`{part.raw.text}` ({what})")
+            fields.add(part.raw.text, part.raw.at, False)
+            return
+        if value.elements is not None:
+            if part.index in ("@", "*"):
+                for n, element in enumerate(value.elements):
+                    if n:
+                        if part.quoted and part.index == "@":
+                            fields.end(force=True)
+                        else:
+                            fields.add(" ", [element.at[0] if element.at else 0], split)
+                    fields.unresolved.extend(element.unresolved)
+                    fields.add(element.text, element.at, split)
+                return
+            index = int(part.index) if part.index and part.index.isdigit() else 0
+            value = value.elements[index] if index < len(value.elements) else Value("", [])
+        fields.unresolved.extend(value.unresolved)
+        fields.add(value.text, value.at, split)
+
+    # -- commands ------------------------------------------------------------------------------
+
+    def run(self, commands: list[Command]) -> None:
+        for command in commands:
+            self.simple(command.words)
+
+    def simple(self, words: list[Word]) -> None:
+        while words and words[0].literal() in _KEYWORDS:
+            words = words[1:]
+        if not words or words[0].literal() in ("for", "case", "select", "function", "[[", "[", "test"):
+            return
+        prefix: list[tuple[str, bool, Word, Value]] = []
+        while words and (assignment := self._assignment(words[0])) is not None:
+            prefix.append(assignment)
+            words = words[1:]
+        if not words:
+            for name, append, word, value in prefix:
+                self.assign(name, value, word, append=append, export=self.allexport or name in self.exported)
+            return
+        argv = [f for w in words for f in self.expand(w)]
+        env = dict(self.env)
+        for name, _append, word, value in prefix:
+            self._env_entry(env, name, value, word)
+        self.command(argv, env)
+
+    def _assignment(self, word: Word) -> tuple[str, bool, Word, Value] | None:
+        first = word.parts[0] if word.parts else None
+        if not isinstance(first, Lit) or first.quoted:
+            return None
+        found = _ASSIGNMENT.match(first.text)
+        if found is None:
+            return None
+        name, append = found.group(1), bool(found.group(2))
+        if word.array is not None:
+            elements = [Value(f.text, f.at, f.unresolved) for w in word.array for f in self.expand(w)]
+            return name, append, word, Value("", [], elements=elements)
+        rest = Lit(first.text[found.end() :], first.at[found.end() :], False)
+        value = self.value_of([rest, *word.parts[1:]])
+        if not value.at:
+            value.at = [first.at[found.end() - 1] + 1] if first.at else []
+        return name, append, word, value
+
+    def assign(self, name: str, value: Value, word: Word, *, append: bool = False, export: bool = False) -> None:
+        old = self.vars.get(name)
+        if append and old is not None:
+            if value.elements is not None or old.elements is not None:
+                value = Value("", [], elements=[*(old.elements or [old]), *(value.elements or [value])])
+            else:
+                value = Value(old.text + value.text, old.at + value.at, old.unresolved + value.unresolved)
+        self.vars[name] = value
+        if export:
+            self.exported.add(name)
+            self._env_entry(self.env, name, value, word)
+        elif name in RUN_ENV:
+            self.builder.note(
+                "not-exported",
+                f"`{name}` is set but not exported: the commands after it see it only if it is already in the "
+                f"environment (write `export {name}=...`)",
+                word.start,
+                name,
+            )
+
+    def _env_entry(self, env: dict[str, Node], name: str, value: Value, word: Word) -> None:
+        if name not in RUN_ENV:
+            return
+        if value.unresolved:
+            env.pop(name, None)
+            self.builder.note("unresolved", f"`{name}` depends on {', '.join(value.unresolved)}", word.start, name)
+            return
+        key_line, key_column = self.builder.where(word.start)
+        line, column = self.builder.where(value.at[0]) if value.at else (key_line, key_column)
+        raw = word.raw.text.partition("=")[2]
+        env[name] = Node(value.text, line, column, name, key_line, key_column, raw=raw, quoted=raw[:1] in ("'", '"'))
+
+    def command(self, argv: list[Field], env: dict[str, Node]) -> None:
+        if not argv:
+            return
+        name = argv[0].text
+        if name in ("export", "declare", "typeset", "local", "readonly"):
+            self.declare(name, argv[1:])
+        elif name == "unset":
+            for arg in argv[1:]:
+                self.vars.pop(arg.text, None)
+                self.exported.discard(arg.text)
+                self.env.pop(arg.text, None)
+        elif name == "set":
+            self.set_options([a.text for a in argv[1:]])
+        elif name in ("cd", "pushd"):
+            self.cd(argv[1:])
+        else:
+            found = self.launch(argv, env)
+            if found is not None:
+                self.runs.append(found)
+
+    def set_options(self, args: list[str]) -> None:
+        """``set -a`` / ``set -o allexport`` (and ``+``): export every later assignment."""
+        for i, text in enumerate(args):
+            following = args[i + 1] if i + 1 < len(args) else ""
+            if text in ("-o", "+o") and following == "allexport":
+                self.allexport = text == "-o"
+            elif re.fullmatch(r"[-+][a-zA-Z]+", text) and "a" in text:
+                self.allexport = text.startswith("-")
+
+    def declare(self, name: str, args: list[Field]) -> None:
+        export = name == "export"
+        unexport = False
+        for arg in args:
+            if arg.text.startswith("-") and not _ASSIGNMENT.match(arg.text):
+                export = export or "x" in arg.text
+                unexport = name == "export" and "n" in arg.text
+                continue
+            found = _ASSIGNMENT.match(arg.text)
+            if found is None:
+                if unexport:
+                    self.exported.discard(arg.text)
+                    self.env.pop(arg.text, None)
+                elif export:
+                    self.exported.add(arg.text)
+                    old = self.vars.get(arg.text)
+                    if old is not None and old.at and arg.text in RUN_ENV and not old.unresolved:
+                        self.env[arg.text] = self._node(arg.text, old, arg.offset())
+                continue
+            var = found.group(1)
+            value = Value(arg.text[found.end() :], arg.at[found.end() :], arg.unresolved)
+            if not value.at:
+                value.at = [arg.offset(found.end() - 1) + 1]
+            if found.group(2) and var in self.vars:
+                old = self.vars[var]
+                value = Value(old.text + value.text, old.at + value.at, old.unresolved + value.unresolved)
+            self.vars[var] = value
+            if export:
+                self.exported.add(var)
+                if var in RUN_ENV:
+                    if value.unresolved:
+                        self.env.pop(var, None)
+                    else:
+                        self.env[var] = self._node(var, value, arg.offset(), arg.raw.partition("=")[2])
+            elif var in RUN_ENV and var not in self.exported:
+                self.builder.note("not-exported", f"`{var}` is declared but not exported", arg.offset(), var)
+
+    def _node(self, name: str, value: Value, key_at: int, raw: str | None = None) -> Node:
+        key_line, key_column = self.builder.where(key_at)
+        line, column = self.builder.where(value.at[0]) if value.at else (key_line, key_column)
+        quoted = raw is not None and raw[:1] in ("'", '"')
+        return Node(value.text, line, column, name, key_line, key_column, raw=raw, quoted=quoted)
+
+    def cd(self, args: list[Field]) -> None:
+        target = next((a for a in args if not a.text.startswith("-") or a.text == "-"), None)
+        if target is None or not self.bases:
+            return
+        script_dir = self.bases[-1]
+        if target.unresolved:
+            match_dir = _DIRNAME_SCRIPT.match(target.text)
+            if match_dir is not None:
+                self.bases = [script_dir / match_dir.group(1).lstrip("/"), script_dir]
+            else:
+                self.builder.note("unresolved", f"`cd {target.raw}`: precheck cannot tell where", target.offset())
+            return
+        base = self.bases[0]
+        given = Path(target.text).expanduser()
+        self.bases = [given if given.is_absolute() else base / given, script_dir]
+
+    def launch(self, argv: list[Field], env: dict[str, Node]) -> tuple[Found, str, list[SourceNote]] | None:
+        argv, env = self._strip_prefixes(argv, env)
+        if not argv:
+            return None
+        program = PurePosixPath(argv[0].text).name
+        if program in _SHELLS:
+            self._shell_c(argv, env)
+            return None
+        notes_before = len(self.builder.notes)
+        entry, count = match(argv)
+        if entry is None:
+            return None
+        head = argv[:count]
+        launch = Launch(self.builder, head, argv[count:], env, self.bases, lambda rest, e: self._dispatch(rest, e))
+        found = entry.handler(launch)
+        notes = self.builder.notes[notes_before:]
+        del self.builder.notes[notes_before:]
+        if found is None:
+            return None
+        found.env = {**env, **found.env}
+        return found, label(named(argv, count), self.builder), notes
+
+    def _dispatch(self, argv: list[Field], env: dict[str, Node]) -> Found | None:
+        argv, env = self._strip_prefixes(argv, env)
+        entry, count = match(argv)
+        if entry is None:
+            return None
+        launch = Launch(self.builder, argv[:count], argv[count:], env, self.bases, self._dispatch)
+        return entry.handler(launch)
+
+    def _strip_prefixes(self, argv: list[Field], env: dict[str, Node]) -> tuple[list[Field], dict[str, Node]]:
+        env = dict(env)
+        while argv:
+            program = PurePosixPath(argv[0].text).name
+            if program == "env":
+                argv = self._env_command(argv[1:], env)
+            elif program in _PREFIXES:
+                takes = _PREFIXES[program]
+                i = 1
+                while i < len(argv) and argv[i].text.startswith("-") and argv[i].text != "--":
+                    i += 2 if argv[i].text in takes else 1
+                if i < len(argv) and argv[i].text == "--":
+                    i += 1
+                argv = argv[i:]
+            elif program == "timeout":
+                i = 1
+                while i < len(argv) and argv[i].text.startswith("-"):
+                    i += 2 if argv[i].text in ("-s", "-k", "--signal", "--kill-after") else 1
+                argv = argv[i + 1 :]
+            elif program in ("uv", "poetry", "pipenv", "pixi") and len(argv) > 1 and argv[1].text == "run":
+                i = 2
+                while i < len(argv) and argv[i].text.startswith("-"):
+                    i += 1
+                argv = argv[i:]
+            elif program in ("conda", "micromamba", "mamba") and len(argv) > 1 and argv[1].text == "run":
+                i = 2
+                while i < len(argv) and argv[i].text.startswith("-"):
+                    i += 2 if argv[i].text in ("-n", "--name", "-p", "--prefix") else 1
+                argv = argv[i:]
+            else:
+                break
+        return argv, env
+
+    def _env_command(self, args: list[Field], env: dict[str, Node]) -> list[Field]:
+        """``env [-i] [-u NAME] [NAME=value]... command``."""
+        i = 0
+        while i < len(args):
+            text = args[i].text
+            if text in ("-i", "--ignore-environment", "-"):
+                env.clear()
+                i += 1
+            elif text in ("-u", "--unset") and i + 1 < len(args):
+                env.pop(args[i + 1].text, None)
+                i += 2
+            elif text.startswith("--unset="):
+                env.pop(text.partition("=")[2], None)
+                i += 1
+            elif text == "--":
+                i += 1
+                break
+            elif (found := _ASSIGNMENT.match(text)) is not None and not found.group(2):
+                name = found.group(1)
+                arg = args[i]
+                if name in RUN_ENV:
+                    if arg.unresolved:
+                        env.pop(name, None)
+                    else:
+                        value = Value(text[found.end() :], arg.at[found.end() :])
+                        env[name] = self._node(name, value, arg.offset(), arg.raw.partition("=")[2])
+                i += 1
+            elif text.startswith("-"):
+                i += 1
+            else:
+                break
+        return args[i:]
+
+    def _shell_c(self, argv: list[Field], env: dict[str, Node]) -> None:
+        """``bash -c 'script'``: the string is a script of its own (positions as written)."""
+        for i, arg in enumerate(argv[1:], start=1):
+            if arg.text.startswith("-") and "c" in arg.text[1:] and not arg.text.startswith("--"):
+                if i + 1 < len(argv):
+                    script = argv[i + 1]
+                    if script.unresolved:
+                        return
+                    shell = self.child()
+                    shell.env = dict(env)
+                    shell.run(lex(self.builder.path, Src(script.text, script.at), self.builder.text))
+                return
+            if not arg.text.startswith("-"):
+                return
+
+
+# -- Makefiles ----------------------------------------------------------------------------------
+
+_MAKE_ASSIGN = re.compile(
+    r"^(?P<export>export\s+|override\s+)?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)\s*(?P<op>[:+?!]*=)(?P<value>.*)$"
+)
+_MAKE_REF = re.compile(r"\$[({]([A-Za-z_][A-Za-z0-9_.-]*)[)}]|\$\$")
+
+
+def _make_recipes(text: str) -> tuple[list[Src], dict[str, Src], dict[str, int]]:
+    """The recipe lines of a Makefile (continuations joined, not yet expanded), its variables
+    (as written: make expands recipes when it runs them, with the file's final values) and
+    its exported names (→ where each is named)."""
+    variables: dict[str, Src] = {}
+    exported: dict[str, int] = {}
+    recipes: list[Src] = []
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    in_rule = False
+    i = 0
+    while i < len(lines):
+        line, start = lines[i], offsets[i]
+        if line.startswith("\t") and in_rule:
+            src = Src.of(line[1:].rstrip("\r\n"), start + 1)
+            while src.text.endswith("\\") and i + 1 < len(lines):
+                i += 1
+                nxt = lines[i]
+                strip = 1 if nxt.startswith("\t") else 0
+                joined = Src(" ", [offsets[i]]) + Src.of(nxt[strip:].rstrip("\r\n"), offsets[i] + strip)
+                src = src.slice(0, len(src.text) - 1) + joined
+            recipes.append(_strip_recipe_prefix(src))
+            i += 1
+            continue
+        indent = len(line) - len(line.lstrip())
+        stripped = line.strip()
+        assignment = _MAKE_ASSIGN.match(stripped)
+        if assignment is not None:
+            raw_value = assignment.group("value")
+            value_text = raw_value.strip()
+            value_start = start + indent + assignment.start("value") + (len(raw_value) - len(raw_value.lstrip()))
+            value = Src.of(value_text, value_start)
+            name, op = assignment.group("name"), assignment.group("op")
+            if op == "+=" and name in variables:
+                variables[name] = variables[name] + Src(" ", [value_start]) + value
+            elif op != "?=" or name not in variables:
+                variables[name] = value
+            if assignment.group("export"):
+                exported[name] = start + indent + assignment.start("name")
+            in_rule = False
+        elif stripped.startswith("export ") and "=" not in stripped:
+            for found in re.finditer(r"\S+", line[indent + len("export ") :]):
+                exported[found.group()] = start + indent + len("export ") + found.start()
+        elif re.match(r"^[^\s#=][^=]*:(?!=)", line):
+            in_rule = True
+        elif stripped and not stripped.startswith("#"):
+            in_rule = False
+        i += 1
+    return recipes, variables, exported
+
+
+def _strip_recipe_prefix(src: Src) -> Src:
+    i = 0
+    while i < len(src.text) and src.text[i] in "@-+ \t":
+        i += 1
+    return src.slice(i, len(src.text))
+
+
+def _make_expand(src: Src, variables: dict[str, Src], depth: int = 0) -> Src:
+    """make's expansion before the shell sees the line: ``$(VAR)``, ``${VAR}``, ``$$``."""
+    out = Src("", [])
+    last = 0
+    for found in _MAKE_REF.finditer(src.text):
+        out = out + src.slice(last, found.start())
+        if found.group(0) == "$$":
+            out = out + src.slice(found.start() + 1, found.end())
+        else:
+            name = found.group(1)
+            if name in variables and depth < 10:
+                out = out + _make_expand(variables[name], variables, depth + 1)
+            elif name in variables:
+                out = out + variables[name]
+            else:  # from make's environment: the shell's ``${NAME}`` (unknown to precheck too)
+                at = src.at[found.start()]
+                out = out + Src("${" + name + "}", [at] * (len(name) + 3))
+        last = found.end()
+    return out + src.slice(last, len(src.text))
+
+
+# -- entry points -------------------------------------------------------------------------------
+
+
+def parse_script(path: str, text: str, kind: str) -> list[Document]:
+    """One document per launch command in a shell script (``kind`` "shell") or a Makefile."""
+    builder = Builder(path, text)
+    folder = Path(path).parent if path != COMMAND_LINE else Path(".")
+    runs: list[tuple[Found, str, list[SourceNote]]] = []
+    shell = Shell(builder, [folder], runs)
+    if kind == "makefile":
+        recipes, variables, exported = _make_recipes(text)
+        for name, at in exported.items():
+            if name in variables:
+                value = _make_expand(variables[name], variables)
+                shell.vars[name] = Value(value.text, value.at)
+                shell.exported.add(name)
+                if name in RUN_ENV:
+                    shell.env[name] = shell._node(name, shell.vars[name], at)
+        for recipe in recipes:
+            shell.child().run(lex(path, _make_expand(recipe, variables), text))
+    else:
+        shell.run(lex(path, Src.of(text), text))
+    suppressions = scan_suppressions(text, "env")
+    documents = []
+    for found, where, notes in runs:
+        line, column = _start(found, builder)
+        documents.append(
+            Document(
+                path,
+                "shell",
+                Node(found.root, line, column),
+                text,
+                [*notes, *builder.notes, *suppressions],
+                dialect=found.dialect,
+                env=found.env,
+                label=where,
+            )
+        )
+    return [d for d in documents if d.dialect is not None or _known(d)]
+
+
+def _start(found: Found, builder: Builder) -> tuple[int, int]:
+    lines = [(n.key_line or n.line, n.key_column or n.column) for n in found.root.values() if n.path is None]
+    return min(lines) if lines else (1, 1)
+
+
+def _known(document: Document) -> bool:
+    from .. import dialects
+
+    return dialects.detect(document) is not None
+
+
+def command_text(argv: list[str]) -> str:
+    """The command line as one shell line (what positions on ``<command line>`` count in)."""
+    return shlex.join(argv)
+
+
+def parse_command(argv: list[str], display: str = COMMAND_LINE) -> list[Document]:
+    """The runs a command line (``precheck -- CMD ARGS...``) starts."""
+    return parse_script(display, command_text(argv), "shell")
+
+
+__all__ = ["COMMAND_LINE", "command_text", "parse_command", "parse_script"]
