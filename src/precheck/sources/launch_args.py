@@ -323,6 +323,9 @@ def shown(path: Path) -> str:
 
 def locate(value: str, bases: list[Path]) -> Path | None:
     """The file a command names: relative to the script's folder (or where it ``cd``-ed), then cwd."""
-    given = Path(value).expanduser()
-    candidates = [given] if given.is_absolute() else [*(b / given for b in bases), given]
-    return next((c for c in candidates if c.is_file()), None)
+    try:
+        given = Path(value).expanduser()
+        candidates = [given] if given.is_absolute() else [*(b / given for b in bases), given]
+        return next((c for c in candidates if c.is_file()), None)
+    except (OSError, ValueError, RuntimeError):  # a name too long, a NUL, ``~nosuchuser``: names no file
+        return None

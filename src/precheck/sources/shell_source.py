@@ -366,7 +366,10 @@ class Shell:
                 self.builder.note("unresolved", f"`cd {target.raw}`: precheck cannot tell where", target.offset())
             return
         base = self.bases[0]
-        given = Path(target.text).expanduser()
+        try:
+            given = Path(target.text).expanduser()
+        except RuntimeError:  # ``cd ~nosuchuser``
+            given = Path(target.text)
         self.bases = [given if given.is_absolute() else base / given, script_dir]
 
     def launch(self, argv: list[Field], env: dict[str, Node]) -> tuple[Found, str, list[SourceNote]] | None:
