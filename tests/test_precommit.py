@@ -38,10 +38,13 @@ def _git_env() -> dict[str, str]:
     return env
 
 
+LAUNCH = "#!/bin/sh\ntorchrun train.py --output_dir out --bf16 true --learning_rate 2e-5\n"
+
+
 def test_the_hook_definition() -> None:
     (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == "precheck" and hook["entry"] == "precheck" and hook["language"] == "python"
-    assert hook["types_or"] == ["yaml", "json", "toml"]
+    assert hook["types_or"] == ["yaml", "json", "toml", "shell", "makefile", "python", "jupyter"]
     assert hook["pass_filenames"] is True and hook["require_serial"] is True
 
 
@@ -61,6 +64,8 @@ def test_pre_commit_try_repo_fails_the_bad_config_and_passes_the_good(tmp_path: 
     (work / ".precheck.toml").write_text('gpus = ["V100"]\n')
     (work / "bad.yaml").write_text(BAD)
     (work / "good.yaml").write_text(GOOD)
+    (work / "launch.sh").write_text(LAUNCH)
+    (work / "notes.py").write_text("print('no training here')\n")
     git("init", "-q", cwd=work)
     git("add", "-A", cwd=work)
 
@@ -73,11 +78,12 @@ def test_pre_commit_try_repo_fails_the_bad_config_and_passes_the_good(tmp_path: 
             [*command, "--verbose", "--files", *files], cwd=work, env=env, capture_output=True, text=True, timeout=540
         )
 
-    bad = try_repo("bad.yaml", "good.yaml")
+    bad = try_repo("bad.yaml", "good.yaml", "launch.sh", "notes.py")
     print(bad.stdout, bad.stderr)  # shown with pytest -s: the run's own output
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "Failed" in bad.stdout
     assert "bad.yaml:4:1: PC101 error" in bad.stdout
+    assert "launch.sh:2:36: PC101 error" in bad.stdout  # the launch command's `--bf16` flag
     assert "good.yaml" not in bad.stdout.split("- hook id: precheck", 1)[1].split("hardware:")[0]
 
     good = try_repo("good.yaml")

@@ -26,7 +26,8 @@ def render_text(report: Report) -> str:
         if result.plan is None or result.config is None or result.part_of is not None:
             continue  # a file another config names is shown in that run
         lines.append("")
-        lines.append(f"{result.path} ({result.dialect})")
+        label = f": {result.label}" if result.label else ""
+        lines.append(f"{result.path}{label} ({result.dialect})")
         for role, attached in result.config.attached.items():
             kind = role if role == attached.dialect else f"{role}, read as {attached.dialect}"
             lines.append(f"  reads    {attached.path} ({kind})")
@@ -94,6 +95,7 @@ def render_json(report: Report) -> str:
         runs.append(
             {
                 "path": result.path,
+                "run": result.label,
                 "dialect": result.dialect,
                 "framework": result.config.framework,
                 "versions": result.versions.as_dict() if result.versions else {},

@@ -74,7 +74,11 @@ class Edit:
             # reads only `False` as false (`false` stays a truthy string), while
             # HfArgumentParser's string_to_bool and OmegaConf take either
             text = str(self.value)
-            return f"{self.key} {text}" if self.key.startswith("-") else f"{self.key}={text}"
+            if self.key.startswith("-"):
+                return f"{self.key} {text}"
+            if self.line is None and not self.key.isupper():  # a flag to add to the command
+                return f"--{self.key} {text}"
+            return f"{self.key}={text}"  # an override (`bf16=False`) or a variable
         if suffix in ("py", "ipynb"):  # a keyword argument: fp16=False, dtype=torch.bfloat16
             dtype = self.key.endswith("dtype") and self.value in ("float16", "bfloat16", "float32")
             return f"{self.key}={'torch.' + str(self.value) if dtype else repr(self.value)}"
