@@ -552,3 +552,14 @@ def test_a_config_file_a_script_merges_is_part_of_that_run(tmp_path: Path) -> No
     script = next(r for r in both.files if r.path.endswith("train.sh"))
     assert str(tmp_path / "sft.yaml") in script.attached
     assert "PC101" not in {f.rule for f in both.findings}  # the run the script starts overrides bf16
+
+
+def test_python_fire_keeps_a_bare_false_as_a_truthy_string(tmp_path: Path) -> None:
+    """llama-cookbook's finetuning goes through python-fire: `--use_fp16 false` is the string
+    'false' (PC906), while `--use_fp16 False` is the boolean."""
+    bare = tmp_path / "bare.sh"
+    bare.write_text("torchrun getting-started/finetuning/finetuning.py --model_name m --use_fp16 false\n")
+    assert ("PC906", 1, 66) in findings(bare, "A100")  # at `--use_fp16`
+    doc = run("torchrun getting-started/finetuning/finetuning.py --model_name m --use_fp16 False\n")
+    assert doc.dialect == "llama-recipes" and values(doc)["use_fp16"] is False
+    assert notes(doc, "quoted-boolean") == []

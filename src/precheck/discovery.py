@@ -33,7 +33,9 @@ def walk(folder: Path, exclude: list[str] | None = None) -> tuple[list[Path], li
         dirs[:] = sorted(
             d
             for d in dirs
-            if d not in SKIP_DIRS and not d.startswith(".") and not ignored(patterns, here / d, is_dir=True)
+            if d not in SKIP_DIRS
+            and (not d.startswith(".") or _workflows(here / d))
+            and not ignored(patterns, here / d, is_dir=True)
         )
         found.extend(
             Path(root) / name
@@ -58,3 +60,8 @@ def iter_files(paths: list[str], exclude: list[str] | None = None) -> Iterator[t
         found, unreadable = walk(path, exclude)
         for file in sorted(found + unreadable):
             yield file, str(file), file in unreadable
+
+
+def _workflows(folder: PurePosixPath) -> bool:
+    """The one hidden folder searched: ``.github`` (its ``workflows`` hold launch commands)."""
+    return folder.name == ".github"

@@ -44,6 +44,7 @@ from .rules.base import Edit, Finding, FixSafety
 from .sources import FORMATS, parse, script_kind
 from .sources.env_source import _ASSIGNMENT
 from .sources.toml_source import _HEADER, _KEY, _split_key
+from .sources.workflow_source import is_workflow
 
 
 class FixError(Exception):
@@ -846,8 +847,8 @@ def plan_fixes(findings: Iterable[Finding], unsafe: bool = False) -> FixPlan:
 def _replacements(edits: Iterable[Edit], sources: dict[str, SourceFile]) -> dict[str, list[Replacement]]:
     out: dict[str, list[Replacement]] = {}
     for edit in edits:
-        if script_kind(edit.path) is not None:
-            raise FixError("precheck does not rewrite scripts, Makefiles or notebooks; change the argument by hand")
+        if script_kind(edit.path) is not None or is_workflow(edit.path):
+            raise FixError("precheck does not rewrite scripts, workflows or notebooks; change the argument by hand")
         key = _key(edit.path)
         if key not in sources:
             sources[key] = SourceFile.read(edit.path)

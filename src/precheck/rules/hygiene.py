@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..provenance import Origin
+from ..sources import script_kind
 from ..suppression import FILE, Suppression, from_notes
 from .base import Context, Finding, Fix, Severity, rule
 
@@ -185,6 +186,12 @@ def quoted_boolean(ctx: Context) -> Iterator[Finding]:
     unchanged, and its `__post_init__` tests `if self.fp16:` — a non-empty string is true,
     so `fp16: "false"` turns fp16 on. The same file means opposite things to two tools.
 
+    On a command line read by python-fire (llama-recipes / llama-cookbook `finetuning`),
+    the bare word is the trap: fire's parser (`fire/parser.py` `_Replacement`) keeps only
+    the names `True`, `False` and `None` as Python literals and passes `--use_fp16 false` on
+    as the string `'false'`, which `update_config` sets and `if train_config.use_fp16:`
+    reads as true.
+
     ## Example
     ```yaml
     fp16: "false"
@@ -195,10 +202,13 @@ def quoted_boolean(ctx: Context) -> Iterator[Finding]:
     ```
 
     ## Fix
-    Remove the quotes.
+    Remove the quotes (on a python-fire command line, write `True` or `False`).
     """
     for origin, message in _notes(ctx, "quoted-boolean"):
-        yield Finding(origin, message, Fix("remove the quotes: write true or false"))
+        # a script's or a `precheck -- CMD` command line's flag: python-fire's bare word
+        script = origin.path is not None and (script_kind(origin.path) is not None or origin.path.startswith("<"))
+        fix = "write True or False" if script else "remove the quotes: write true or false"
+        yield Finding(origin, message, Fix(fix))
 
 
 def _suppressions(ctx: Context) -> Iterator[tuple[str, Suppression]]:

@@ -12,6 +12,7 @@ from .json_source import parse_json
 from .nodes import Document, Node, SourceNote
 from .suppressions import scan as scan_suppressions
 from .toml_source import parse_toml
+from .workflow_source import is_workflow, parse_workflow
 from .yaml_source import parse_yaml
 
 if TYPE_CHECKING:
@@ -95,7 +96,11 @@ def load_runs(path: str | Path, display: str | None = None, hardware: Hardware |
     (``is_bfloat16_supported()``) is read as it would answer there."""
     kind = script_kind(path)
     if kind is None:
-        return [load(path, display)]
+        document = load(path, display)
+        if document.format == "yaml" and is_workflow(document.path):
+            # a GitHub Actions workflow: the launch commands of its steps
+            return parse_workflow(document.path, document.text)
+        return [document]
     shown = display if display is not None else str(path)
     text = read_text(Path(path), shown)
     if "\x00" in text:

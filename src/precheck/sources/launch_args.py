@@ -54,6 +54,9 @@ _HF_FALSE = {"no", "false", "f", "n"}
 _PYDANTIC_TRUE = _HF_TRUE | {"on"}
 _PYDANTIC_FALSE = _HF_FALSE | {"off"}
 _NEGATIVE = re.compile(r"-[0-9.]")
+#: bare words python-fire keeps as strings that a user means as booleans (fire/parser.py
+#: ``_Replacement``: only the names True, False and None stay Python literals)
+_FIRE_WORDS = _PYDANTIC_TRUE | _PYDANTIC_FALSE
 
 
 class _OmegaConfLoader(yaml.SafeLoader):
@@ -183,6 +186,15 @@ class Builder:
             )
             return None
         line, column = self.where(value.offset())
+        if style == "python" and value.text.lower() in _FIRE_WORDS and value.text not in ("True", "False"):
+            self.note(
+                "quoted-boolean",
+                f"`{key} {value.text}`: python-fire passes the bare word {value.text!r} on as the string "
+                f"{value.text!r}, not a boolean (only `True`/`False` are), and a non-empty string is true to "
+                f"`if {key.lstrip('-')}:`, so {value.text!r} can switch the setting on; write `True` or `False`",
+                key_at,
+                key,
+            )
         return Node(
             typed(value.text, style), line, column, key, key_line, key_column, raw=value.raw, quoted=value.quoted
         )

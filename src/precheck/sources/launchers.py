@@ -232,7 +232,11 @@ def _script_kind(script: str, module: bool) -> str:
     dotted = name if module else re.sub(r"\.py$", "", name).replace("/", ".")
     if re.search(r"(^|\.)axolotl\.cli\.train$", dotted):
         return "axolotl"
-    if re.search(r"(^|\.)(llama_recipes|llama_cookbook)\.finetuning$", dotted) or dotted.endswith("recipes.finetuning"):
+    # the package's module, or the cookbook's wrapper script (getting-started/finetuning/finetuning.py,
+    # formerly recipes/quickstart/finetuning/finetuning.py), which calls llama_cookbook.finetuning.main via fire
+    if re.search(r"(^|\.)(llama_recipes|llama_cookbook)\.finetuning$", dotted) or dotted.endswith(
+        ("recipes.finetuning", "finetuning.finetuning")
+    ):
         return "llama-recipes"
     if re.search(r"(^|\.)swift\.cli\.(sft|pt|rlhf)$", dotted):
         return "ms-swift"
