@@ -177,6 +177,26 @@ def test_invalid_pyproject_table_names_its_line(tmp_path: Path) -> None:
     assert f"{folder / 'pyproject.toml'}:5:1: `ignore`: unknown rule selector 'nope-rule'" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("config", "where"),
+    [
+        ('[tool.precheck]\ngpus = ["V100"\n', ":2:15: invalid TOML: Unclosed array at the end of the file"),
+        ('[project]\nname = \n[tool.precheck]\ngpus = ["V100"]\n', ":2:8: invalid TOML: Invalid value"),
+    ],
+)
+def test_a_broken_pyproject_with_precheck_table_is_an_error(tmp_path: Path, config: str, where: str) -> None:
+    """The settings CI relies on (gpus, fail-on) must not be dropped without a word."""
+    folder = project(tmp_path, config, name="pyproject.toml")
+    result = run("configs", cwd=folder)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"{folder / 'pyproject.toml'}{where}" in result.stderr, result.stderr
+
+
+def test_a_broken_pyproject_without_precheck_table_is_not_precheck_business(tmp_path: Path) -> None:
+    folder = project(tmp_path, "[project]\nname = \n", name="pyproject.toml")
+    assert run("--gpu", "A100", "configs", cwd=folder).returncode in (0, 1)
+
+
 def test_load_reads_every_key(tmp_path: Path) -> None:
     path = tmp_path / ".precheck.toml"
     path.write_text(

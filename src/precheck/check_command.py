@@ -93,13 +93,17 @@ def run_check(
 
 def _fix(report: api.Report, diff: bool, unsafe: bool, run: Callable[[], api.Report]) -> api.Report | int:
     """``--fix``: write the fixes and check again; ``--diff``: print them and stop (the exit code)."""
-    from .fix import apply, plan_fixes
+    from .fix import applicable, apply, plan_fixes
 
     fixes = plan_fixes(report.findings, unsafe)
     for finding, why in fixes.skipped:
         print(f"precheck: not fixed: {finding.origin.location()}: {finding.rule}: {why}", file=sys.stderr)
     files = len(fixes.changes)
     counted = f"{fixes.fixed} finding{'' if fixes.fixed == 1 else 's'} in {files} file{'' if files == 1 else 's'}"
+    if not unsafe:  # as ruff does: say that more would be fixed with the flag
+        hidden = sum(1 for f in report.findings if applicable(f, True) and not applicable(f))
+        if hidden:
+            counted += f" ({hidden} more with --unsafe-fixes)"
     if diff:
         for change in fixes.changes:
             sys.stdout.write(change.diff())

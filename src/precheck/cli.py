@@ -22,7 +22,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     no_args_is_help=False,
-    help="Catch mixed-precision misconfigurations in training configs before they burn GPU hours.",
+    help="Catch mixed-precision misconfigurations in training configs before they burn GPU hours.\n\n"
+    "`precheck PATH...` is `precheck check PATH...`: see `precheck check --help` for its options "
+    "(--gpu, --format, --select, --fix...).",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -109,7 +111,7 @@ def check(
         typer.Option(
             "--deep",
             help="Also ask the installed transformers/TRL/accelerate: keys against their dataclasses, "
-            "exact parameter counts on the meta device (needs precheck[hf]).",
+            "exact parameter counts on the meta device (needs precheck\\[hf]).",
         ),
     ] = False,
 ) -> None:

@@ -19,6 +19,7 @@ An invalid value raises :class:`~precheck.errors.InputError` with the file, line
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -106,7 +107,12 @@ def _table(path: Path) -> dict[str, Node] | None:
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError:
-            return None  # a broken pyproject is its owner's business unless it names precheck
+            # a broken pyproject is its owner's business, unless it holds precheck's table:
+            # then the settings CI relies on (gpus, fail-on) would silently be lost
+            if not re.search(r"^\s*\[\s*tool\s*\.\s*precheck\b", text, re.MULTILINE):
+                return None
+            parse_toml(str(path), text)  # raises the InputError at the error's line and column
+            raise
         tool = data.get("tool")
         if not isinstance(tool, dict) or "precheck" not in tool:
             return None

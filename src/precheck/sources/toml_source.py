@@ -42,19 +42,23 @@ def parse_toml(path: str, text: str) -> Document:
         raise InputError(path, f"nesting deeper than {MAX_DEPTH} levels", line, column) from None
     except ValueError as exc:
         if isinstance(exc, tomllib.TOMLDecodeError):
-            raise _decode_error(path, exc) from None
+            raise _decode_error(path, exc, text) from None
         raise _number_error(path, text, exc) from None
     positions = _positions(text)
     root = _build(path, data, (), positions, (1, 1), 0)
     return Document(path, "toml", root, text)
 
 
-def _decode_error(path: str, exc: ValueError) -> InputError:
+def _decode_error(path: str, exc: ValueError, text: str) -> InputError:
     message = str(exc)
     found = _AT.search(message)
     message = _AT.sub("", message).replace("()", "").strip() or "invalid TOML"
     line = int(found.group(1)) if found else None
     column = int(found.group(2)) if found else None
+    if found is None and "end of document" in str(exc):  # tomllib names no line: the last one
+        lines = text.splitlines() or [""]
+        line, column = len(lines), len(lines[-1]) + 1
+        message = f"{message.replace('(at end of document)', '').strip()} at the end of the file"
     return InputError(path, f"invalid TOML: {message}", line, column)
 
 
