@@ -206,6 +206,17 @@ class Dialect:
     def finish(self, doc: Document, config: TrainingConfig) -> None:
         """Hook for what a field table cannot say (derived values, nested blocks)."""
 
+    def read_model_loading(self, doc: Document, config: TrainingConfig) -> None:
+        """``load_in_4bit``/``load_in_8bit`` (QLoRA) and TRL's ``use_peft`` (LoRA or a full
+        fine-tune), as HF-style configs and scripts spell them."""
+        for key, bits in (("load_in_4bit", 4), ("load_in_8bit", 8)):
+            node = self.node(doc, key)
+            if node is not None and to_bool(node.value):
+                self.put(config, "quantization_bits", bits, doc, node)
+        peft = self.node(doc, "use_peft")
+        if peft is not None and to_bool(peft.value) is not None:
+            self.put(config, "train_type", "lora" if to_bool(peft.value) else "full", doc, peft)
+
     def node(self, doc: Document, path: str) -> Node | None:
         """The node at a dotted key path, keys compared after :meth:`normalise_key`."""
         return lookup(self.root(doc), tuple(path.split(".")), self.normalise_key)

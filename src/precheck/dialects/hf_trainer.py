@@ -130,13 +130,7 @@ class HfTrainer(Dialect):
         return 10 + hits if hits >= 2 else 0
 
     def finish(self, doc: Document, config: TrainingConfig) -> None:
-        for key, bits in (("load_in_4bit", 4), ("load_in_8bit", 8)):
-            node = self.node(doc, key)
-            if node is not None and to_bool(node.value):
-                self.put(config, "quantization_bits", bits, doc, node)
-        peft = self.node(doc, "use_peft")
-        if peft is not None and to_bool(peft.value) is not None:
-            self.put(config, "train_type", "lora" if to_bool(peft.value) else "full", doc, peft)
+        self.read_model_loading(doc, config)
         self._fsdp(doc, config)
 
     def _fsdp(self, doc: Document, config: TrainingConfig) -> None:

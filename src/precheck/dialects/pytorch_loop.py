@@ -45,13 +45,7 @@ class PytorchLoop(Dialect):
         return 0  # named by the Python source (Document.dialect), never detected
 
     def finish(self, doc: Document, config: TrainingConfig) -> None:
-        for key, bits in (("load_in_4bit", 4), ("load_in_8bit", 8)):
-            node = self.node(doc, key)
-            if node is not None and to_bool(node.value):
-                self.put(config, "quantization_bits", bits, doc, node)
-        peft = self.node(doc, "use_peft")
-        if peft is not None and to_bool(peft.value) is not None:
-            self.put(config, "train_type", "lora" if to_bool(peft.value) else "full", doc, peft)
+        self.read_model_loading(doc, config)
         sharded = self.node(doc, "sharded_grad_scaler")
         if sharded is not None and to_bool(sharded.value):
             self.put(config, "fsdp", True, doc, sharded)
