@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..provenance import Origin
+from ..provenance import Origin, Sourced
 from ..versions import VersionRange
 
 if TYPE_CHECKING:
@@ -84,6 +84,16 @@ class Edit:
             dtype = self.key.endswith("dtype") and self.value in ("float16", "bfloat16", "float32")
             return f"{self.key}={'torch.' + str(self.value) if dtype else repr(self.value)}"
         return f"{self.key}: {str(self.value).lower() if isinstance(self.value, bool) else self.value}"
+
+
+def written(setting: Sourced[Any], default_key: str = "") -> str:
+    """A setting as its file spells it, for a message: ``torch_dtype: float16`` in YAML,
+    ``--torch_dtype float16`` on a command line, ``torch_dtype=torch.float16`` in Python."""
+    origin = setting.origin
+    value = setting.value
+    if isinstance(value, bool) and (origin.key or "").startswith("-"):
+        return f"{origin.key} {str(value).lower()}"  # as command lines usually spell it
+    return Edit(origin.path or "", origin.key or default_key, value, origin.line).assignment()
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,7 @@ from typing import Any
 from ..config import TrainingConfig
 from ..models import family_of
 from ..provenance import Sourced
-from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
+from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule, written
 from .device import flag_edit, used_devices
 from .optimizer_support import compensated_rounding, names_adapters, optimizer_name, setting
 
@@ -87,7 +87,7 @@ def _deliberate(ctx: Context) -> str | None:
     if config.framework == "simpletuner":
         return "SimpleTuner casts the trained model to its bf16 weight dtype by design"
     if config.framework == "lightning" and config.precision is not None and "true" in str(config.precision.value):
-        return f"`{config.precision.origin.key or 'precision'}: {config.precision.value}` asks for bf16 weights"
+        return f"`{written(config.precision, 'precision')}` asks for bf16 weights"
     if plan.master_weights is not None and plan.master_weights.value == "bfloat16":
         return "the DeepSpeed config keeps master weights in bf16 (`bf16_master_weights_and_grads`)"
     return None
@@ -472,8 +472,8 @@ def launcher_mixed_precision_ignored(ctx: Context) -> Iterator[Finding]:
     running = _HALF.get(str(autocast.value)) if autocast.value is not None else None
     if autocast.origin.kind != "env" and running is not None and running != wanted:
         flag = config.fp16 if running == "fp16" else config.bf16
-        written = flag is not None and flag.origin.in_file and flag.value
-        winner = f"`{flag.origin.key}: true`" if written and flag is not None else f"{autocast.origin}"
+        in_file = flag is not None and flag.origin.in_file and flag.value
+        winner = f"`{written(flag)}`" if in_file and flag is not None else f"{autocast.origin}"
         yield Finding(
             anchor(config.path, *([flag.origin] if flag is not None else []), autocast.origin),
             f"ACCELERATE_MIXED_PRECISION={env.value} is overridden: TrainingArguments reads it first and then sets "
@@ -486,7 +486,7 @@ def launcher_mixed_precision_ignored(ctx: Context) -> Iterator[Finding]:
         offs = [f for f in (config.fp16, config.bf16) if f is not None and f.origin.in_file and f.value is False]
         if not offs:
             return
-        keys = " and ".join(f"`{f.origin.key}: false`" for f in offs)
+        keys = " and ".join(f"`{written(f)}`" for f in offs)
         yield Finding(
             offs[0].origin,
             f"{keys} {'do' if len(offs) > 1 else 'does'} not turn mixed precision off: with no flag true, "

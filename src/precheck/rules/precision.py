@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ..models import family_of
 from ..resolve.ms_swift import OVERRIDES_FLAGS
 from ..versions import VersionRange
-from .base import Context, Edit, Finding, Fix, FixSafety, Severity, edits_for, rule
+from .base import Context, Edit, Finding, Fix, FixSafety, Severity, edits_for, rule, written
 from .device import flag_edit, used_devices
 
 
@@ -66,8 +66,8 @@ def fp16_flag_overridden_by_torch_dtype(ctx: Context) -> Iterator[Finding]:
     path = dtype.origin.path or config.path
     yield Finding(
         dtype.origin,
-        f"`{dtype.origin.key}: {dtype.value}` forces fp16 mixed precision on and the explicit "
-        f"`{fp16.origin.key}: false` (line {fp16.origin.line}) is ignored: the run trains in fp16{tail}",
+        f"`{written(dtype)}` forces fp16 mixed precision on and the explicit "
+        f"`{written(fp16)}` (line {fp16.origin.line}) is ignored: the run trains in fp16{tail}",
         Fix(
             "upgrade to ms-swift>=3.3.1 and train in fp32; on this version accept fp16 AMP with fp32 weights",
             (
