@@ -237,7 +237,6 @@ class _YamlEditor:
         self.documents = len(documents)
         first = next((d for d in documents if d is not None), None)
         self.root = _Entry("", 0, 0, 0, len(text), "mapping")
-        self.root_node = first
         if first is None:
             return
         if not isinstance(first, yaml.MappingNode):

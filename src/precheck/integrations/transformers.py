@@ -36,8 +36,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-import torch
-from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+try:  # this module is the callback itself: it subclasses TrainerCallback, so it needs transformers
+    import torch
+    from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+except ImportError as missing:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        f"precheck.integrations.transformers needs torch and transformers ({missing}): pip install 'precheck[hf]'"
+    ) from missing
 
 from .. import dialects, resolve
 from ..config import TrainingConfig

@@ -24,6 +24,7 @@ from .. import __version__
 from ..engine import Report
 from ..rules import RULES
 from ..rules.base import Finding, Rule, Severity
+from ..sources.nodes import position
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -69,11 +70,6 @@ def _location(path: str, line: int | None, column: int | None) -> dict[str, Any]
     return {"physicalLocation": physical}
 
 
-def _position(text: str, index: int) -> tuple[int, int]:
-    line = text.count("\n", 0, index) + 1
-    return line, index - (text.rfind("\n", 0, index) + 1) + 1
-
-
 def _fixes(finding: Finding) -> list[dict[str, Any]]:
     from ..fix import sarif_changes
 
@@ -86,8 +82,8 @@ def _fixes(finding: Finding) -> list[dict[str, Any]]:
     for path, (text, replacements) in changes.items():
         items = []
         for item in replacements:
-            start_line, start_column = _position(text, item.start)
-            end_line, end_column = _position(text, item.end)
+            start_line, start_column = position(text, item.start)
+            end_line, end_column = position(text, item.end)
             region = {
                 "startLine": start_line,
                 "startColumn": start_column,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ..errors import FileTooLarge, InputError
 from .env_source import parse_env
 from .json_source import parse_json
-from .nodes import Document, Node, SourceNote
+from .nodes import Document, Node, SourceNote, position
 from .suppressions import scan as scan_suppressions
 from .toml_source import parse_toml
 from .workflow_source import is_workflow, parse_workflow
@@ -58,9 +58,7 @@ def decode(path: str, data: bytes) -> str:
 
 def _binary(path: str, text: str, what: str) -> InputError:
     """A file with NUL bytes, pointed at the first one (UTF-16 without a BOM reads so too)."""
-    index = text.index("\x00")
-    line = text.count("\n", 0, index) + 1
-    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    line, column = position(text, text.index("\x00"))
     return InputError(path, f"binary file (contains NUL bytes), not {what}", line, column)
 
 

@@ -38,8 +38,7 @@ from typing import Any
 
 import yaml
 
-from .nodes import Node, SourceNote
-from .shell_lexer import position
+from .nodes import Node, SourceNote, position
 
 STYLES = ("hf", "omegaconf", "torchtune", "python", "pydantic", "yaml", "yaml12")
 

@@ -85,3 +85,9 @@ class Document:
     def mapping(self) -> dict[str, Node]:
         """The top-level mapping, or an empty one when the document is not a mapping."""
         return self.root.value if isinstance(self.root.value, dict) else {}
+
+
+def position(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of the character at ``offset`` in ``text``."""
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1

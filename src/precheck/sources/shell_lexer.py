@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from .nodes import position
 
 
 @dataclass(slots=True)
@@ -506,12 +507,6 @@ def _io_number(parts: list[Part]) -> bool:
     if not parts or not all(isinstance(p, Lit) and not p.quoted for p in parts):
         return False
     return "".join(p.text for p in parts if isinstance(p, Lit)).isdigit()
-
-
-def position(text: str, offset: int) -> tuple[int, int]:
-    """1-based line and column of ``offset`` in ``text``."""
-    line = text.count("\n", 0, offset) + 1
-    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
 def lex(path: str, src: Src, text: str) -> list[Command]:

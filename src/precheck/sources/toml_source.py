@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from ..errors import InputError
-from .nodes import Document, Node
+from .nodes import Document, Node, position
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -68,7 +68,7 @@ def _number_error(path: str, text: str, exc: ValueError) -> InputError:
     for match in re.finditer(r"[0-9][0-9_]*", text):
         digits = len(match.group(0).replace("_", ""))
         if limit and digits > limit:
-            line, column = _where(text, match.start())
+            line, column = position(text, match.start())
             message = f"an integer of {digits} digits: Python refuses to convert more than {limit}"
             return InputError(path, message, line, column)
     return InputError(path, f"invalid TOML: {exc}")
@@ -82,15 +82,10 @@ def _deep_at(text: str) -> tuple[int, int]:
         if char in "[{":
             depth += 1
             if depth > MAX_DEPTH:
-                return _where(text, index)
+                return position(text, index)
         elif char in "]}":
             depth = max(depth - 1, 0)
     return 1, 1
-
-
-def _where(text: str, index: int) -> tuple[int, int]:
-    line = text.count("\n", 0, index) + 1
-    return line, index - (text.rfind("\n", 0, index) + 1) + 1
 
 
 def _positions(text: str) -> dict[tuple[str, ...], tuple[int, int]]:
