@@ -175,25 +175,36 @@ class Dialect:
 
     def unknown_keys(self, doc: Document) -> list[SourceNote]:
         """Notes for top-level keys the framework does not read, with a did-you-mean."""
-        if not self.known_keys:
+        known, closed = self.known_keys, self.closed_keys
+        if doc.script_keys is not None:  # a launched script's own schema decides
+            if not doc.script_closed:
+                return []
+            known, closed = doc.script_keys, True
+        if not known:
             return []
         notes = []
         # a framework that accepts any key (scripts add their own) is only told of likely
         # typos of the keys precheck reads; a strict one of every key it would refuse
-        candidates = sorted(self.known_keys if self.closed_keys else {p[0] for f in self.fields for p in f.paths})
+        candidates = sorted(known if closed else {p[0] for f in self.fields for p in f.paths})
         read = {p[0] for f in self.fields for p in f.paths}
         for key, node in self.root(doc).items():
             name = self.normalise_key(key)
-            if name in self.known_keys or name in read:
+            if name in known or (name in read and doc.script_keys is None):
                 continue
             close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
-            if not close and not self.closed_keys:
+            if not close and not closed:
                 continue
             hint = f"; did you mean `{close[0]}`?" if close else ""
             line, column = node.anchor
             # a keyword argument in a Python script: the config class's __init__ refuses it
             ignores = "raises TypeError (an unexpected keyword argument)" if doc.format == "python" else self.ignores
             message = f"`{key}` is not a {self.name} key, so the framework {ignores}{hint}"
+            if doc.script_keys is not None:
+                message = (
+                    f"`{key}` is not an option the launched script defines, so its argument parser stops "
+                    f"with an error (argparse: `unrecognized arguments`; HfArgumentParser: `Some specified "
+                    f"arguments are not used by the HfArgumentParser`){hint}"
+                )
             notes.append(SourceNote("unknown-key", message, line, column, key))
         return notes
 

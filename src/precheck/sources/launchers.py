@@ -57,6 +57,7 @@ from pathlib import Path, PurePosixPath
 
 from .launch_args import Builder, Field, Parsed, flag_mapping, locate, put, shown, split_options, with_path
 from .nodes import Node
+from .script_launch import read_launched
 
 
 @dataclass
@@ -66,6 +67,10 @@ class Found:
     dialect: str | None
     root: dict[str, Node]
     env: dict[str, Node] = field(default_factory=dict)
+    #: the keys the launched script defines and whether it refuses others (see
+    #: :mod:`.script_launch`); None: not a script precheck looked for
+    script_keys: frozenset[str] | None = None
+    script_closed: bool = False
 
 
 @dataclass
@@ -264,9 +269,9 @@ def script(launch: Launch, name: Field, module: bool, args: list[Field]) -> Foun
         overrides = [a for a in rest if not a.looks_like_option()]
         _overrides(launch, root, overrides, "omegaconf")
         flag_mapping(launch.builder, split_options([a for a in rest if a.looks_like_option()]).options, "hf", into=root)
-        return Found(None, root)
+        return read_launched(launch, name, module, Found(None, root))
     parsed = split_options(args)
-    return Found(None, flag_mapping(launch.builder, parsed.options, "hf"))
+    return read_launched(launch, name, module, Found(None, flag_mapping(launch.builder, parsed.options, "hf")))
 
 
 def _trl(launch: Launch, args: list[Field]) -> Found:

@@ -81,6 +81,11 @@ class Document:
     env: dict[str, Node] = field(default_factory=dict)
     #: which run inside a file that holds several (``swift sft`` at line 12 of a script)
     label: str | None = None
+    #: the keys the program that reads this run defines (a launched script's own argument
+    #: schema, its frameworks' keys included), and whether its parser refuses the others;
+    #: None: the dialect's own key list decides (see ``sources.script_launch``)
+    script_keys: frozenset[str] | None = None
+    script_closed: bool = False
 
     def mapping(self) -> dict[str, Node]:
         """The top-level mapping, or an empty one when the document is not a mapping."""

@@ -198,7 +198,27 @@ class _Runs:
         for key, node in model.keys.items():
             root.setdefault(key, node)
         self._adapters(root)
-        return self._document(root, config.kind, self._label(config))
+        dialect = config.kind
+        if dialect == "trl" and self.runtime.unsloth and "fp16" not in root and "bf16" not in root:
+            dialect = self._unsloth_precision(config, root)
+        return self._document(root, dialect, self._label(config))
+
+    def _unsloth_precision(self, config: Call, root: dict[str, Node]) -> str:
+        """Importing unsloth replaces TRL's configs and trainers (``UnslothSFTConfig``...):
+        with neither ``fp16`` nor ``bf16`` set, TRL's ``bf16 = not fp16`` default is gone and the
+        trainer picks the mixed precision from the model's dtype (unsloth ``models/rl.py``:
+        ``elif (not use_bf16 and not use_fp16) ...: args.fp16 = float16; args.bf16 = not float16``).
+        Known only when the model's dtype is; the run is read without TRL's default either way."""
+        dtype = root.get("torch_dtype")
+        if dtype is not None and dtype.value in ("float16", "bfloat16"):
+            half = dtype.value == "float16"
+            self._put(root, "fp16", self._filled(config, half))
+            self._put(root, "bf16", self._filled(config, not half))
+            self.runtime.answers.append(
+                f"with unsloth imported, `{config.name}(...)` sets neither fp16 nor bf16, so the trainer trains in "
+                f"{'fp16' if half else 'bf16'} mixed precision, the dtype the model is loaded in"
+            )
+        return "hf-trainer"
 
     def _loop_run(self) -> Document | None:
         calls = [c for c in self.collector.calls if not c.inference]

@@ -609,6 +609,8 @@ def parse_script(path: str, text: str, kind: str) -> list[Document]:
                 dialect=found.dialect,
                 env=found.env,
                 label=where,
+                script_keys=found.script_keys,
+                script_closed=found.script_closed,
             )
         )
     return [d for d in documents if d.dialect is not None or _known(d)]

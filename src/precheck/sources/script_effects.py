@@ -1,0 +1,361 @@
+"""What a launched script does with its own options, read with ``ast``.
+
+A script's flag means what the script's code makes of it. peft's ``examples/sft/utils.py``:
+
+    if args.use_flash_attn:
+        if torch.xpu.is_available(): model_kwargs["attn_implementation"] = "eager"
+        else: model_kwargs["attn_implementation"] = "flash_attention_2"
+    bnb_config = BitsAndBytesConfig(load_in_4bit=args.use_4bit_quantization, ...)
+    if args.use_peft_lora and not args.use_unsloth: peft_config = LoraConfig(...)
+
+so ``--use_flash_attn True`` is ``attn_implementation: flash_attention_2``,
+``--use_4bit_quantization True`` is ``load_in_4bit: true`` and ``--use_peft_lora True`` a
+LoRA run. Each :class:`Effect` says which run key an option sets, to what, and under which
+conditions on other options. Only conditions on the script's own options are followed;
+a branch on a runtime value (``torch.cuda.get_device_capability()``, an environment
+variable) makes the effect unknown, except the checks for other accelerators (``xpu``,
+``npu``, ``mps``), which are false on the NVIDIA GPU precheck checks for.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: run keys an option can reach, and the callees whose keyword sets them (None: any call)
+_KEYWORDS: dict[str, tuple[str, ...] | None] = {
+    "torch_dtype": ("from_pretrained", "from_config", "FastLanguageModel", "dict"),
+    "dtype": ("from_pretrained", "from_config", "dict"),
+    "attn_implementation": None,
+    "use_flash_attention_2": None,
+    "load_in_4bit": ("BitsAndBytesConfig", "from_pretrained"),
+    "load_in_8bit": ("BitsAndBytesConfig", "from_pretrained"),
+    "bnb_4bit_compute_dtype": ("BitsAndBytesConfig",),
+    "fp16": None,
+    "bf16": None,
+    "tf32": None,
+    "mixed_precision": ("Accelerator",),
+}
+#: keys a script sets in a ``dict`` it passes on (``model_kwargs["attn_implementation"] = ...``)
+_DICT_KEYS = ("torch_dtype", "dtype", "attn_implementation", "load_in_4bit", "load_in_8bit")
+#: calls that make a run a LoRA / adapter run
+_PEFT_CALLS = frozenset({"LoraConfig", "get_peft_model", "AdaLoraConfig", "prepare_model_for_kbit_training"})
+#: words of a test for another accelerator: false on an NVIDIA GPU
+_OTHER_DEVICES = ("xpu", "npu", "mps", "hpu", "mlu")
+
+
+class Same:
+    """The option's own value (``load_in_4bit=args.use_4bit_quantization``)."""
+
+    def __repr__(self) -> str:
+        return "SAME"
+
+
+SAME = Same()
+
+
+class Computed:
+    """A value the script computes at run time: set, but not known."""
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = Computed()
+
+#: a condition on an option: (name, expected) with expected True / False (truthiness) or
+#: ("==", value) / ("!=", value)
+Condition = tuple[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """``key`` becomes ``value`` (or the option ``source``'s own value) when every condition holds."""
+
+    key: str
+    value: Any
+    when: tuple[Condition, ...]
+    source: str | None
+    path: Path
+    line: int
+    column: int
+
+
+class _Opaque(Exception):
+    """A test precheck cannot decide statically."""
+
+
+def effects(modules: dict[Path, ast.Module], options: set[str]) -> list[Effect]:
+    """Every effect the modules give the ``options``."""
+    out: list[Effect] = []
+    for path, tree in modules.items():
+        _Walker(path, options, out).body(tree.body, ())
+    return out
+
+
+class _Walker:
+    def __init__(self, path: Path, options: set[str], out: list[Effect]):
+        self.path = path
+        self.options = options
+        self.out = out
+        #: simple assignments in the current function: name → value
+        self.names: dict[str, ast.expr | None] = {}
+
+    def body(self, statements: list[ast.stmt], when: tuple[Condition, ...] | None) -> None:
+        for statement in statements:
+            self.statement(statement, when)
+
+    def statement(self, node: ast.stmt, when: tuple[Condition, ...] | None) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            saved = self.names
+            self.names = _assignments(node)
+            self.body(node.body, ())
+            self.names = saved
+            return
+        if isinstance(node, ast.ClassDef):
+            return
+        if isinstance(node, ast.If):
+            self._if(node, when)
+            return
+        if isinstance(node, (ast.For, ast.While, ast.With, ast.AsyncWith, ast.AsyncFor, ast.Try)):
+            for block in ("body", "orelse", "finalbody"):
+                self.body(getattr(node, block, []) or [], when)
+            for handler in getattr(node, "handlers", []):
+                self.body(handler.body, None)  # an exception path: not the run's
+            return
+        if when is None:
+            return
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if (
+                    isinstance(target, ast.Subscript)
+                    and isinstance(target.slice, ast.Constant)
+                    and target.slice.value in _DICT_KEYS
+                ):
+                    self._value(str(target.slice.value), node.value, when, node)
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call):
+                self._call(sub, when)
+            elif isinstance(sub, ast.Dict):
+                for key, value in zip(sub.keys, sub.values, strict=True):
+                    if isinstance(key, ast.Constant) and key.value in _DICT_KEYS:
+                        self._value(str(key.value), value, when, key)
+
+    def _if(self, node: ast.If, when: tuple[Condition, ...] | None) -> None:
+        if when is None:
+            return
+        text = ast.unparse(node.test).lower()
+        if any(word in text for word in _OTHER_DEVICES) and not self._mentions(node.test):
+            self.body(node.orelse, when)  # torch.xpu.is_available(): false on an NVIDIA GPU
+            return
+        stops = bool(node.body) and isinstance(node.body[-1], ast.Raise)
+        try:
+            conditions = self._test(node.test)
+        except _Opaque:
+            self.body(node.body, None)
+            # ``if <anything>: raise ...``: a run that trains took the other branch
+            self.body(node.orelse, when if stops else None)
+            return
+        if stops:
+            self.body(node.orelse, when)
+            return
+        self.body(node.body, when + conditions)
+        if len(conditions) == 1:
+            self.body(node.orelse, (*when, _negate(conditions[0])))
+        else:
+            self.body(node.orelse, None)
+
+    def _test(self, test: ast.expr) -> tuple[Condition, ...]:
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return tuple(c for value in test.values for c in self._test(value))
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self._test(test.operand)
+            if len(inner) != 1:
+                raise _Opaque
+            return (_negate(inner[0]),)
+        name = self._option(test)
+        if name is not None:
+            return ((name, True),)
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            name = self._option(test.left)
+            right = test.comparators[0]
+            if name is not None and isinstance(right, ast.Constant):
+                if isinstance(test.ops[0], (ast.Eq, ast.Is)):
+                    return ((name, ("==", right.value)),)
+                if isinstance(test.ops[0], (ast.NotEq, ast.IsNot)):
+                    return ((name, ("!=", right.value)),)
+        raise _Opaque
+
+    def _option(self, expr: ast.expr) -> str | None:
+        """``args.x`` (any object) where ``x`` is an option of the script."""
+        if isinstance(expr, ast.Attribute) and expr.attr in self.options and isinstance(expr.value, ast.Name):
+            return expr.attr
+        return None
+
+    def _mentions(self, expr: ast.expr) -> bool:
+        return any(self._option(sub) is not None for sub in ast.walk(expr) if isinstance(sub, ast.Attribute))
+
+    def _call(self, call: ast.Call, when: tuple[Condition, ...]) -> None:
+        name = _callee(call.func)
+        if name in _PEFT_CALLS:
+            self.out.append(Effect("use_peft", True, when, None, self.path, call.lineno, call.col_offset + 1))
+        for keyword in call.keywords:
+            if keyword.arg is None or keyword.arg not in _KEYWORDS:
+                continue
+            callees = _KEYWORDS[keyword.arg]
+            if callees is not None and name not in callees:
+                continue
+            self._value(keyword.arg, keyword.value, when, keyword)
+
+    def _value(self, key: str, value: ast.expr, when: tuple[Condition, ...], at: ast.AST) -> None:
+        if key == "use_flash_attention_2":
+            key = "attn_implementation"
+            flag = self._simple(value)
+            if flag is SAME:
+                source = self._only_option(self._resolved(value))
+                self._add(key, "flash_attention_2", (*when, (str(source), True)), None, at)
+            elif flag is True:
+                self._add(key, "flash_attention_2", when, None, at)
+            return
+        if key == "dtype":
+            key = "torch_dtype"
+        expr = self._resolved(value)
+        if isinstance(expr, ast.IfExp):
+            try:
+                conditions = self._test(expr.test)
+            except _Opaque:
+                self._add(key, UNKNOWN, when, None, at)
+                return
+            if len(conditions) != 1:
+                self._add(key, UNKNOWN, when, None, at)
+                return
+            for branch, condition in ((expr.body, conditions[0]), (expr.orelse, _negate(conditions[0]))):
+                constant = _constant(branch)
+                if constant is not _NOTHING:
+                    self._add(key, constant, (*when, condition), None, at)
+                else:
+                    source = self._only_option(branch)
+                    if source is not None:
+                        self._add(key, SAME, (*when, condition), source, at)
+            return
+        constant = _constant(expr)
+        if constant is not _NOTHING:
+            if when:  # a constant the script always sets is read where the script itself is checked
+                self._add(key, constant, when, None, at)
+            return
+        source = self._only_option(expr)
+        if source is not None:
+            self._add(key, SAME, when, source, at)
+        elif not (isinstance(expr, ast.Constant) and expr.value is None):
+            self._add(key, UNKNOWN, when, None, at)  # set, to a value computed at run time
+
+    def _simple(self, value: ast.expr) -> Any:
+        expr = self._resolved(value)
+        constant = _constant(expr)
+        if constant is not _NOTHING:
+            return constant
+        return SAME if self._only_option(expr) is not None else _NOTHING
+
+    def _resolved(self, value: ast.expr) -> ast.expr:
+        if isinstance(value, ast.Name):
+            bound = self.names.get(value.id)
+            if bound is not None:
+                return bound
+        return value
+
+    def _only_option(self, expr: ast.expr) -> str | None:
+        """The one option an expression reads (``getattr(torch, args.x)``, ``args.x``)."""
+        names = {self._option(sub) for sub in ast.walk(expr) if isinstance(sub, ast.Attribute)} - {None}
+        if len(names) != 1:
+            return None
+        calls = [_callee(sub.func) for sub in ast.walk(expr) if isinstance(sub, ast.Call)]
+        if any(c not in ("getattr", "str", "bool", "lower") for c in calls):
+            return None  # a function of the option (its value is not the option's)
+        return next(iter(names))
+
+    def _add(self, key: str, value: Any, when: tuple[Condition, ...], source: str | None, at: ast.AST) -> None:
+        line = getattr(at, "lineno", 1)
+        column = getattr(at, "col_offset", 0) + 1
+        self.out.append(Effect(key, value, when, source, self.path, line, column))
+
+
+class _Nothing:
+    pass
+
+
+_NOTHING = _Nothing()
+
+
+def _constant(expr: ast.expr) -> Any:
+    """A literal, or a torch dtype by name (``torch.bfloat16`` → "bfloat16")."""
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, (bool, str, int, float)):
+        return expr.value
+    if (
+        isinstance(expr, ast.Attribute)
+        and isinstance(expr.value, ast.Name)
+        and expr.value.id == "torch"
+        and expr.attr in ("float16", "half", "bfloat16", "float32", "float")
+    ):
+        return {"half": "float16", "float": "float32"}.get(expr.attr, expr.attr)
+    return _NOTHING
+
+
+def _negate(condition: Condition) -> Condition:
+    name, expected = condition
+    if isinstance(expected, bool):
+        return name, not expected
+    op, value = expected
+    return name, ("!=" if op == "==" else "==", value)
+
+
+def _assignments(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr | None]:
+    """Names assigned once in a function (assigned twice: None, not followed)."""
+    out: dict[str, ast.expr | None] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            out[name] = None if name in out else node.value
+    return out
+
+
+def _callee(expr: ast.expr) -> str | None:
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    return None
+
+
+def holds(condition: Condition, value: Any) -> bool | None:
+    """Whether an option's value meets a condition; None when the value is not known."""
+    _, expected = condition
+    if isinstance(expected, bool):
+        truth = _truth(value)
+        return None if truth is None else truth is expected
+    op, wanted = expected
+    if isinstance(value, bool | int | float | str) or value is None:
+        equal = value == wanted
+        return equal if op == "==" else not equal
+    return None
+
+
+def _truth(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if value is None:
+        return False
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered in ("true", "yes", "1", "y", "t"):
+            return True
+        if lowered in ("false", "no", "0", "n", "f", ""):
+            return False
+        return None
+    if isinstance(value, int | float):
+        return bool(value)
+    return None
+
+
+__all__ = ["SAME", "UNKNOWN", "Effect", "effects", "holds"]

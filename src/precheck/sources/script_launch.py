@@ -1,0 +1,205 @@
+"""A launch line's flags read against the schema of the script it starts.
+
+``python train.py --bf16 True --use_flash_attn True`` (or the same through ``torchrun``,
+``deepspeed``, ``accelerate launch``): the script is found where the launcher would find
+it (the folder the shell script ``cd``-ed to, then its own folder, then the current one),
+read with ``ast`` (:mod:`.script_schema`, :mod:`.script_effects`), and then:
+
+- the run is read with the semantics of what the script parses into: a TRL trainer config
+  (``HfArgumentParser((..., SFTConfig))``) gets TRL's defaults; ``TrainingArguments`` or a
+  subclass gets transformers'; a script with its own options only never gets TRL's
+  ``bf16 = not fp16`` (it does not construct a TRL config);
+- the script's own options become run keys where its code says so
+  (``--use_flash_attn True`` → ``attn_implementation: flash_attention_2`` at the flag;
+  ``--use_4bit_quantization True`` → ``load_in_4bit``; ``--use_peft_lora True`` → LoRA),
+  and their defaults where no flag sets them (pointing at the script's line);
+- the keys the script defines are known to the unknown-key lint (PC905), which reports
+  the others only when the script's parser is closed (it refuses a flag it does not define).
+
+A script precheck cannot find or read leaves its schema unknown: no key is reported as
+unknown and nothing is filled in.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .launch_args import locate, shown
+from .nodes import Document, Node, SourceNote
+from .script_effects import SAME, UNKNOWN, Effect, effects, holds
+from .script_schema import MISSING, Option, Schema, read_schema
+
+if TYPE_CHECKING:
+    from .launch_args import Field
+    from .launchers import Found, Launch
+
+#: run keys a script option's default is carried into the run for (precision and method)
+_CARRIED = frozenset(
+    {"fp16", "bf16", "tf32", "torch_dtype", "attn_implementation", "load_in_4bit", "load_in_8bit", "use_peft"}
+)
+
+
+def script_file(name: str, module: bool, bases: list[Path]) -> Path | None:
+    """The file ``python name`` (or ``python -m name``) runs."""
+    if module:
+        stem = name.replace(".", "/")
+        return locate(stem + ".py", bases) or locate(stem + "/__main__.py", bases)
+    return locate(name, bases) if name.endswith(".py") else None
+
+
+def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Found:
+    """``found`` (the launch's flags) read against the schema of the script it starts."""
+    found.script_keys = frozenset()  # not readable: no key is reported unknown
+    found.script_closed = False
+    path = script_file(name.text, module, launch.bases)
+    schema = read_schema(path) if path is not None else None
+    if schema is None or not schema.known:
+        found.dialect = _dialect(None, found)
+        return found
+    found.script_keys = schema.defined()
+    # TRL's configs have more fields than precheck lists: a TRL schema is never closed
+    found.script_closed = schema.closed and "trl" not in schema.frameworks
+    _defaults(schema, found.root)
+    before = set(found.root)
+    _apply(schema, found.root, effects(schema.modules, set(schema.options)), launch.builder.notes)
+    found.script_keys |= set(found.root) - before  # keys the script's code derives
+    found.dialect = _dialect(schema, found)
+    return found
+
+
+def _dialect(schema: Schema | None, found: Found) -> str | None:
+    """TRL's defaults only where the script parses into a TRL trainer config; a script
+    precheck cannot read, or one with its own options, is not TRL's entry point."""
+    if schema is not None and schema.trl_configs:
+        return "trl"  # the script constructs a TRL trainer config: its defaults apply
+    if schema is not None and schema.frameworks:
+        return "hf-trainer"
+    if found.dialect is not None:
+        return found.dialect
+    from .. import dialects  # lazily: dialects import the sources
+
+    detected = dialects.detect(Document("", "shell", Node(found.root, 1, 1), ""))
+    if detected is not None and detected.name == "trl":
+        return "hf-trainer"  # the script's own options, not a TRL config: TRL's defaults do not apply
+    return None
+
+
+def _defaults(schema: Schema, root: dict[str, Node]) -> None:
+    """The script's own default for a precision or method key no flag sets."""
+    for name, option in schema.options.items():
+        if name not in _CARRIED or name in root or not _plain(option.default) or option.default is None:
+            continue
+        node = Node(option.default, option.line, 1, name, option.line, 1, raw=repr(option.default))
+        node.path = shown(option.path)
+        root[name] = node
+
+
+def _apply(schema: Schema, root: dict[str, Node], found: list[Effect], notes: list[SourceNote]) -> None:
+    chosen: dict[str, tuple[Any, Node]] = {}
+    ambiguous: set[str] = set()
+    for effect in found:
+        if effect.key in root or effect.key in ambiguous:
+            continue
+        if effect.value is UNKNOWN:
+            if _possible(schema, root, effect):
+                ambiguous.add(effect.key)
+                chosen.pop(effect.key, None)
+                notes.append(
+                    SourceNote(
+                        "unresolved-value",
+                        f"`{effect.key}` is set by the script at {shown(effect.path)}:{effect.line} to a value "
+                        "computed at run time: precheck leaves it out",
+                        1,
+                        1,
+                        effect.key,
+                    )
+                )
+            continue
+        result = _evaluate(schema, root, effect)
+        if result is None:
+            continue
+        value, node = result
+        previous = chosen.get(effect.key)
+        if previous is not None and previous[0] != value:
+            ambiguous.add(effect.key)
+            del chosen[effect.key]
+            continue
+        chosen.setdefault(effect.key, (value, node))
+    for key, (_, node) in chosen.items():
+        root[key] = node
+
+
+def _possible(schema: Schema, root: dict[str, Node], effect: Effect) -> bool:
+    """Whether an effect's conditions may hold (none is known to fail)."""
+    for condition in effect.when:
+        value, _ = _option_value(schema, root, condition[0])
+        if value is not MISSING and holds(condition, value) is False:
+            return False
+    return True
+
+
+def _evaluate(schema: Schema, root: dict[str, Node], effect: Effect) -> tuple[Any, Node] | None:
+    """The value and node an effect gives, or None when it does not apply or is not known."""
+    trigger: Node | None = None
+    for name, _ in effect.when:
+        value, node = _option_value(schema, root, name)
+        if value is MISSING:
+            return None
+        verdict = holds((name, _), value)
+        if verdict is not True:
+            return None
+        if node is not None and trigger is None:
+            trigger = node
+    if effect.value is SAME:
+        assert effect.source is not None
+        value, node = _option_value(schema, root, effect.source)
+        if value is MISSING or not _plain(value) or value is None:
+            return None
+        trigger = node or trigger
+    else:
+        value = effect.value
+    if trigger is not None:
+        # the option's own value (``load_in_4bit=args.use_4bit_quantization``) is changed at its
+        # flag; a value the code picks (``"flash_attention_2"`` under ``if args.use_flash_attn``)
+        # is pointed at, but no fix names the flag with a value it does not take
+        key = trigger.key if effect.value is SAME else None
+        made = Node(value, trigger.line, trigger.column, key, trigger.key_line, trigger.key_column)
+        made.raw = trigger.raw if effect.value is SAME else None
+        made.quoted, made.path = trigger.quoted, trigger.path
+        return value, made
+    made = Node(value, effect.line, effect.column, effect.key, effect.line, effect.column, raw=repr(value))
+    made.path = shown(effect.path)
+    return value, made
+
+
+def _option_value(schema: Schema, root: dict[str, Node], name: str) -> tuple[Any, Node | None]:
+    """An option's value as the script sees it, and the flag node that set it (None: its default)."""
+    option = schema.options.get(name)
+    node = root.get(name)
+    if node is None:
+        return (option.default if option is not None else MISSING), None
+    return _converted(option, node), node
+
+
+def _converted(option: Option | None, node: Node) -> Any:
+    """What the script's parser makes of a flag's value."""
+    value = node.value
+    if option is None:
+        return MISSING
+    if option.kind in ("bool", "store_true", "store_false"):
+        return value if isinstance(value, bool) else MISSING
+    if option.kind == "type_bool":  # argparse type=bool: bool("False") is True
+        return bool(node.raw) if node.raw is not None else value
+    if option.type_name == "str":
+        return node.raw.strip("'\"") if node.raw is not None and not isinstance(value, str) else value
+    if option.type_name in ("int", "float"):
+        return value if isinstance(value, int | float) and not isinstance(value, bool) else MISSING
+    return MISSING
+
+
+def _plain(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+__all__ = ["read_launched", "script_file"]

@@ -1,0 +1,470 @@
+"""The command-line schema of a training script a launch line starts, read with ``ast``.
+
+A launch line (``python train.py --bf16 True``, ``torchrun ... train.py``, ``accelerate
+launch train.py``) passes flags whose meaning only the script knows. This module reads the
+script (never runs it) and the sibling modules it imports from the repository (``from utils
+import ModelArguments``), and returns the options the script defines:
+
+- ``HfArgumentParser((ModelArguments, DataArguments, TrainingArguments))`` and TRL's
+  ``TrlParser``: every field of the dataclasses (``x: int = field(default=...)`` or
+  ``x: int = 1``), their bases followed through the modules; a base that is a
+  transformers training-arguments class or a TRL config brings that framework's keys.
+  A ``bool`` field is a flag (``--x`` alone is True; transformers ``hf_argparser.py``
+  ``string_to_bool``).
+- ``argparse``: ``add_argument("--x", default=..., type=..., action="store_true", choices=...)``.
+- ``click``: ``@click.option("--x", default=..., is_flag=True)``.
+- ``fire.Fire(main)``: the parameters of ``main`` and their defaults.
+
+The schema is **closed** (the parser refuses a flag it does not define) when the script
+parses with ``parse_args()`` / ``parse_args_into_dataclasses()`` and every class was found;
+``parse_known_args``, ``return_remaining_strings=True``, ``allow_extra_keys=True``, a class
+precheck could not find or ``**kwargs`` leave it open. What the schema cannot know is left
+unknown, never filled in.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: transformers' training-arguments classes (a dataclass that extends one has all its keys)
+HF_CLASSES = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments"})
+#: TRL's configs and parser dataclasses (``trl/trainer/*_config.py``, ``trl/scripts/utils.py``)
+TRL_CLASSES = frozenset(
+    {
+        "SFTConfig",
+        "DPOConfig",
+        "GRPOConfig",
+        "ORPOConfig",
+        "KTOConfig",
+        "RewardConfig",
+        "PPOConfig",
+        "CPOConfig",
+        "BCOConfig",
+        "PRMConfig",
+        "OnlineDPOConfig",
+        "RLOOConfig",
+        "NashMDConfig",
+        "XPOConfig",
+        "GKDConfig",
+        "GSPOConfig",
+        "IterativeSFTConfig",
+        "ModelConfig",
+        "ScriptArguments",
+        "GRPOScriptArguments",
+        "SFTScriptArguments",
+        "DPOScriptArguments",
+    }
+)
+#: TRL classes that are trainer configs (their defaults decide the precision: ``bf16 = not fp16``)
+TRL_TRAINING = TRL_CLASSES - {"ModelConfig", "ScriptArguments", "GRPOScriptArguments", "SFTScriptArguments"}
+#: at most this many modules are read for one script (the script and its sibling imports)
+MAX_MODULES = 12
+#: a module larger than this is not read (bytes)
+MAX_BYTES = 2_000_000
+
+
+class Missing:
+    """No default: the option is required, or its default is computed at run time."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING = Missing()
+
+
+@dataclass(slots=True)
+class Option:
+    """One option of the script: ``--name`` (dashes read as underscores)."""
+
+    name: str
+    #: the default, a plain value, or :data:`MISSING` when it is not a literal
+    default: Any
+    #: "bool" (HfArgumentParser bool field: ``--x`` alone or ``--x True``), "store_true",
+    #: "store_false", "type_bool" (argparse ``type=bool``: any non-empty string is True) or "value"
+    kind: str
+    path: Path
+    line: int
+    choices: tuple[Any, ...] | None = None
+    #: what the parser converts a value with: "str", "int", "float", "bool" or "other"
+    type_name: str = "str"
+
+
+@dataclass(slots=True)
+class Schema:
+    """What a script accepts on its command line."""
+
+    script: Path
+    options: dict[str, Option] = field(default_factory=dict)
+    #: frameworks whose config classes the script parses into: "transformers", "trl"
+    frameworks: set[str] = field(default_factory=set)
+    #: the TRL trainer config classes it parses into (``SFTConfig``...)
+    trl_configs: set[str] = field(default_factory=set)
+    #: the parser refuses flags it does not define
+    closed: bool = True
+    #: "hf", "argparse", "click", "fire" (empty: no parser found)
+    parsers: list[str] = field(default_factory=list)
+    #: every module read, path → tree (for :mod:`.script_effects`)
+    modules: dict[Path, ast.Module] = field(default_factory=dict)
+
+    @property
+    def known(self) -> bool:
+        return bool(self.parsers)
+
+    def defined(self) -> frozenset[str]:
+        """Every key the script defines, its frameworks' keys included."""
+        keys = set(self.options)
+        if self.frameworks:
+            from ..dialects.hf_trainer import Trl
+
+            keys |= Trl.known_keys if "trl" in self.frameworks else _hf_keys()
+        return frozenset(keys)
+
+
+def _hf_keys() -> frozenset[str]:
+    from ..dialects.hf_trainer import HfTrainer
+
+    return HfTrainer.known_keys
+
+
+def read_schema(script: Path, root: Path | None = None) -> Schema:
+    """The schema of ``script``; ``root``: the top folder imports may be found under."""
+    reader = _Reader(script, root)
+    return reader.read()
+
+
+def parse_file(path: Path) -> ast.Module | None:
+    """A module's tree, or None when it cannot be read or parsed."""
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            return None
+        text = path.read_text(encoding="utf-8", errors="replace")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text, filename=str(path))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+class _Reader:
+    def __init__(self, script: Path, root: Path | None):
+        self.schema = Schema(script)
+        self.root = root
+        #: class name → (module path, definition)
+        self.classes: dict[str, tuple[Path, ast.ClassDef]] = {}
+        #: names imported from modules precheck could not read (their classes are unknown)
+        self.foreign: set[str] = set()
+
+    def read(self) -> Schema:
+        tree = parse_file(self.schema.script)
+        if tree is None:
+            self.schema.closed = False
+            return self.schema
+        self._load(self.schema.script, tree)
+        for path, module in list(self.schema.modules.items()):
+            self._parsers(path, module)
+        if not self.schema.parsers:
+            self.schema.closed = False
+        return self.schema
+
+    # -- modules --------------------------------------------------------------------------------
+
+    def _load(self, path: Path, tree: ast.Module) -> None:
+        self.schema.modules[path] = tree
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                self.classes.setdefault(node.name, (path, node))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                target = self._module_file(path, node.module, node.level)
+                if target is None:
+                    self.foreign.update(a.asname or a.name for a in node.names)
+                    continue
+                self._follow(target)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    target = self._module_file(path, alias.name, 0)
+                    if target is not None:
+                        self._follow(target)
+
+    def _follow(self, target: Path) -> None:
+        if target in self.schema.modules or len(self.schema.modules) >= MAX_MODULES:
+            return
+        tree = parse_file(target)
+        if tree is not None:
+            self._load(target, tree)
+
+    def _module_file(self, importer: Path, module: str | None, level: int) -> Path | None:
+        """The repository file a ``from X import`` names: beside the importer (or ``level``
+        folders up), else under the folders between it and ``root``."""
+        parts = module.split(".") if module else []
+        if level:
+            base = importer.parent
+            for _ in range(level - 1):
+                base = base.parent
+            bases = [base]
+        else:
+            bases = []
+            folder = importer.parent
+            for _ in range(4):
+                bases.append(folder)
+                if self.root is not None and folder == self.root:
+                    break
+                if folder.parent == folder:
+                    break
+                folder = folder.parent
+        for base in bases:
+            stem = base.joinpath(*parts) if parts else base
+            for candidate in (stem.with_suffix(".py") if parts else None, stem / "__init__.py"):
+                try:
+                    if candidate is not None and candidate.is_file() and candidate != importer:
+                        return candidate
+                except OSError:
+                    continue
+        return None
+
+    # -- parsers ---------------------------------------------------------------------------------
+
+    def _parsers(self, path: Path, tree: ast.Module) -> None:
+        tuples = _tuple_names(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                name = _callee(node.func)
+                if name in ("HfArgumentParser", "TrlParser") and node.args:
+                    self._hf(path, node.args[0], tuples)
+                elif name == "add_argument":
+                    self._argparse(path, node)
+                elif name in ("parse_known_args", "parse_known_intermixed_args"):
+                    self.schema.closed = False
+                elif name in ("parse_args_into_dataclasses", "parse_args_and_config"):
+                    if any(k.arg == "return_remaining_strings" and _true(k.value) for k in node.keywords):
+                        self.schema.closed = False
+                elif name in ("parse_dict", "parse_json_file", "parse_yaml_file"):
+                    if any(k.arg == "allow_extra_keys" and _true(k.value) for k in node.keywords):
+                        self.schema.closed = False
+                elif name == "add_subparsers":
+                    self.schema.closed = False
+                elif name == "set_defaults":
+                    self._set_defaults(node)
+                elif name == "Fire" and path == self.schema.script:
+                    self._fire(path, tree, node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for decorator in node.decorator_list:
+                    if isinstance(decorator, ast.Call) and _dotted(decorator.func) in ("click.option", "option"):
+                        self._click(path, decorator)
+
+    def _hf(self, path: Path, expr: ast.expr, tuples: dict[str, ast.expr]) -> None:
+        if isinstance(expr, ast.Name) and expr.id in tuples:
+            expr = tuples[expr.id]
+        classes = expr.elts if isinstance(expr, (ast.Tuple, ast.List)) else [expr]
+        self.schema.parsers.append("hf")
+        for item in classes:
+            name = _callee(item) if isinstance(item, (ast.Name, ast.Attribute)) else None
+            if name is None:
+                self.schema.closed = False
+                continue
+            self._dataclass(name, set(), isinstance(item, ast.Attribute))
+
+    def _dataclass(self, name: str, seen: set[str], qualified: bool = False) -> None:
+        """The fields of class ``name`` (``qualified``: written ``module.Name``, a library's)."""
+        local = None if qualified or name in seen else self.classes.get(name)
+        seen.add(name)
+        if local is None and name in HF_CLASSES:
+            self.schema.frameworks.add("transformers")
+            return
+        if local is None and name in TRL_CLASSES:
+            self.schema.frameworks.add("trl")
+            if name in TRL_TRAINING:
+                self.schema.trl_configs.add(name)
+            return
+        if local is None:
+            self.schema.closed = False  # a class precheck cannot read: its fields are unknown
+            return
+        path, definition = local
+        for base in definition.bases:
+            base_name = _callee(base)
+            if base_name is not None and base_name not in ("object", "Generic"):
+                self._dataclass(base_name, seen, isinstance(base, ast.Attribute))
+        for statement in definition.body:
+            if not isinstance(statement, ast.AnnAssign) or not isinstance(statement.target, ast.Name):
+                continue
+            if "ClassVar" in ast.unparse(statement.annotation):
+                continue
+            default = _field_default(statement.value)
+            is_bool = _is_bool(statement.annotation)
+            self.schema.options[statement.target.id] = Option(
+                statement.target.id,
+                default,
+                "bool" if is_bool else "value",
+                path,
+                statement.lineno,
+                type_name=_type_name(statement.annotation),
+            )
+
+    def _argparse(self, path: Path, call: ast.Call) -> None:
+        if "argparse" not in self.schema.parsers:
+            self.schema.parsers.append("argparse")
+        names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
+        dest_node = keywords.get("dest")
+        if isinstance(dest_node, ast.Constant) and isinstance(dest_node.value, str):
+            dest = dest_node.value
+        else:
+            long = next((n for n in names if n.startswith("--")), None)
+            short = next((n for n in names if n.startswith("-")), None)
+            chosen = long or short or (names[0] if names else None)
+            if chosen is None:
+                return
+            dest = chosen.lstrip("-").replace("-", "_")
+        action = keywords.get("action")
+        action_name = action.value if isinstance(action, ast.Constant) else None
+        kind = "value"
+        default: Any = MISSING
+        if action_name == "store_true":
+            kind, default = "store_true", False
+        elif action_name == "store_false":
+            kind, default = "store_false", True
+        elif action is not None and action_name is None:
+            kind = "bool" if "BooleanOptionalAction" in ast.unparse(action) else "value"
+        type_node = keywords.get("type")
+        type_name = "str" if type_node is None else _type_name(type_node)
+        if type_name == "bool":
+            kind = "type_bool"
+        if "default" in keywords:
+            default = _literal(keywords["default"])
+        elif kind == "value" and names and names[0].startswith("-"):
+            default = None  # argparse: an optional flag left out is None
+        choices = _literal(keywords["choices"]) if "choices" in keywords else MISSING
+        self.schema.options[dest] = Option(
+            dest,
+            default,
+            kind,
+            path,
+            call.lineno,
+            tuple(choices) if isinstance(choices, (list, tuple)) else None,
+            type_name,
+        )
+
+    def _set_defaults(self, call: ast.Call) -> None:
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                continue
+            option = self.schema.options.get(keyword.arg)
+            if option is not None:
+                option.default = _literal(keyword.value)
+
+    def _click(self, path: Path, call: ast.Call) -> None:
+        if "click" not in self.schema.parsers:
+            self.schema.parsers.append("click")
+        names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        long = next((n.split("/")[0] for n in names if n.startswith("--")), None)
+        if long is None:
+            return
+        dest = long.lstrip("-").replace("-", "_")
+        keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
+        flag = ("is_flag" in keywords and _true(keywords["is_flag"])) or any("/" in n for n in names)
+        default = _literal(keywords["default"]) if "default" in keywords else (False if flag else None)
+        self.schema.options[dest] = Option(dest, default, "store_true" if flag else "value", path, call.lineno)
+
+    def _fire(self, path: Path, tree: ast.Module, call: ast.Call) -> None:
+        target = call.args[0] if call.args else None
+        name = target.id if isinstance(target, ast.Name) else None
+        function = next(
+            (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
+            None,
+        )
+        self.schema.parsers.append("fire")
+        if function is None:
+            self.schema.closed = False
+            return
+        arguments = function.args
+        if arguments.kwarg is not None:
+            self.schema.closed = False
+        positional = [*arguments.posonlyargs, *arguments.args]
+        defaults: list[Any] = [MISSING] * (len(positional) - len(arguments.defaults)) + [
+            _literal(d) for d in arguments.defaults
+        ]
+        pairs = [*zip(positional, defaults, strict=True)]
+        pairs += [
+            (a, _literal(d) if d is not None else MISSING)
+            for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+        ]
+        for argument, default in pairs:
+            self.schema.options[argument.arg] = Option(argument.arg, default, "value", path, argument.lineno)
+
+
+# -- small readers -----------------------------------------------------------------------------
+
+
+def _callee(expr: ast.expr) -> str | None:
+    """The last name of a callee (``transformers.HfArgumentParser`` → ``HfArgumentParser``)."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    if isinstance(expr, ast.Subscript):  # Generic[T]
+        return _callee(expr.value)
+    return None
+
+
+def _dotted(expr: ast.expr) -> str:
+    try:
+        return ast.unparse(expr)
+    except (ValueError, RecursionError):
+        return ""
+
+
+def _tuple_names(tree: ast.Module) -> dict[str, ast.expr]:
+    """``parser_classes = (A, B)`` assignments, for ``HfArgumentParser(parser_classes)``."""
+    out: dict[str, ast.expr] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Tuple, ast.List)):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    out[target.id] = node.value
+    return out
+
+
+def _field_default(value: ast.expr | None) -> Any:
+    if value is None:
+        return MISSING
+    if isinstance(value, ast.Call) and _callee(value.func) == "field":
+        for keyword in value.keywords:
+            if keyword.arg == "default":
+                return _literal(keyword.value)
+        return MISSING  # default_factory, or required
+    return _literal(value)
+
+
+def _literal(expr: ast.expr) -> Any:
+    try:
+        return ast.literal_eval(expr)
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        return MISSING
+
+
+def _true(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value is True
+
+
+def _type_name(expr: ast.expr) -> str:
+    """``str``, ``int``, ``float``, ``bool`` (also inside ``Optional[...]``), else "other"."""
+    text = _dotted(expr).replace(" ", "").strip("'\"")
+    for prefix in ("typing.Optional[", "Optional["):
+        if text.startswith(prefix) and text.endswith("]"):
+            text = text[len(prefix) : -1]
+    text = text.removesuffix("|None").removeprefix("None|")
+    return text if text in ("str", "int", "float", "bool") else "other"
+
+
+def _is_bool(annotation: ast.expr) -> bool:
+    """``bool``, ``Optional[bool]``, ``bool | None``, ``"bool"``."""
+    text = _dotted(annotation).replace(" ", "")
+    return text.strip("'\"") in ("bool", "Optional[bool]", "bool|None", "None|bool", "typing.Optional[bool]")
+
+
+__all__ = ["MISSING", "Option", "Schema", "parse_file", "read_schema"]
