@@ -163,6 +163,10 @@ def kind_of(qualname: str) -> str | None:
         return "default-dtype"
     if qualname in DISTRIBUTED:
         return "distributed"
+    if last == "Accelerator" and parts[0] == "accelerate":
+        return "accelerator"
+    if last in ("Trainer", "Fabric") and parts[0] in ("lightning", "pytorch_lightning", "lightning_fabric"):
+        return "lightning"
     if last.endswith("Trainer"):
         return "trainer"
     return None

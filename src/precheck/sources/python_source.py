@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 #: class, a GradScaler or calls ``.backward(``; the rest of a folder is never parsed
 _TRAINING_WORDS = re.compile(
     r"TrainingArguments|\b(?:SFT|DPO|GRPO|ORPO|KTO|Reward|PPO|CPO|BCO|PRM|OnlineDPO|RLOO|NashMD|XPO|GKD|GSPO|"
-    r"IterativeSFT)Config\b|GradScaler|\.backward\s*\("
+    r"IterativeSFT)Config\b|GradScaler|\.backward\s*\(|precision\s*=\s*[\"'](?:bf16|16)"
 )
 #: keys of the model a run loads, read beside the training arguments
 _MODEL_KEYS = ("attn_implementation", "load_in_4bit", "load_in_8bit", "bnb_4bit_compute_dtype", "bnb_4bit_quant_type")
@@ -227,12 +227,16 @@ class _Runs:
         casts = [(c, d) for c in calls if c.kind == "cast" for d in [cast_dtype(c)] if d is not None]
         defaults = [c for c in calls if c.kind == "default-dtype"]
         loaders = [c for c in calls if c.kind in ("model", "unsloth")]
+        mixed = [c for c in calls if c.kind in ("accelerator", "lightning") and _MIXED_KEY[c.kind] in c.args]
         precision = autocasts or casts or defaults or any("torch_dtype" in c.args or "dtype" in c.args for c in loaders)
-        if not scalers and not (self.collector.backward and precision):
+        lightning = any(c.kind == "lightning" for c in mixed)
+        if not scalers and not lightning and not (self.collector.backward and (precision or mixed)):
             return None
         self.notes = []
         model = self._model()
         root = dict(model.keys)
+        if mixed and not autocasts:
+            self._mixed_precision(mixed[0], root)
         weights = casts[-1][1] if casts else None
         if weights is not None:
             self._put(root, "torch_dtype", weights)
@@ -257,8 +261,35 @@ class _Runs:
         if distributed is not None:
             self._put(root, "distributed", self._filled(distributed, True, named=True))
         self._adapters(root)
-        first = (autocasts or scalers or [c for c, _ in casts] or defaults or loaders)[0]
+        first = (autocasts or scalers or [c for c, _ in casts] or defaults or mixed or loaders)[0]
         return self._document(root, "pytorch", self._label(first, "training loop"))
+
+    def _mixed_precision(self, call: Call, root: dict[str, Node]) -> None:
+        """``Accelerator(mixed_precision=...)`` (accelerate ``Accelerator.__init__``: "fp16" creates a
+        ``GradScaler`` and wraps the forward in ``torch.autocast(float16)``, "bf16" in
+        ``autocast(bfloat16)``) or Lightning ``Trainer``/``Fabric(precision=...)`` ("16-mixed",
+        "bf16-mixed": autocast; "16-true", "bf16-true": the weights in that dtype), as the loop's
+        keys. They point at the argument; no fix names it with a dtype it does not take."""
+        arg = call.args[_MIXED_KEY[call.kind]]
+        if not _plain(arg.value):
+            self._put(root, "autocast", arg)  # a note: the value is not known
+            return
+        text = str(arg.value).lower()
+        autocast, weights, scaler = _MIXED.get(text, (None, None, False))
+        if autocast is None and weights is None:
+            return
+
+        def at(value: Any) -> Arg:
+            return Arg(value, None, arg.key_at, arg.at, arg.raw)
+
+        if autocast is not None:
+            self._put(root, "autocast", at(autocast != "no"))
+            if autocast != "no":
+                self._put(root, "autocast_dtype", at(Dtype(autocast)))
+        if weights is not None:
+            self._put(root, "torch_dtype", at(Dtype(weights)))
+        if scaler and "grad_scaler" not in root:
+            self._put(root, "grad_scaler", at(True))
 
     # -- the model ---------------------------------------------------------------------------
 
@@ -290,6 +321,9 @@ class _Runs:
         for key in _MODEL_KEYS:
             if key in args:
                 self._put(keys, key, args[key])
+        legacy = args.get("use_flash_attention_2")  # transformers' old spelling of flash_attention_2
+        if "attn_implementation" not in args and legacy is not None and legacy.value is True:
+            self._put(keys, "attn_implementation", Arg("flash_attention_2", None, legacy.key_at, legacy.at, legacy.raw))
         quantization = args.get("quantization_config")
         if quantization is not None:
             settings = _settings(quantization.value)
@@ -394,6 +428,23 @@ class _Runs:
         if device is None or isinstance(device, Unknown):
             return True  # torch.autocast(device_type=device.type): the GPU run is the one precheck checks
         return isinstance(device, str) and device.split(":")[0] == "cuda"
+
+
+#: the argument that sets a framework's mixed precision
+_MIXED_KEY = {"accelerator": "mixed_precision", "lightning": "precision"}
+#: its values: (autocast dtype or "no", weights dtype, GradScaler)
+_MIXED: dict[str, tuple[str | None, str | None, bool]] = {
+    "no": ("no", None, False),
+    "fp16": ("float16", None, True),
+    "bf16": ("bfloat16", None, False),
+    "16-mixed": ("float16", None, True),
+    "16": ("float16", None, True),
+    "bf16-mixed": ("bfloat16", None, False),
+    "16-true": (None, "float16", False),
+    "bf16-true": (None, "bfloat16", False),
+    "32": ("no", None, False),
+    "32-true": ("no", None, False),
+}
 
 
 def _device(call: Call) -> Any:
