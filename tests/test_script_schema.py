@@ -260,3 +260,51 @@ def test_a_script_precheck_cannot_find_reports_no_unknown_key(tmp_path: Path) ->
     document = only_run(launch)
     assert document.script_keys == frozenset() and not document.script_closed
     assert not any(rule == "PC905" for rule, _, _ in findings(launch, "A100"))
+
+
+FIREFLY = """
+import argparse
+from dataclasses import dataclass, field
+from transformers import HfArgumentParser, TrainingArguments, BitsAndBytesConfig, AutoModelForCausalLM
+from peft import LoraConfig
+
+@dataclass
+class CustomizedArguments:
+    model_name_or_path: str = field(metadata={"help": "model"})
+    train_mode: str = field(default="qlora", metadata={"help": "full, lora or qlora"})
+
+def setup_everything():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--train_args_file", type=str, default="train_args/default.json")
+    args = parser.parse_args()
+    train_args_file = args.train_args_file
+    parser = HfArgumentParser((CustomizedArguments, TrainingArguments))
+    return parser.parse_json_file(json_file=train_args_file)
+
+def load_model(args):
+    if args.train_mode == "qlora":
+        quantization = BitsAndBytesConfig(load_in_4bit=True)
+    else:
+        quantization = None
+    model = AutoModelForCausalLM.from_pretrained(args.model_name_or_path, quantization_config=quantization)
+    if args.train_mode in ("lora", "qlora"):
+        model = get_peft_model(model, LoraConfig(r=8))
+"""
+
+
+def test_a_json_arguments_file_named_by_an_option(tmp_path: Path) -> None:
+    """Firefly: `--train_args_file` names the JSON the script parses; its `train_mode` picks the method."""
+    write(tmp_path, "train.py", FIREFLY)
+    write(tmp_path, "train_args/qlora.json", '{"model_name_or_path": "m", "train_mode": "qlora", "bf16": true}\n')
+    write(tmp_path, "train_args/full.json", '{"model_name_or_path": "m", "train_mode": "full", "bf16": true}\n')
+    write(tmp_path, "train_args/default.json", '{"model_name_or_path": "m", "output_dir": "o", "bf16": true}\n')
+    assert read_schema(tmp_path / "train.py").config_options == {"train_args_file"}
+    qlora = only_run(write(tmp_path, "q.sh", "deepspeed train.py --train_args_file train_args/qlora.json\n"))
+    values = qlora.root.plain()
+    assert (values["bf16"], values["load_in_4bit"], values["use_peft"]) == (True, True, True)
+    assert qlora.mapping()["load_in_4bit"].path == str(tmp_path / "train_args/qlora.json")
+    full = only_run(write(tmp_path, "f.sh", "deepspeed train.py --train_args_file train_args/full.json\n"))
+    assert "load_in_4bit" not in full.mapping() and "use_peft" not in full.mapping()
+    default = only_run(write(tmp_path, "d.sh", "python train.py\n"))
+    # the option's default file; train_mode's own default (qlora) picks the method
+    assert default.root.plain()["output_dir"] == "o" and default.root.plain()["load_in_4bit"] is True

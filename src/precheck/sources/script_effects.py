@@ -186,6 +186,10 @@ class _Walker:
                     return ((name, ("==", right.value)),)
                 if isinstance(test.ops[0], (ast.NotEq, ast.IsNot)):
                     return ((name, ("!=", right.value)),)
+            if name is not None and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+                values = [e.value for e in right.elts if isinstance(e, ast.Constant)]
+                if len(values) == len(right.elts) and isinstance(test.ops[0], (ast.In, ast.NotIn)):
+                    return ((name, ("in" if isinstance(test.ops[0], ast.In) else "not in", tuple(values))),)
         raise _Opaque
 
     def _option(self, expr: ast.expr) -> str | None:
@@ -307,7 +311,7 @@ def _negate(condition: Condition) -> Condition:
     if isinstance(expected, bool):
         return name, not expected
     op, value = expected
-    return name, ("!=" if op == "==" else "==", value)
+    return name, ({"==": "!=", "!=": "==", "in": "not in", "not in": "in"}[op], value)
 
 
 def _assignments(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr | None]:
@@ -336,8 +340,8 @@ def holds(condition: Condition, value: Any) -> bool | None:
         return None if truth is None else truth is expected
     op, wanted = expected
     if isinstance(value, bool | int | float | str) or value is None:
-        equal = value == wanted
-        return equal if op == "==" else not equal
+        inside = value in wanted if op in ("in", "not in") else value == wanted
+        return inside if op in ("==", "in") else not inside
     return None
 
 

@@ -22,10 +22,11 @@ unknown and nothing is filled in.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .launch_args import locate, shown
+from .launch_args import locate, shown, with_path
 from .nodes import Document, Node, SourceNote
 from .script_effects import SAME, UNKNOWN, Effect, effects, holds
 from .script_schema import MISSING, Option, Schema, read_schema
@@ -57,6 +58,8 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
     if schema is None or not schema.known:
         found.dialect = _dialect(None, found)
         return found
+    for option in sorted(schema.config_options):
+        _config_file(launch, schema, option, found.root)
     found.script_keys = schema.defined()
     # TRL's configs have more fields than precheck lists: a TRL schema is never closed
     found.script_closed = schema.closed and "trl" not in schema.frameworks
@@ -66,6 +69,37 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
     found.script_keys |= set(found.root) - before  # keys the script's code derives
     found.dialect = _dialect(schema, found)
     return found
+
+
+def _config_file(launch: Launch, schema: Schema, option: str, root: dict[str, Node]) -> None:
+    """The settings in the file an option names (its flag, else its default), merged under
+    the command line's flags; a missing file is a note."""
+    node = root.get(option)
+    value = node.value if node is not None else schema.options[option].default
+    if not isinstance(value, str) or not value.lower().endswith((".json", ".yaml", ".yml")):
+        return
+    target = locate(value, launch.bases)
+    if target is None:
+        if node is not None:
+            launch.builder.notes.append(
+                SourceNote(
+                    "missing-reference",
+                    f"`{node.key}` names `{value}`, which is not a file next to {launch.builder.path} or in the "
+                    "current folder: precheck could not check it",
+                    node.key_line or node.line,
+                    node.key_column or node.column,
+                    node.key,
+                )
+            )
+        return
+    from . import load  # the package imports this module lazily
+
+    name = shown(target)
+    document = load(target, name)
+    for note in document.notes:
+        launch.builder.notes.append(replace(note, path=note.path or name))
+    for key, child in document.mapping().items():
+        root.setdefault(key, with_path(child, name))
 
 
 def _dialect(schema: Schema | None, found: Found) -> str | None:

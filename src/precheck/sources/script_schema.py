@@ -108,6 +108,9 @@ class Schema:
     closed: bool = True
     #: "hf", "argparse", "click", "fire" (empty: no parser found)
     parsers: list[str] = field(default_factory=list)
+    #: options that name a config file the script parses (``parser.parse_json_file(json_file=
+    #: args.train_args_file)``): its keys are the run's settings
+    config_options: set[str] = field(default_factory=set)
     #: every module read, path → tree (for :mod:`.script_effects`)
     modules: dict[Path, ast.Module] = field(default_factory=dict)
 
@@ -158,6 +161,8 @@ class _Reader:
         self.classes: dict[str, tuple[Path, ast.ClassDef]] = {}
         #: names imported from modules precheck could not read (their classes are unknown)
         self.foreign: set[str] = set()
+        #: attribute names a parse_json_file/parse_yaml_file argument reads (options, once known)
+        self.pending_config: set[str] = set()
 
     def read(self) -> Schema:
         tree = parse_file(self.schema.script)
@@ -167,6 +172,7 @@ class _Reader:
         self._load(self.schema.script, tree)
         for path, module in list(self.schema.modules.items()):
             self._parsers(path, module)
+        self.schema.config_options = {n for n in self.pending_config if n in self.schema.options}
         if not self.schema.parsers:
             self.schema.closed = False
         return self.schema
@@ -246,6 +252,8 @@ class _Reader:
                 elif name in ("parse_dict", "parse_json_file", "parse_yaml_file"):
                     if any(k.arg == "allow_extra_keys" and _true(k.value) for k in node.keywords):
                         self.schema.closed = False
+                    if name != "parse_dict":
+                        self._config_file(tree, node)
                 elif name == "add_subparsers":
                     self.schema.closed = False
                 elif name == "set_defaults":
@@ -348,6 +356,23 @@ class _Reader:
             tuple(choices) if isinstance(choices, (list, tuple)) else None,
             type_name,
         )
+
+    def _config_file(self, tree: ast.Module, call: ast.Call) -> None:
+        """``parse_json_file(json_file=args.train_args_file)`` (or through a name assigned
+        ``args.train_args_file``): the option names the file the run's settings are in."""
+        given = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg), None)
+        if given is None:
+            return
+        names = {n.id for n in ast.walk(given) if isinstance(n, ast.Name)}
+        attributes = [n.attr for n in ast.walk(given) if isinstance(n, ast.Attribute)]
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id in names for t in node.targets)
+                and isinstance(node.value, ast.Attribute)
+            ):
+                attributes.append(node.value.attr)
+        self.pending_config.update(attributes)
 
     def _set_defaults(self, call: ast.Call) -> None:
         for keyword in call.keywords:
