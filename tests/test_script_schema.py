@@ -308,3 +308,37 @@ def test_a_json_arguments_file_named_by_an_option(tmp_path: Path) -> None:
     default = only_run(write(tmp_path, "d.sh", "python train.py\n"))
     # the option's default file; train_mode's own default (qlora) picks the method
     assert default.root.plain()["output_dir"] == "o" and default.root.plain()["load_in_4bit"] is True
+
+
+def test_trl_parser_config_file(tmp_path: Path) -> None:
+    """open-r1: `TrlParser((ScriptArguments, SFTConfig, ModelConfig))` with `--config recipe.yaml`;
+    its SFTConfig is a local subclass of trl.SFTConfig imported from the package."""
+    write(
+        tmp_path,
+        "src/open_r1/configs.py",
+        """
+        from dataclasses import dataclass, field
+        import trl
+
+        @dataclass
+        class SFTConfig(trl.SFTConfig):
+            benchmarks: list[str] = field(default_factory=list)
+        """,
+    )
+    write(
+        tmp_path,
+        "src/open_r1/sft.py",
+        """
+        from trl import ModelConfig, ScriptArguments, TrlParser
+        from open_r1.configs import SFTConfig
+        parser = TrlParser((ScriptArguments, SFTConfig, ModelConfig))
+        script_args, training_args, model_args = parser.parse_args_and_config()
+        """,
+    )
+    write(tmp_path, "recipes/r.yaml", "model_name_or_path: m\nbf16: true\nattn_implementation: flash_attention_2\n")
+    launch = write(tmp_path, "run.sh", "accelerate launch src/open_r1/sft.py --config recipes/r.yaml --benchmarks x\n")
+    document = only_run(launch)
+    assert document.dialect == "trl"
+    assert document.root.plain()["attn_implementation"] == "flash_attention_2"
+    assert document.mapping()["bf16"].path == str(tmp_path / "recipes/r.yaml")
+    assert ("PC105", "error", 3) in findings(launch, "V100")

@@ -242,6 +242,9 @@ class _Reader:
                 name = _callee(node.func)
                 if name in ("HfArgumentParser", "TrlParser") and node.args:
                     self._hf(path, node.args[0], tuples)
+                    if name == "TrlParser":  # trl scripts/utils.py: `--config FILE` (YAML) under the flags
+                        self.schema.options["config"] = Option("config", None, "value", path, node.lineno)
+                        self.pending_config.add("config")
                 elif name == "add_argument":
                     self._argparse(path, node)
                 elif name in ("parse_known_args", "parse_known_intermixed_args"):
