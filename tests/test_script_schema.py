@@ -342,3 +342,33 @@ def test_trl_parser_config_file(tmp_path: Path) -> None:
     assert document.root.plain()["attn_implementation"] == "flash_attention_2"
     assert document.mapping()["bf16"].path == str(tmp_path / "recipes/r.yaml")
     assert ("PC105", "error", 3) in findings(launch, "V100")
+
+
+def test_abbreviations_and_negations_are_options(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "train.py",
+        """
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--learning_rate", type=float, default=1e-4)
+        parser.add_argument("--tf32", action=argparse.BooleanOptionalAction, default=True)
+        parser.add_argument("--output_dir")
+        parser.add_argument("--per_device_train_batch_size", type=int)
+        args = parser.parse_args()
+        """,
+    )
+    launch = write(
+        tmp_path, "run.sh", "python train.py --output_dir o --per_device 2 --learning 1e-5 --no-tf32 --fp16 True\n"
+    )
+    document = only_run(launch)
+    assert document.script_closed
+    report = check([str(launch)], from_specs(["A100"], {}), env={})
+    assert [f.origin.key for f in report.findings if f.rule == "PC905"] == ["fp16"]
+
+
+def test_a_parser_only_in_an_imported_module_leaves_the_schema_open(tmp_path: Path) -> None:
+    write(tmp_path, "helpers.py", "import argparse\np = argparse.ArgumentParser()\np.add_argument('--x')\n")
+    script = write(tmp_path, "train.py", "from helpers import p\nfrom mylib.cli import parse\nargs = parse()\n")
+    schema = read_schema(script)
+    assert "x" in schema.options and not schema.closed

@@ -35,10 +35,9 @@ if TYPE_CHECKING:
     from .launch_args import Field
     from .launchers import Found, Launch
 
-#: run keys a script option's default is carried into the run for (precision and method)
-_CARRIED = frozenset(
-    {"fp16", "bf16", "tf32", "torch_dtype", "attn_implementation", "load_in_4bit", "load_in_8bit", "use_peft"}
-)
+#: TrainingArguments fields whose default a script's own subclass may change
+#: (``bf16: bool = field(default=True)``): carried into the run where no flag sets them
+_CARRIED = frozenset({"fp16", "bf16", "tf32"})
 
 
 def script_file(name: str, module: bool, bases: list[Path]) -> Path | None:
@@ -65,8 +64,17 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
     found.script_closed = schema.closed and "trl" not in schema.frameworks
     _defaults(schema, found.root)
     before = set(found.root)
-    _apply(schema, found.root, effects(schema.modules, set(schema.options)), launch.builder.notes)
+    if schema.effects is None:
+        schema.effects = effects(schema.modules, set(schema.options))
+    _apply(schema, found.root, schema.effects, launch.builder.notes)
     found.script_keys |= set(found.root) - before  # keys the script's code derives
+    # argparse (HfArgumentParser too) takes a unique prefix of a long option: `--lr` for `--lr_scheduler`
+    defined = found.script_keys
+    found.script_keys |= {
+        key
+        for key, node in found.root.items()
+        if node.path is None and key not in defined and any(k.startswith(key) for k in defined)
+    }
     found.dialect = _dialect(schema, found)
     return found
 
@@ -121,8 +129,10 @@ def _dialect(schema: Schema | None, found: Found) -> str | None:
 
 def _defaults(schema: Schema, root: dict[str, Node]) -> None:
     """The script's own default for a precision or method key no flag sets."""
+    if not schema.frameworks:
+        return  # an own option means what the script's code makes of it (see _apply)
     for name, option in schema.options.items():
-        if name not in _CARRIED or name in root or not _plain(option.default) or option.default is None:
+        if name not in _CARRIED or name in root or not isinstance(option.default, bool):
             continue
         node = Node(option.default, option.line, 1, name, option.line, 1, raw=repr(option.default))
         node.path = shown(option.path)

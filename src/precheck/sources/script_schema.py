@@ -113,6 +113,8 @@ class Schema:
     config_options: set[str] = field(default_factory=set)
     #: every module read, path → tree (for :mod:`.script_effects`)
     modules: dict[Path, ast.Module] = field(default_factory=dict)
+    #: what the options do (:func:`.script_effects.effects`), computed once
+    effects: list[Any] | None = None
 
     @property
     def known(self) -> bool:
@@ -121,6 +123,8 @@ class Schema:
     def defined(self) -> frozenset[str]:
         """Every key the script defines, its frameworks' keys included."""
         keys = set(self.options)
+        # HfArgumentParser adds `--no_x` for a bool field defaulting to True; BooleanOptionalAction `--no-x`
+        keys |= {f"no_{name}" for name, option in self.options.items() if option.kind == "bool"}
         if self.frameworks:
             from ..dialects.hf_trainer import Trl
 
@@ -135,9 +139,26 @@ def _hf_keys() -> frozenset[str]:
 
 
 def read_schema(script: Path, root: Path | None = None) -> Schema:
-    """The schema of ``script``; ``root``: the top folder imports may be found under."""
-    reader = _Reader(script, root)
-    return reader.read()
+    """The schema of ``script``; ``root``: the top folder imports may be found under.
+
+    Several launch lines (and several shell scripts) often start the same script: it is
+    read once per version of the file (the cache is keyed on its size and time)."""
+    try:
+        stat = script.stat()
+        stamp: tuple[int, int] | None = (stat.st_size, stat.st_mtime_ns)
+    except OSError:
+        stamp = None
+    key = (script.resolve() if stamp is not None else script, root, stamp)
+    cached = _CACHE.get(key)
+    if cached is None:
+        cached = _Reader(script, root).read()
+        if len(_CACHE) >= 64:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = cached
+    return cached
+
+
+_CACHE: dict[tuple[Path, Path | None, tuple[int, int] | None], Schema] = {}
 
 
 def parse_file(path: Path) -> ast.Module | None:
@@ -163,6 +184,8 @@ class _Reader:
         self.foreign: set[str] = set()
         #: attribute names a parse_json_file/parse_yaml_file argument reads (options, once known)
         self.pending_config: set[str] = set()
+        #: the script itself builds a parser (not only a module it imports)
+        self.entry_parses = False
 
     def read(self) -> Schema:
         tree = parse_file(self.schema.script)
@@ -173,7 +196,8 @@ class _Reader:
         for path, module in list(self.schema.modules.items()):
             self._parsers(path, module)
         self.schema.config_options = {n for n in self.pending_config if n in self.schema.options}
-        if not self.schema.parsers:
+        if not self.schema.parsers or not self.entry_parses:
+            # no parser, or one only in another module: the script may parse with one precheck cannot see
             self.schema.closed = False
         return self.schema
 
@@ -236,6 +260,12 @@ class _Reader:
     # -- parsers ---------------------------------------------------------------------------------
 
     def _parsers(self, path: Path, tree: ast.Module) -> None:
+        before = len(self.schema.parsers), len(self.schema.options)
+        self._parsers_in(path, tree)
+        if path == self.schema.script and (len(self.schema.parsers), len(self.schema.options)) != before:
+            self.entry_parses = True
+
+    def _parsers_in(self, path: Path, tree: ast.Module) -> None:
         tuples = _tuple_names(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
