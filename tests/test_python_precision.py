@@ -107,3 +107,19 @@ def test_unsloth_trl_config_without_flags_follows_the_model_dtype(tmp_path: Path
     plain = write(tmp_path, "plain.py", UNSLOTH.replace("from unsloth import FastLanguageModel\n", ""))
     (run,) = load_runs(plain, hardware=from_specs(["V100"], {}))
     assert run.dialect == "trl"
+
+
+def test_an_unknown_bf16_is_not_trl_default(tmp_path: Path) -> None:
+    script = write(
+        tmp_path,
+        "train.py",
+        """
+        import sys
+        from trl import SFTConfig
+        config = SFTConfig(output_dir="o", bf16=sys.argv[1] == "bf16", learning_rate=1e-5)
+        """,
+    )
+    (run,) = load_runs(script)
+    assert run.dialect == "hf-trainer" and "bf16" not in run.mapping()
+    assert any(n.kind == "unresolved-value" and n.key == "bf16" for n in run.notes)
+    assert not any(severity == "error" for _, severity, _ in findings(script, "V100"))

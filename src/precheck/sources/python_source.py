@@ -201,6 +201,10 @@ class _Runs:
         dialect = config.kind
         if dialect == "trl" and self.runtime.unsloth and "fp16" not in root and "bf16" not in root:
             dialect = self._unsloth_precision(config, root)
+        elif dialect == "trl" and "bf16" not in root and "bf16" in config.args:
+            # `bf16=args.bf16`: set, to a value precheck cannot know; TRL's `bf16 = not fp16`
+            # default fills only a bf16 the call leaves out, so it must not be read as one
+            dialect = "hf-trainer"
         return self._document(root, dialect, self._label(config))
 
     def _unsloth_precision(self, config: Call, root: dict[str, Node]) -> str:
