@@ -64,7 +64,7 @@ def test_real_bf16_and_flash_attention_runs_fail_on_a_v100(rule: str, path: str,
 
 def test_unknown_keys_only_where_no_consumer_defines_them() -> None:
     unknown = {(path, key) for rule, _, path, _, key in findings("8xA100-80GB") if rule == "PC905"}
-    # LLaMA-Factory has no `kto_ftx` (its FinetuningArguments call it `pref_ftx`)
+    # the newest LLaMA-Factory has no `kto_ftx` (RLHFArguments: `pref_ftx`)
     assert unknown == {("OpenBMB__MiniCPM/finetune/llama_factory_example/minicpm_kto.yaml", "kto_ftx")}
 
 
