@@ -372,3 +372,13 @@ def test_a_parser_only_in_an_imported_module_leaves_the_schema_open(tmp_path: Pa
     script = write(tmp_path, "train.py", "from helpers import p\nfrom mylib.cli import parse\nargs = parse()\n")
     schema = read_schema(script)
     assert "x" in schema.options and not schema.closed
+
+
+def test_an_expression_of_an_option_is_not_its_value() -> None:
+    tree = ast.parse(
+        "TrainingArguments(fp16=not args.no_fp16, bf16=args.precision == 'bf16', tf32=args.tf32 or False)\n"
+    )
+    found = effects({Path("t.py"): tree}, {"no_fp16", "precision", "tf32"})
+    table = {(e.key, repr(e.value), e.when) for e in found}
+    assert ("fp16", "False", (("no_fp16", True),)) in table and ("fp16", "True", (("no_fp16", False),)) in table
+    assert not any(e.value is SAME for e in found)  # bf16 and tf32 are computed: not the option's value

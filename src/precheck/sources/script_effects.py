@@ -244,6 +244,11 @@ class _Walker:
                     if source is not None:
                         self._add(key, SAME, (*when, condition), source, at)
             return
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not) and self._option(expr.operand):
+            name = str(self._option(expr.operand))
+            self._add(key, False, (*when, (name, True)), None, at)  # fp16=not args.no_fp16
+            self._add(key, True, (*when, (name, False)), None, at)
+            return
         constant = _constant(expr)
         if constant is not _NOTHING:
             if when:  # a constant the script always sets is read where the script itself is checked
@@ -274,9 +279,12 @@ class _Walker:
         names = {self._option(sub) for sub in ast.walk(expr) if isinstance(sub, ast.Attribute)} - {None}
         if len(names) != 1:
             return None
-        calls = [_callee(sub.func) for sub in ast.walk(expr) if isinstance(sub, ast.Call)]
-        if any(c not in ("getattr", "str", "bool", "lower") for c in calls):
-            return None  # a function of the option (its value is not the option's)
+        for sub in ast.walk(expr):
+            if isinstance(sub, ast.Call):
+                if _callee(sub.func) not in ("getattr", "str", "lower"):
+                    return None  # a function of the option (its value is not the option's)
+            elif not isinstance(sub, (ast.Attribute, ast.Name, ast.Constant, ast.Load)):
+                return None  # `not args.x`, `args.x == "y"`, `args.x or y`: not the option's own value
         return next(iter(names))
 
     def _add(self, key: str, value: Any, when: tuple[Condition, ...], source: str | None, at: ast.AST) -> None:
