@@ -27,9 +27,16 @@ from .errors import UsageError
 VERBS = ("check", "run")
 
 
-def wants_command(args: list[str]) -> bool:
-    """``args`` (routed: ``check ...`` or ``run ...``) name a command after ``--``."""
-    return bool(args) and args[0] in VERBS and "--" in args[1:]
+def wants_command(args: list[str], explicit: bool = False) -> bool:
+    """``args`` (routed: ``check ...`` or ``run ...``) name a command after ``--``.
+
+    ``explicit``: the user wrote the subcommand. ``precheck check [options] -- FILE...``
+    then reads ``--`` as every command does, as the end of the options (pre-commit's hook
+    passes file names so, since a file may be called ``--fix.yaml``); ``precheck [options]
+    -- CMD`` (no subcommand) and ``precheck run [options] -- CMD`` check a command line."""
+    if not args or "--" not in args[1:]:
+        return False
+    return args[0] == "run" or (args[0] == "check" and not explicit)
 
 
 def main(args: list[str]) -> int:
