@@ -208,7 +208,9 @@ def test_rules_and_rule_docs() -> None:
 def test_explain_shows_values_sources_and_overrides() -> None:
     path = "examples/configs/ms-swift-v100/fp16-false-ignored.yaml"
     text = run("explain", "--gpu", "V100", path).stdout
-    assert "autocast_dtype" in text and "overridden:" in text and "fp16-false-ignored.yaml:6:1 (fp16)" in text
+    assert "\n  precision flow\n    load " in text and "\n     -> autocast         float16 " in text
+    overridden = text.split("\n  overridden\n", 1)[1].splitlines()[0]
+    assert overridden.startswith("    examples/configs/ms-swift-v100/fp16-false-ignored.yaml:6:1 (fp16) = false")
     document = json.loads(run("explain", "--gpu", "V100", "--format", "json", path).stdout)
     plan = document["runs"][0]["plan"]
     assert plan["autocast_dtype"]["value"] == "float16"

@@ -225,23 +225,29 @@ def explain(
     debug: DebugOpt = False,
     exclude: ExcludeOpt = None,
 ) -> None:
-    """Print the resolved precision plan: each value and where it came from."""
-    from .api import resolve_hardware
-    from .engine import check as run_check
+    """Print each run's precision plan: the precision flow and memory as pictures, every value with
+    where it came from, what was overridden, and the findings in full."""
+    from . import api
     from .explain import render_json, render_text
+    from .report import use_color
 
     _check_format(fmt, ("text", "json"))
-    target, _ = resolve_hardware(paths, _hardware(gpu, hardware), os.environ)
-    report = run_check(
+    report = api.check(
         paths,
-        target,
-        rules=[],
-        assumed_versions=_assumed(assume_version),
+        _hardware(gpu, hardware),
+        assume_versions=assume_version or [],
         python=python,
         debug=debug,
         exclude=exclude,
     )
-    print(render_json(report) if fmt == "json" else render_text(report))
+    if fmt == "json":
+        print(render_json(report))
+    elif use_color():
+        from .explain_view import print_rich
+
+        print_rich(report)
+    else:
+        print(render_text(report))
     _report_internal(report)
     raise typer.Exit(2 if report.errors or report.internal_errors else 0)
 
