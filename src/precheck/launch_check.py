@@ -77,6 +77,8 @@ def check(command: list[str], options: dict[str, object]) -> int:
 
     fmt = str(options.get("fmt") or "text")
     check_format(fmt, FORMATS)
+    if options.get("config") or options.get("stdin_filename"):
+        raise UsageError("--config/--stdin-filename check files; give them without `-- CMD`")
     fail_on = options.get("fail_on")
     if fail_on is not None:
         try:
@@ -99,9 +101,13 @@ def check(command: list[str], options: dict[str, object]) -> int:
         deep=bool(options.get("deep")),
         command=command,
     )
-    if fmt == "text":
+    if fmt == "text" and not options.get("statistics"):
         print(f"<command line>: {shlex.join(command)}")
-    emit(report, fmt)
+    from .sources import STDIN
+    from .sources.shell_source import COMMAND_LINE, command_text
+
+    STDIN[COMMAND_LINE] = command_text(command)  # the text output's code frames show the command line
+    emit(report, fmt, _string(options.get("color")), bool(options.get("quiet")), bool(options.get("statistics")))
     report_internal(report)
     code = report.exit_code()
     return 0 if options.get("exit_zero") and code == 1 else code

@@ -54,8 +54,8 @@ def fixable(finding: Finding, unsafe: bool = False) -> bool:
     (:func:`precheck.fix.applicable`, without importing the fix writer)."""
     from ..rules import RULES
 
-    if finding.fix is None or not finding.fix.edits:
-        return False
+    if finding.fix is None or not finding.fix.edits or (finding.origin.path or "").startswith("<"):
+        return False  # none to make, or a command line (`precheck -- CMD`): no file to write
     rule = RULES.get(finding.rule)
     if rule is None:
         return False
@@ -157,8 +157,19 @@ def finding_lines(finding: Finding, paint: Paint, lines: Lines) -> list[str]:
     out.extend(frame(paint, lines, origin.path, origin.line, origin.column, origin.key, style))
     if finding.fix:
         lead = " " * (len(str(origin.line)) + 1) if out[1:] else " "
-        out.append(f"{lead}= {paint(_GREEN, 'help')}: {shown(finding.fix.text())}")
+        out.append(f"{lead}= {paint(_GREEN, 'help')}: {shown(help_text(finding))}")
     return out
+
+
+def help_text(finding: Finding) -> str:
+    """The fix, its edits in the finding's own file by line only (``set `fp16: true` (line 6)``);
+    edits in other files keep their path."""
+    assert finding.fix is not None
+    text = finding.fix.text()
+    path = finding.origin.path
+    if path:
+        text = text.replace(f" ({path}:", " (line ").replace(f" (in {path})", "")
+    return text
 
 
 def error_lines(error: InputError, paint: Paint, lines: Lines) -> list[str]:
@@ -198,6 +209,8 @@ def fixable_line(findings: Iterable[Finding]) -> str | None:
             unsafe += 1
     if not safe and not unsafe:
         return None
+    if not safe:
+        return f"[*] {unsafe} fixable with --fix --unsafe-fixes"
     return f"[*] {safe} fixable with --fix" + (f" ({unsafe} more with --unsafe-fixes)" if unsafe else "")
 
 
