@@ -53,9 +53,13 @@ def fixable(finding: Finding, unsafe: bool = False) -> bool:
     """Whether ``--fix`` (``unsafe``: ``--fix --unsafe-fixes``) makes this finding's fix
     (:func:`precheck.fix.applicable`, without importing the fix writer)."""
     from ..rules import RULES
+    from ..sources import script_kind
+    from ..sources.workflow_source import is_workflow
 
     if finding.fix is None or not finding.fix.edits or (finding.origin.path or "").startswith("<"):
         return False  # none to make, or a command line (`precheck -- CMD`): no file to write
+    if any(script_kind(e.path) is not None or is_workflow(e.path) for e in finding.fix.edits):
+        return False  # precheck does not rewrite scripts, workflows or notebooks (precheck.fix)
     rule = RULES.get(finding.rule)
     if rule is None:
         return False
