@@ -299,3 +299,10 @@ def test_shell_completion_answers(tmp_path: Path) -> None:
     env = {"_PRECHECK_COMPLETE": "complete_bash", "COMP_WORDS": "precheck check --stat", "COMP_CWORD": "2"}
     assert run(env=env, cwd=tmp_path).stdout.split() == ["--statistics"]
     assert "_precheck_completion" in run("--show-completion", "bash", env={"SHELL": "/bin/bash"}).stdout
+
+
+def test_a_finding_about_the_whole_file_shows_no_line() -> None:
+    path = "examples/configs/llama-recipes-titan-rtx-1080ti/lora-fp16-one-card.yaml"
+    lines = run("--gpu", "TITAN RTX", "--gpu", "GTX 1080 Ti", path).stdout.splitlines()
+    assert lines[0].startswith(f"{path}:1:1: PC501 warning mixed GPUs")
+    assert lines[1].startswith("  = help: export CUDA_DEVICE_ORDER=PCI_BUS_ID")

@@ -158,9 +158,10 @@ def finding_lines(finding: Finding, paint: Paint, lines: Lines) -> list[str]:
         f"{where}: {paint(style, finding.rule)} {paint(style, str(finding.severity))}{mark} "
         f"{shown(headline(finding.message))}"
     ]
-    out.extend(frame(paint, lines, origin.path, origin.line, origin.column, origin.key, style))
+    if origin.key or (origin.line, origin.column) != (1, 1):  # 1:1 with no key: about the whole file
+        out.extend(frame(paint, lines, origin.path, origin.line, origin.column, origin.key, style))
     if finding.fix:
-        lead = " " * (len(str(origin.line)) + 1) if out[1:] else " "
+        lead = " " * (len(str(origin.line)) + 1) if out[1:] else "  "
         out.append(f"{lead}= {paint(_GREEN, 'help')}: {shown(help_text(finding))}")
     return out
 
