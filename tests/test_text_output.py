@@ -306,3 +306,15 @@ def test_a_finding_about_the_whole_file_shows_no_line() -> None:
     lines = run("--gpu", "TITAN RTX", "--gpu", "GTX 1080 Ti", path).stdout.splitlines()
     assert lines[0].startswith(f"{path}:1:1: PC501 warning mixed GPUs")
     assert lines[1].startswith("  = help: export CUDA_DEVICE_ORDER=PCI_BUS_ID")
+
+
+def test_explain_draws_with_rich_on_a_terminal() -> None:
+    """FORCE_COLOR stands in for a terminal: arrows and a coloured bar; piped: ASCII."""
+    path = "examples/configs/unsloth-tinyllama-rtx4090/tinyllama-bf16.yaml"
+    drawn = run("explain", "--gpu", "RTX 4090", path, env={"FORCE_COLOR": "1", "COLUMNS": "120"}).stdout
+    assert "\x1b[" in drawn and "↓" in drawn and "█" in drawn
+    piped = run("explain", "--gpu", "RTX 4090", path).stdout
+    assert "\x1b[" not in piped and "↓" not in piped
+    assert "     -> autocast         bfloat16 " in piped
+    bar = next(line for line in piped.splitlines() if line.startswith("    ["))
+    assert bar.endswith("of 24.0 GiB (84%)") and bar.count("a") > 5  # activations drawn as `a`
