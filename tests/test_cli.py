@@ -68,14 +68,17 @@ def test_seed_broken_fails_and_fixed_passes(
     assert found == errors
     good = run(*gpu_args(gpus), f"examples/configs/{fixed}")
     assert good.returncode == 0, good.stdout
-    assert " 0 errors" in good.stdout.splitlines()[-1] or good.stdout.splitlines()[-1].startswith("0 errors")
+    summary = next(line for line in good.stdout.splitlines() if "; hardware: " in line)
+    assert summary.startswith("0 errors")
 
 
-def test_seed_text_output_has_location_code_and_help() -> None:
+def test_seed_text_output_has_location_code_frame_and_help() -> None:
     result = run("--gpu", "V100", "examples/configs/ms-swift-v100/fp16-false-ignored.yaml")
-    first, help_line = result.stdout.splitlines()[:2]
+    first, bar, source, caret, _bar, help_line = result.stdout.splitlines()[:6]
     assert first.startswith("examples/configs/ms-swift-v100/fp16-false-ignored.yaml:5:1: PC201 error ")
-    assert help_line.startswith("  help: ") and "torch_dtype: float32" in help_line
+    assert len(first) < 200 and "[ms-swift" not in first  # the headline; the version note is in the detail
+    assert (bar, source, caret) == ("  |", "5 | torch_dtype: float16", "  | ^^^^^^^^^^^")
+    assert help_line.startswith("  = help: ") and "torch_dtype: float32" in help_line
 
 
 def test_unsloth_seed_is_a_warning_that_can_fail_the_run() -> None:
@@ -91,9 +94,10 @@ def test_unsloth_seed_is_a_warning_that_can_fail_the_run() -> None:
 
 def test_llama_recipes_seed_names_each_card_and_the_wrong_one() -> None:
     path = "examples/configs/llama-recipes-titan-rtx-1080ti/lora-fp16-one-card.yaml"
-    result = run("--gpu", "TITAN RTX", "--gpu", "GTX 1080 Ti", path)
-    assert "CUDA index 0 = NVIDIA TITAN RTX (sm_75, 24 GB); CUDA index 1 = NVIDIA GeForce GTX 1080 Ti" in result.stdout
-    assert "this run computes on cuda:0 NVIDIA TITAN RTX" in result.stdout
+    result = run("--gpu", "TITAN RTX", "--gpu", "GTX 1080 Ti", "--format", "json", path)
+    messages = " ".join(f["message"] for f in json.loads(result.stdout)["findings"])
+    assert "CUDA index 0 = NVIDIA TITAN RTX (sm_75, 24 GB); CUDA index 1 = NVIDIA GeForce GTX 1080 Ti" in messages
+    assert "this run computes on cuda:0 NVIDIA TITAN RTX" in messages
     wrong = run(
         "--gpu", "TITAN RTX", "--gpu", "GTX 1080 Ti", "--format", "json", path, env={"CUDA_VISIBLE_DEVICES": "1"}
     )
@@ -131,7 +135,20 @@ def test_json_contract() -> None:
         "source": "examples/configs/ms-swift-v100/requirements.txt:2",
     }
     finding = document["findings"][0]
-    assert set(finding) == {"rule", "name", "severity", "path", "line", "column", "key", "message", "fix"}
+    assert set(finding) == {
+        "rule",
+        "name",
+        "severity",
+        "path",
+        "line",
+        "column",
+        "key",
+        "message",
+        "headline",
+        "fix",
+        "fixable",
+    }
+    assert finding["message"].startswith(finding["headline"]) and len(finding["headline"]) <= 120
     assert (finding["name"], finding["column"], finding["key"]) == (
         "fp16-flag-overridden-by-torch-dtype",
         1,
@@ -191,7 +208,9 @@ def test_rules_and_rule_docs() -> None:
 def test_explain_shows_values_sources_and_overrides() -> None:
     path = "examples/configs/ms-swift-v100/fp16-false-ignored.yaml"
     text = run("explain", "--gpu", "V100", path).stdout
-    assert "autocast_dtype" in text and "overridden:" in text and "fp16-false-ignored.yaml:6:1 (fp16)" in text
+    assert "\n  precision flow\n    load " in text and "\n     -> autocast         float16 " in text
+    overridden = text.split("\n  overridden\n", 1)[1].splitlines()[0]
+    assert overridden.startswith("    examples/configs/ms-swift-v100/fp16-false-ignored.yaml:6:1 (fp16) = false")
     document = json.loads(run("explain", "--gpu", "V100", "--format", "json", path).stdout)
     plan = document["runs"][0]["plan"]
     assert plan["autocast_dtype"]["value"] == "float16"

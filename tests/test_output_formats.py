@@ -27,7 +27,9 @@ REGENERATE = bool(os.environ.get("PRECHECK_REGENERATE_GOLDEN"))
 
 
 def run(*args: str, cwd: Path = GOLDEN, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDA_", "NO_COLOR"))}
+    full_env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("CUDA_", "NO_COLOR", "FORCE_COLOR", "ACCELERATE_"))
+    }
     full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "precheck", *args],
@@ -55,6 +57,81 @@ def test_golden_output(fmt: str) -> None:
         expected.write_bytes(result.stdout.encode("utf-8"))
     assert expected.is_file(), f"no golden file {expected}: run with PRECHECK_REGENERATE_GOLDEN=1"
     assert result.stdout.encode("utf-8") == expected.read_bytes()
+
+
+#: output features beyond the format, each with its golden file (name: extra arguments)
+VARIANTS = {
+    "text-quiet.txt": ["--quiet"],
+    "text-statistics.txt": ["--statistics"],
+    "json-statistics.json": ["--format", "json", "--statistics"],
+    "text-color.txt": ["--color", "always"],
+}
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_golden_output_features(name: str) -> None:
+    python = str(GOLDEN / "no-packages-python")
+    result = run("project", *VARIANTS[name], "--python", python, env={"FORCE_COLOR": "", "NO_COLOR": ""})
+    assert result.returncode == 2, result.stderr
+    expected = GOLDEN / "expected" / name
+    if REGENERATE:
+        expected.write_bytes(result.stdout.encode("utf-8"))
+    assert expected.is_file(), f"no golden file {expected}: run with PRECHECK_REGENERATE_GOLDEN=1"
+    assert result.stdout.encode("utf-8") == expected.read_bytes()
+
+
+#: ``precheck explain`` piped: the plain rendering (name: arguments, environment)
+EXPLAIN = {
+    "explain.txt": (["explain", "project"], {}),
+    "explain-override.txt": (["explain", "explain"], {"ACCELERATE_MIXED_PRECISION": "fp16"}),
+}
+
+
+@pytest.mark.parametrize("name", list(EXPLAIN))
+def test_golden_explain(name: str) -> None:
+    args, env = EXPLAIN[name]
+    result = run(*args, "--python", str(GOLDEN / "no-packages-python"), env=env)
+    expected = GOLDEN / "expected" / name
+    if REGENERATE:
+        expected.write_bytes(result.stdout.encode("utf-8"))
+    assert expected.is_file(), f"no golden file {expected}: run with PRECHECK_REGENERATE_GOLDEN=1"
+    assert result.stdout.encode("utf-8") == expected.read_bytes()
+
+
+def test_explain_lists_the_environment_setting_the_flags_overrode() -> None:
+    """``ACCELERATE_MIXED_PRECISION=fp16`` in the environment of a run whose TrainingArguments
+    say ``bf16: true`` and name a DeepSpeed file: the flag wins, and explain says so."""
+    python = str(GOLDEN / "no-packages-python")
+    env = {"ACCELERATE_MIXED_PRECISION": "fp16"}
+    text = run("explain", "explain", "--python", python, env=env).stdout
+    overridden = text.split("  overridden\n", 1)[1].splitlines()[0]
+    assert overridden.startswith(
+        "    env:ACCELERATE_MIXED_PRECISION = fp16, overridden by bfloat16 (explain/train.yaml:6:1"
+    )
+    document = json.loads(run("explain", "explain", "--format", "json", "--python", python, env=env).stdout)
+    (entry,) = [o for o in document["runs"][0]["overridden"] if o["origin"]["kind"] == "env"]
+    assert entry["value"] == "fp16" and entry["origin"]["key"] == "ACCELERATE_MIXED_PRECISION"
+    quiet = run("explain", "explain", "--python", python).stdout  # no variable: nothing overridden
+    assert "  overridden" not in quiet
+    assert "  memory per device (NVIDIA A100-SXM4-80GB)\n    [" in quiet and "of 80.0 GiB" in quiet
+
+
+def test_golden_stdin_reads_as_the_named_file() -> None:
+    """``--stdin-filename NAME -``: the same findings, at the same places, as the file itself."""
+    python = str(GOLDEN / "no-packages-python")
+    text = (GOLDEN / "project" / "swift.yaml").read_text(encoding="utf-8")
+    piped = subprocess.run(
+        [sys.executable, "-m", "precheck", "--stdin-filename", "project/swift.yaml", "-", "--python", python],
+        input=text,
+        capture_output=True,
+        text=True,
+        cwd=GOLDEN,
+        timeout=120,
+    )
+    direct = run("project/swift.yaml", "--python", python)
+    assert piped.returncode == direct.returncode == 1, piped.stderr
+    assert piped.stdout == direct.stdout
+    assert "project/swift.yaml:5:1: PC201 error" in piped.stdout
 
 
 def test_the_golden_run_covers_every_severity_and_an_input_error() -> None:

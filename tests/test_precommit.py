@@ -43,7 +43,8 @@ LAUNCH = "#!/bin/sh\ntorchrun train.py --output_dir out --bf16 true --learning_r
 
 def test_the_hook_definition() -> None:
     (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
-    assert hook["id"] == "precheck" and hook["entry"] == "precheck" and hook["language"] == "python"
+    assert hook["id"] == "precheck" and hook["entry"] == "precheck check" and hook["language"] == "python"
+    assert hook["args"] == ["--"]  # the file names after it are files, even `--fix.yaml`
     assert hook["types_or"] == ["yaml", "json", "toml", "shell", "makefile", "python", "jupyter"]
     assert hook["pass_filenames"] is True and hook["require_serial"] is True
 
@@ -90,3 +91,21 @@ def test_pre_commit_try_repo_fails_the_bad_config_and_passes_the_good(tmp_path: 
     print(good.stdout, good.stderr)
     assert good.returncode == 0, good.stdout + good.stderr
     assert "Passed" in good.stdout
+
+    # file names that look like options: pre-commit passes them as git lists them, after
+    # the manifest's `args: [--]` (its own --files cannot take them, so --all-files here)
+    dashes = tmp_path / "dashes"
+    dashes.mkdir()
+    (dashes / ".precheck.toml").write_text('gpus = ["V100"]\n')
+    (dashes / "--fix.yaml").write_text(BAD)
+    (dashes / "--exclude=*.yaml").write_text(BAD)
+    git("init", "-q", cwd=dashes)
+    git("add", "-A", cwd=dashes)
+    command = [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "precheck", "--color", "never"]
+    named = subprocess.run(
+        [*command, "--verbose", "--all-files"], cwd=dashes, env=env, capture_output=True, text=True, timeout=540
+    )
+    print(named.stdout, named.stderr)
+    assert named.returncode == 1, named.stdout + named.stderr
+    assert "--fix.yaml:4:1: PC101 error" in named.stdout and "--exclude=*.yaml:4:1: PC101 error" in named.stdout
+    assert (dashes / "--fix.yaml").read_text() == BAD  # a file, not the --fix option

@@ -90,6 +90,7 @@ def resolve_hardware(
     hardware: Hardware | Sequence[str] | str | None,
     env: Mapping[str, str],
     use_project: bool = True,
+    settings: Settings | None = None,
 ) -> tuple[Hardware, str | None]:
     """The target hardware: the argument, else the project's ``gpus``, else this machine's GPUs."""
     if isinstance(hardware, Hardware):
@@ -98,7 +99,8 @@ def resolve_hardware(
         return from_specs([hardware], env), None
     if hardware and not isinstance(hardware, str):
         return from_specs(list(hardware), env), None
-    config = project.for_path(paths[0] if paths else ".") if use_project else ProjectConfig()
+    config_for = settings or (project.for_path if use_project else _no_project)
+    config = config_for(paths[0] if paths else ".")
     if config.gpus:
         return from_specs(list(config.gpus), env), f"{_shown(config.path)} gpus"
     from .probe import probe_hardware
@@ -140,6 +142,7 @@ def check(
     deep: bool = False,
     details: bool = True,
     command: Sequence[str] | None = None,
+    config: str | Path | None = None,
 ) -> Report:
     """Check config files or folders and return the :class:`Report`.
 
@@ -155,6 +158,9 @@ def check(
     then stays flat however many files a run checks (the command line does so).
     ``command`` checks a command line instead of ``paths`` (``["swift", "sft", "--fp16",
     "false"]``): findings point at columns of ``<command line>``, the words ``shlex.join``-ed.
+    ``config`` names the project configuration file that governs every path (a
+    ``.precheck.toml``-style file, or a ``pyproject.toml`` with ``[tool.precheck]``) instead
+    of the closest one.
     """
     names = [paths] if isinstance(paths, str) else list(paths)
     names = names or ["."]
@@ -171,7 +177,12 @@ def check(
     if use_project:
         project.for_folder.cache_clear()  # a long-lived process sees edited configs
     settings: Settings = project.for_path if use_project else _no_project
-    target, hardware_from = resolve_hardware(names, hardware, environment, use_project)
+    if config is not None:
+        if not use_project:
+            raise UsageError("--config and --isolated are exclusive: --isolated reads no configuration")
+        explicit = explicit_config(config)
+        settings = lambda _path: explicit  # noqa: E731
+    target, hardware_from = resolve_hardware(names, hardware, environment, use_project, settings)
     base = settings(names[0])
     threshold = _threshold(fail_on, base)
     cli = Selection(
@@ -212,6 +223,17 @@ def check(
 
 def _no_project(_path: str | Path) -> ProjectConfig:
     return ProjectConfig()
+
+
+def explicit_config(path: str | Path) -> ProjectConfig:
+    """The project configuration in a file named by ``--config``."""
+    file = Path(path)
+    if not file.is_file():
+        raise UsageError(f"--config {path}: no such file")
+    loaded = project.load(file.resolve())
+    if loaded.path is None:
+        raise UsageError(f"--config {path}: {file.name} has no [tool.precheck] table")
+    return loaded
 
 
 def _threshold(fail_on: str | Severity | None, base: ProjectConfig) -> Severity:

@@ -42,14 +42,25 @@ def run_check(
     show_unused_suppressions: bool = False,
     isolated: bool = False,
     deep: bool = False,
+    config: str | None = None,
+    stdin_filename: str | None = None,
+    statistics: bool = False,
+    quiet: bool = False,
+    color: str | None = None,
 ) -> int:
     """Check config files and print the report; the exit code. The parameters are the
     options of ``precheck check`` (:func:`precheck.cli.check` documents them)."""
     from . import api
-    from .report import FORMATS, emit
+    from .report import FORMATS, emit, use_color
     from .rules.base import Severity
 
     check_format(fmt, FORMATS)
+    use_color(color)  # a bad --color is a usage error before any work
+    if statistics and fmt not in ("text", "json"):
+        raise UsageError(f"--statistics prints text or json, not --format {fmt}")
+    paths = read_stdin(paths, stdin_filename)
+    if stdin_filename is not None and (fix or diff):
+        raise UsageError("--fix/--diff write files; with --stdin-filename there is none to write")
     if fail_on is not None:
         try:
             Severity.parse(fail_on)
@@ -77,6 +88,7 @@ def run_check(
             debug=debug,
             deep=deep,
             details=False,  # the report needs findings and counts: memory stays flat
+            config=config,
         )
 
     report = run()
@@ -85,10 +97,33 @@ def run_check(
         if isinstance(fixed, int):
             return fixed
         report = fixed
-    emit(report, fmt)
+    emit(report, fmt, color, quiet, statistics)
     report_internal(report)
     code = report.exit_code()
     return 0 if exit_zero and code == 1 else code
+
+
+def read_stdin(paths: list[str] | None, name: str | None) -> list[str] | None:
+    """``--stdin-filename NAME -`` (or NAME with no path): the text on standard input is
+    checked as the file NAME (its format, its folder for the files it names); the paths."""
+    given = list(paths or [])
+    if name is None:
+        if "-" in given:
+            raise UsageError(
+                "`-` reads standard input: name the file it stands for with --stdin-filename NAME "
+                "(its suffix is the format; the files it names are looked for next to it)"
+            )
+        return paths
+    if given and given != ["-"]:
+        raise UsageError("--stdin-filename checks standard input only: give `-` or no path")
+    from .errors import FileTooLarge
+    from .sources import MAX_BYTES, STDIN, decode
+
+    data = sys.stdin.buffer.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise FileTooLarge(name, f"standard input is over the {MAX_BYTES // (1024 * 1024)} MiB limit")
+    STDIN[name] = decode(name, data)
+    return [name]
 
 
 def _fix(report: api.Report, diff: bool, unsafe: bool, run: Callable[[], api.Report]) -> api.Report | int:

@@ -10,6 +10,7 @@ import os
 from typing import Annotated
 
 import typer
+import typer.core
 
 from . import __version__
 from .check_command import check_format as _check_format
@@ -18,8 +19,22 @@ from .check_command import report_internal as _report_internal
 from .check_command import run_check
 from .entry import main
 
+_display_type = typer.core.TyperOption.display_type
+
+
+def _metavar_only(self: typer.core.TyperOption, ctx: typer.Context) -> str:
+    """typer shows every parameter's Python type next to it (``<list[str]>``, ``<bool>``);
+    the metavar (``SPEC``, ``FILE``) says what to give, and a flag takes nothing."""
+    if getattr(self, "is_flag", False) or self.metavar is not None:
+        return ""
+    return _display_type(self, ctx)
+
+
+typer.core.TyperOption.display_type = _metavar_only  # type: ignore[method-assign,assignment]
+typer.core.TyperArgument.display_type = _metavar_only  # type: ignore[assignment]
+
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     no_args_is_help=False,
     help="Catch mixed-precision misconfigurations in training configs before they burn GPU hours.\n\n"
@@ -30,26 +45,39 @@ app = typer.Typer(
 
 GpuOpt = Annotated[
     list[str] | None,
-    typer.Option("--gpu", help="Target GPU, repeatable, in CUDA order: V100, 8xA100-80GB, 'GTX 1080 Ti', sm_86:48GB."),
+    typer.Option(
+        "--gpu",
+        metavar="SPEC",
+        help="Target GPU, repeatable, in CUDA order: V100, 8xA100-80GB, 'GTX 1080 Ti', sm_86:48GB.",
+    ),
 ]
 HardwareOpt = Annotated[
-    str | None, typer.Option("--hardware", help="Hardware file written by `precheck probe --json`.")
+    str | None, typer.Option("--hardware", metavar="FILE", help="Hardware file written by `precheck probe --json`.")
 ]
 AssumeOpt = Annotated[
     list[str] | None,
     typer.Option(
-        "--assume-version", help="NAME==VERSION of a framework the run uses (repeatable); beats pins and installs."
+        "--assume-version",
+        metavar="NAME==VERSION",
+        help="The version of a framework the run uses (repeatable); beats pins and installs.",
     ),
 ]
-FormatOpt = Annotated[str, typer.Option("--format", help="Output format: text or json.")]
-CheckFormatOpt = Annotated[str, typer.Option("--format", help="Output format: text, concise, json, sarif or github.")]
+FormatOpt = Annotated[str, typer.Option("--format", metavar="FORMAT", help="Output format: text or json.")]
+CheckFormatOpt = Annotated[
+    str,
+    typer.Option("--format", metavar="FORMAT", help="Output format: text, concise, json, sarif or github."),
+]
 ExcludeOpt = Annotated[
     list[str] | None,
-    typer.Option("--exclude", help="Pass over matching files in folders (gitignore syntax, repeatable)."),
+    typer.Option(
+        "--exclude", metavar="PATTERN", help="Pass over matching files in folders (gitignore syntax, repeatable)."
+    ),
 ]
 PythonOpt = Annotated[
     str | None,
-    typer.Option("--python", help="Read installed framework versions from this interpreter's environment."),
+    typer.Option(
+        "--python", metavar="PATH", help="Read installed framework versions from this interpreter's environment."
+    ),
 ]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")]
 
@@ -63,7 +91,7 @@ def _assumed(values: list[str] | None):  # type: ignore[no-untyped-def]
 @app.callback(invoke_without_command=True)
 def _root(
     ctx: typer.Context,
-    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+    version: Annotated[bool, typer.Option("--version", "-V", help="Print the version and exit.")] = False,
 ) -> None:
     if version:
         print(f"precheck {__version__}")
@@ -72,22 +100,30 @@ def _root(
 
 @app.command()
 def check(
-    paths: Annotated[list[str] | None, typer.Argument(help="Config files or folders (default: .).")] = None,
+    paths: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="PATH", help="Config files or folders (default: .); `-`: standard input."),
+    ] = None,
     gpu: GpuOpt = None,
     hardware: HardwareOpt = None,
     fmt: CheckFormatOpt = "text",
     select: Annotated[
-        list[str] | None, typer.Option("--select", help="Rules to run: code, prefix, name or ALL.")
+        list[str] | None, typer.Option("--select", metavar="RULES", help="Rules to run: code, prefix, name or ALL.")
     ] = None,
     extend_select: Annotated[
-        list[str] | None, typer.Option("--extend-select", help="Rules to run on top of the selection.")
+        list[str] | None,
+        typer.Option("--extend-select", metavar="RULES", help="Rules to run on top of the selection."),
     ] = None,
-    ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Rules to skip: code, prefix or name.")] = None,
+    ignore: Annotated[
+        list[str] | None, typer.Option("--ignore", metavar="RULES", help="Rules to skip: code, prefix or name.")
+    ] = None,
     assume_version: AssumeOpt = None,
     python: PythonOpt = None,
     fail_on: Annotated[
         str | None,
-        typer.Option("--fail-on", help="Lowest severity that fails: error (default), warning or info."),
+        typer.Option(
+            "--fail-on", metavar="LEVEL", help="Lowest severity that fails: error (default), warning or info."
+        ),
     ] = None,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even with failing findings.")] = False,
     debug: DebugOpt = False,
@@ -110,10 +146,43 @@ def check(
         bool,
         typer.Option(
             "--deep",
-            help="Also ask the installed transformers/TRL/accelerate: keys against their dataclasses, "
+            help="Also ask the installed transformers, TRL and accelerate: keys against their dataclasses, "
             "exact parameter counts on the meta device (needs precheck\\[hf]).",
         ),
     ] = False,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config",
+            metavar="FILE",
+            help="The project configuration to use (.precheck.toml keys, or a pyproject.toml with "
+            "\\[tool.precheck]) instead of the closest one.",
+        ),
+    ] = None,
+    stdin_filename: Annotated[
+        str | None,
+        typer.Option(
+            "--stdin-filename",
+            metavar="NAME",
+            help="Check standard input (path `-`) as the file NAME: its suffix is the format, its folder "
+            "holds the files it names.",
+        ),
+    ] = None,
+    statistics: Annotated[
+        bool, typer.Option("--statistics", help="Count the findings by rule instead of listing them.")
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Print the findings only: no summary or info lines.")
+    ] = False,
+    color: Annotated[
+        str | None,
+        typer.Option(
+            "--color",
+            metavar="WHEN",
+            help="Colour the text output: auto (default: on a terminal, unless NO_COLOR is set; "
+            "FORCE_COLOR forces it), always or never.",
+        ),
+    ] = None,
 ) -> None:
     """Check config files (the default command: `precheck PATH...`)."""
     code = run_check(
@@ -136,13 +205,18 @@ def check(
         show_unused_suppressions=show_unused_suppressions,
         isolated=isolated,
         deep=deep,
+        config=config,
+        stdin_filename=stdin_filename,
+        statistics=statistics,
+        quiet=quiet,
+        color=color,
     )
     raise typer.Exit(code)
 
 
 @app.command()
 def explain(
-    paths: Annotated[list[str], typer.Argument(help="Config files or folders.")],
+    paths: Annotated[list[str], typer.Argument(metavar="PATH", help="Config files or folders.")],
     gpu: GpuOpt = None,
     hardware: HardwareOpt = None,
     fmt: FormatOpt = "text",
@@ -151,34 +225,43 @@ def explain(
     debug: DebugOpt = False,
     exclude: ExcludeOpt = None,
 ) -> None:
-    """Print the resolved precision plan: each value and where it came from."""
-    from .api import resolve_hardware
-    from .engine import check as run_check
+    """Print each run's precision plan: the precision flow and memory as pictures, every value with
+    where it came from, what was overridden, and the findings in full."""
+    from . import api
     from .explain import render_json, render_text
+    from .report import use_color
 
     _check_format(fmt, ("text", "json"))
-    target, _ = resolve_hardware(paths, _hardware(gpu, hardware), os.environ)
-    report = run_check(
+    report = api.check(
         paths,
-        target,
-        rules=[],
-        assumed_versions=_assumed(assume_version),
+        _hardware(gpu, hardware),
+        assume_versions=assume_version or [],
         python=python,
         debug=debug,
         exclude=exclude,
     )
-    print(render_json(report) if fmt == "json" else render_text(report))
+    if fmt == "json":
+        print(render_json(report))
+    elif use_color():
+        from .explain_view import print_rich
+
+        print_rich(report)
+    else:
+        print(render_text(report))
     _report_internal(report)
     raise typer.Exit(2 if report.errors or report.internal_errors else 0)
 
 
 @app.command()
 def smoke(
-    paths: Annotated[list[str], typer.Argument(help="Config files or folders.")],
+    paths: Annotated[list[str], typer.Argument(metavar="PATH", help="Config files or folders.")],
     gpu: GpuOpt = None,
     hardware: HardwareOpt = None,
     device: Annotated[
-        str | None, typer.Option("--device", help="Where the step runs: cpu or cuda (default: cuda when present).")
+        str | None,
+        typer.Option(
+            "--device", metavar="DEVICE", help="Where the step runs: cpu or cuda (default: cuda when present)."
+        ),
     ] = None,
     fmt: FormatOpt = "text",
     assume_version: AssumeOpt = None,
@@ -246,7 +329,7 @@ def list_rules(fmt: FormatOpt = "text") -> None:
 
 
 @app.command("rule")
-def show_rule(code: Annotated[str, typer.Argument(help="A rule code or name, e.g. PC101.")]) -> None:
+def show_rule(code: Annotated[str, typer.Argument(metavar="CODE", help="A rule code or name, e.g. PC101.")]) -> None:
     """Print one rule's documentation."""
     from .rule_docs import print_rule
 

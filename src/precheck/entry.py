@@ -37,35 +37,51 @@ class Plain(NamedTuple):
     function: str
     spellings: tuple[tuple[str, str], ...] = ()
     positional: str | None = None
+    #: short spellings: (``-q``, parameter)
+    shorts: tuple[tuple[str, str], ...] = ()
 
     def target(self) -> Callable[..., Any]:
         return getattr(importlib.import_module(self.module, __package__), self.function)  # type: ignore[no-any-return]
 
 
 PLAIN = {
-    "check": Plain(".check_command", "run_check", (("fmt", "--format"),), "paths"),
+    "check": Plain(".check_command", "run_check", (("fmt", "--format"),), "paths", (("-q", "quiet"),)),
     "probe": Plain(".probe_report", "print_probe", (("as_json", "--json"), ("use_torch", "--torch"))),
 }
 
 _FLAG, _VALUE, _VALUES = "flag", "value", "values"
+
+#: the typer app's own options (not ``check``'s)
+ROOT_OPTIONS = ("-h", "--help", "--version", "-V", "--install-completion", "--show-completion")
+#: set by the shell when it asks for completions (typer's ``--install-completion`` script)
+COMPLETE_VAR = "_PRECHECK_COMPLETE"
 
 
 def route(args: list[str]) -> list[str]:
     """``precheck PATH...`` means ``precheck check PATH...``."""
     if not args:
         return ["check"]
-    if args[0] in SUBCOMMANDS or args[0] in ("-h", "--help", "--version"):
+    if args[0] in SUBCOMMANDS or args[0] in ROOT_OPTIONS:
         return args
     return ["check", *args]
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = route(list(sys.argv[1:] if argv is None else argv))
+    import os
+
+    if COMPLETE_VAR in os.environ:  # the shell asks for completions: typer answers
+        from .cli import app
+
+        app(prog_name="precheck")
+    given = list(sys.argv[1:] if argv is None else argv)
+    args = route(given)
     debug = "--debug" in args
     try:
         from .launch_check import wants_command
 
-        if wants_command(args):  # ``precheck [run] [options] -- CMD ARGS...``
+        # ``precheck [options] -- CMD ARGS...`` and ``precheck run [options] -- CMD ARGS...``;
+        # after a named subcommand (``precheck check -- FILE...``) ``--`` ends the options
+        if wants_command(args, explicit=bool(given) and given[0] == args[0]):
             from .launch_check import main as launch_main
 
             sys.exit(launch_main(args))
@@ -79,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
             code = command.target()(**plain)
             sys.exit(code if isinstance(code, int) else 0)
     except InputError as error:
-        print(f"precheck: {error}", file=sys.stderr)
+        print(f"precheck: {_relative(error)}", file=sys.stderr)
         sys.exit(2)
     except PrecheckError as error:
         print(f"precheck: error: {error}", file=sys.stderr)
@@ -103,6 +119,22 @@ def main(argv: list[str] | None = None) -> None:
             file=sys.stderr,
         )
         sys.exit(2)
+
+
+def _relative(error: InputError) -> str:
+    """``path:line:col: message`` with the path relative to the current folder when it is
+    below it, as findings show paths (a project configuration is found by its full path)."""
+    import os.path
+
+    path = error.path
+    if os.path.isabs(path):
+        try:
+            relative = os.path.relpath(path)
+        except ValueError:  # another drive (Windows)
+            relative = path
+        if not relative.startswith(".."):
+            path = relative
+    return str(InputError(path, error.message, error.line, error.column))
 
 
 def plain_check_args(argv: Sequence[str]) -> dict[str, Any] | None:
@@ -129,7 +161,7 @@ def plain_args(command: Plain, argv: Sequence[str]) -> dict[str, Any] | None:
         if not token.startswith("-") or token == "-":
             paths.append(token)
             continue
-        if not token.startswith("--"):
+        if not token.startswith("--") and token not in options:
             return None  # -h and any other short option
         name, equals, value = token.partition("=")
         found = options.get(name)
@@ -179,6 +211,8 @@ def plain_options(command: Plain) -> tuple[dict[str, tuple[str, str]], dict[str,
         if kind is None:
             raise TypeError(f"{command.function}'s {name}: a command-line option is a bool, a str or a list[str]")
         options[spellings.get(name, "--" + name.replace("_", "-"))] = (name, kind)
+    for short, name in command.shorts:
+        options[short] = options[spellings.get(name, "--" + name.replace("_", "-"))]
     return options, defaults
 
 

@@ -14,41 +14,11 @@ from .resolve.plan import PLAN_FIELDS
 SCHEMA_VERSION = 1
 
 
-def _value(value: Any) -> str:
-    return "none" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
-
-
 def render_text(report: Report) -> str:
-    lines: list[str] = [f"hardware: {report.hardware.describe()} ({report.hardware.source})"]
-    for error in report.errors:
-        lines.append(str(error))
-    for result in report.files:
-        if result.plan is None or result.config is None or result.part_of is not None:
-            continue  # a file another config names is shown in that run
-        lines.append("")
-        label = f": {result.label}" if result.label else ""
-        lines.append(f"{result.path}{label} ({result.dialect})")
-        for role, attached in result.config.attached.items():
-            kind = role if role == attached.dialect else f"{role}, read as {attached.dialect}"
-            lines.append(f"  reads    {attached.path} ({kind})")
-        for shown in result.attached:
-            if not any(a.path == shown for a in result.config.attached.values()):
-                lines.append(f"  reads    {shown} (the model's own config)")
-        if result.versions and result.versions.known:
-            for info in result.versions.known.values():
-                lines.append(f"  version  {info.name} {info.version}  [{info.source}]")
-        for name, item in result.plan.fields().items():
-            lines.append(f"  {name:<22} {_value(item.value):<10} {item.origin}")
-        for override in result.plan.overrides:
-            lines.append(
-                f"  overridden: {override.loser.origin} = {_value(override.loser.value)} "
-                f"lost to {_value(override.winner.value)} ({override.reason})"
-            )
-        memory = memory_of(result)
-        if memory is not None:
-            lines.append(f"  memory   {memory['summary']}")
-            lines.append(f"           {'; '.join(memory['notes'])}")
-    return "\n".join(lines)
+    """The plain-text picture (:mod:`precheck.explain_view`; rich on a terminal)."""
+    from .explain_view import render_plain
+
+    return render_plain(report)
 
 
 def memory_of(result: FileResult) -> dict[str, Any] | None:
@@ -71,6 +41,8 @@ def memory_of(result: FileResult) -> dict[str, Any] | None:
         "bytes": {name: value for name, value in est.parts()},
         "total_bytes": est.total,
         "device_bytes": capacity,
+        "device": device,
+        "source": dims.source,
         "parameters": dims.params,
         "trainable": est.trainable,
         "notes": est.notes,
@@ -112,6 +84,18 @@ def render_json(report: Report) -> str:
                     for name, item in result.plan.fields().items()
                 },
                 "memory": memory_of(result),
+                "findings": [
+                    {
+                        "rule": f.rule,
+                        "severity": str(f.severity),
+                        "path": f.origin.path,
+                        "line": f.origin.line,
+                        "column": f.origin.column,
+                        "message": f.message,
+                        "fix": f.fix.text() if f.fix else None,
+                    }
+                    for f in result.findings
+                ],
                 "overridden": [
                     {
                         "field": o.field,

@@ -27,9 +27,16 @@ from .errors import UsageError
 VERBS = ("check", "run")
 
 
-def wants_command(args: list[str]) -> bool:
-    """``args`` (routed: ``check ...`` or ``run ...``) name a command after ``--``."""
-    return bool(args) and args[0] in VERBS and "--" in args[1:]
+def wants_command(args: list[str], explicit: bool = False) -> bool:
+    """``args`` (routed: ``check ...`` or ``run ...``) name a command after ``--``.
+
+    ``explicit``: the user wrote the subcommand. ``precheck check [options] -- FILE...``
+    then reads ``--`` as every command does, as the end of the options (pre-commit's hook
+    passes file names so, since a file may be called ``--fix.yaml``); ``precheck [options]
+    -- CMD`` (no subcommand) and ``precheck run [options] -- CMD`` check a command line."""
+    if not args or "--" not in args[1:]:
+        return False
+    return args[0] == "run" or (args[0] == "check" and not explicit)
 
 
 def main(args: list[str]) -> int:
@@ -70,6 +77,8 @@ def check(command: list[str], options: dict[str, object]) -> int:
 
     fmt = str(options.get("fmt") or "text")
     check_format(fmt, FORMATS)
+    if options.get("config") or options.get("stdin_filename"):
+        raise UsageError("--config/--stdin-filename check files; give them without `-- CMD`")
     fail_on = options.get("fail_on")
     if fail_on is not None:
         try:
@@ -92,9 +101,13 @@ def check(command: list[str], options: dict[str, object]) -> int:
         deep=bool(options.get("deep")),
         command=command,
     )
-    if fmt == "text":
+    if fmt == "text" and not options.get("statistics"):
         print(f"<command line>: {shlex.join(command)}")
-    emit(report, fmt)
+    from .sources import STDIN
+    from .sources.shell_source import COMMAND_LINE, command_text
+
+    STDIN[COMMAND_LINE] = command_text(command)  # the text output's code frames show the command line
+    emit(report, fmt, _string(options.get("color")), bool(options.get("quiet")), bool(options.get("statistics")))
     report_internal(report)
     code = report.exit_code()
     return 0 if options.get("exit_zero") and code == 1 else code

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Generic, Literal, TypeVar
 
 T = TypeVar("T", covariant=True)
@@ -20,6 +20,8 @@ class Origin:
     key: str | None = None
     #: for defaults and derived values: whose default, what it was derived from
     detail: str | None = None
+    #: the value as the file spells it (``yes`` for True in YAML), for messages
+    written: str | None = field(default=None, compare=False)
 
     @classmethod
     def env(cls, name: str) -> Origin:
@@ -31,7 +33,7 @@ class Origin:
 
     def derived(self, detail: str) -> Origin:
         """The same place, read as the source of a value derived from it."""
-        return Origin("derived", self.path, self.line, self.column, self.key, detail)
+        return Origin("derived", self.path, self.line, self.column, self.key, detail, self.written)
 
     @property
     def in_file(self) -> bool:

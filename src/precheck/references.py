@@ -90,8 +90,8 @@ def attach(config: TrainingConfig, file: Path, env: Mapping[str, str], depth: in
             config.notes.append(
                 SourceNote(
                     "missing-reference",
-                    f"`{origin.key}` names `{ref.value}`, which is not a file next to {config.path} "
-                    "or in the current folder: precheck could not check it, and the launch will fail "
+                    f"`{origin.key}` names `{ref.value}`, which is not a file (looked next to {config.path} "
+                    "and in the current folder): precheck could not check it, and the launch will fail "
                     "if it is missing there too",
                     origin.line or 1,
                     origin.column or 1,

@@ -91,7 +91,7 @@ def field(name: str, *paths: str, convert: Converter = to_str) -> Field:
 
 def origin_of(doc: Document, node: Node) -> Origin:
     line, column = node.anchor
-    return Origin("file", node.path or doc.path, line, column, node.key)
+    return Origin("file", node.path or doc.path, line, column, node.key, written=node.raw)
 
 
 def lookup(root: Mapping[str, Node], path: tuple[str, ...], normalise: Callable[[str], str]) -> Node | None:

@@ -6,13 +6,29 @@ import os
 import sys
 
 from ..engine import Report
+from ..errors import UsageError
 from . import concise, github, json_report, sarif, text
 
 FORMATS = ("text", "concise", "json", "sarif", "github")
+COLORS = ("auto", "always", "never")
 
 
-def use_color() -> bool:
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+def use_color(mode: str | None = "auto", stream: object = None) -> bool:
+    """``--color always|never``; ``auto``: ``NO_COLOR`` (set and not empty) says no,
+    ``FORCE_COLOR`` (set and not empty) says yes, else colour on a terminal that is not dumb
+    (https://no-color.org, https://force-color.org)."""
+    mode = mode or "auto"
+    if mode not in COLORS:
+        raise UsageError(f"--color {mode!r}: choose one of {', '.join(COLORS)}")
+    if mode != "auto":
+        return mode == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    out = sys.stdout if stream is None else stream
+    isatty = getattr(out, "isatty", None)
+    return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
 
 
 def render(report: Report, fmt: str) -> str:
@@ -28,15 +44,25 @@ def render(report: Report, fmt: str) -> str:
     return "\n".join(text.render_plain(report))
 
 
-def emit(report: Report, fmt: str) -> None:
+def emit(report: Report, fmt: str, color: str | None = "auto", quiet: bool = False, statistics: bool = False) -> None:
+    """Print the report: ``quiet`` leaves out the summary and info lines (text); ``statistics``
+    prints findings counted by rule instead of the findings (text and json)."""
+    if statistics:
+        if fmt == "json":
+            print(json_report.statistics(report))
+        elif fmt == "text":
+            print("\n".join(text.statistics(report, use_color(color))))
+        else:
+            raise UsageError(f"--statistics prints text or json, not --format {fmt}")
+        return
     if fmt == "text":
-        text.print_report(report, use_color())
+        text.print_report(report, use_color(color), quiet)
         return
     output = render(report, fmt)
     if output:
         print(output)
-    if fmt == "concise" and report.hardware_note:  # stdout keeps one line per finding
+    if fmt == "concise" and report.hardware_note and not quiet:  # stdout keeps one line per finding
         print(f"precheck: info: {report.hardware_note}", file=sys.stderr)
 
 
-__all__ = ["FORMATS", "emit", "render"]
+__all__ = ["COLORS", "FORMATS", "emit", "render", "use_color"]

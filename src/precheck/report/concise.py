@@ -1,4 +1,4 @@
-"""``--format concise``: one line per finding, ``path:line:col: CODE severity message``.
+"""``--format concise``: one line per finding, ``path:line:col: CODE severity headline``.
 
 Inputs that cannot be read are ``path:line:col: message`` lines (as in the text format);
 nothing else is printed, so ``grep``, editors' error parsers and ``wc -l`` work on it.
@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from ..engine import Report
 from ..rules.base import Finding
+from .headline import headline
 
 
 def line(finding: Finding) -> str:
-    return f"{finding.origin.location()}: {finding.rule} {finding.severity} {finding.message}"
+    return f"{finding.origin.location()}: {finding.rule} {finding.severity} {headline(finding.message)}"
 
 
 def render(report: Report) -> str:

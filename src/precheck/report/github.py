@@ -4,13 +4,14 @@
 ``error``, warnings ``warning``, info ``notice``. Escaping follows the Actions toolkit
 (``@actions/core`` ``command.ts``): in the message ``%``, ``\\r`` and ``\\n`` become
 ``%25``, ``%0D`` and ``%0A``; in properties ``:`` and ``,`` also become ``%3A`` and ``%2C``.
-The fix is the message's second line. The summary line closes the output, as plain text.
+The message is the finding's headline, the fix its second line. The summary line closes the output, as plain text.
 """
 
 from __future__ import annotations
 
 from ..engine import Report
 from ..rules.base import Finding, Severity
+from .headline import headline
 from .text import summary
 
 LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -31,7 +32,7 @@ def command(level: str, message: str, **properties: object) -> str:
 
 def annotation(finding: Finding) -> str:
     origin = finding.origin
-    message = finding.message + (f"\nhelp: {finding.fix.text()}" if finding.fix else "")
+    message = headline(finding.message) + (f"\nhelp: {finding.fix.text()}" if finding.fix else "")
     return command(
         LEVEL[finding.severity],
         message,

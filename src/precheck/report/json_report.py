@@ -8,6 +8,8 @@ from typing import Any
 from ..engine import FileResult, Report
 from ..hardware import Hardware
 from ..rules.base import Severity
+from .headline import headline
+from .text import fixable
 
 SCHEMA_VERSION = 1
 
@@ -57,7 +59,9 @@ def render(report: Report) -> str:
                 "column": f.origin.column,
                 "key": f.origin.key,
                 "message": f.message,
+                "headline": headline(f.message),
                 "fix": f.fix.text() if f.fix else None,
+                "fixable": fixable(f),
             }
             for f in report.findings
         ],
@@ -73,3 +77,18 @@ def render(report: Report) -> str:
         },
     }
     return json.dumps(document, indent=2)
+
+
+def statistics(report: Report) -> str:
+    """``--statistics --format json``: findings counted by rule, as ruff's ``--statistics``."""
+    from collections import Counter
+
+    from ..rules import RULES
+
+    counts = Counter(f.rule for f in report.findings)
+    fixes = Counter(f.rule for f in report.findings if fixable(f))
+    rows = [
+        {"code": code, "name": RULES[code].name if code in RULES else None, "count": count, "fixable": fixes[code]}
+        for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
+    return json.dumps(rows, indent=2)

@@ -17,7 +17,7 @@ from ..provenance import Origin, Sourced
 from ..versions import VersionRange, Versions
 from .common import amp_flags, scaler_for, trainable_dtype
 from .fsdp import apply_fsdp
-from .plan import PrecisionPlan, same_dtype_plan
+from .plan import Override, PrecisionPlan, same_dtype_plan
 
 #: TRL 0.19.0 made ``bf16`` default to ``not fp16`` in every trainer config
 #: (``bf16: Optional[bool] = None``; ``__post_init__``: ``self.bf16 = not (self.fp16) if
@@ -59,6 +59,10 @@ def resolve_trl(config: TrainingConfig, hardware: Hardware, versions: Versions) 
 FROM_PRETRAINED_AUTO = VersionRange("transformers", "5.0.0")
 
 
+#: ACCELERATE_MIXED_PRECISION's values as the autocast dtype they give
+_ENV_DTYPE = {"fp16": "float16", "bf16": "bfloat16", "no": None}
+
+
 def default_load_dtype(versions: Versions) -> Sourced[str]:
     """What ``from_pretrained`` loads when the recipe names no dtype."""
     info = versions.get("transformers")
@@ -89,10 +93,22 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
     params = trainable_dtype(config, load, default_kind, versions)
     autocast = amp_flags(config)
     env = config.env.get("ACCELERATE_MIXED_PRECISION")
+    overrides: list[Override] = []
     if autocast.value is None and env is not None and env.value in ("fp16", "bf16"):
         # transformers 4.x writes the variable back and accelerate reads it; 5.x passes
         # os.environ's value to Accelerator(mixed_precision=...): flags win, else the env
         autocast = Sourced("float16" if env.value == "fp16" else "bfloat16", env.origin)
+    elif autocast.value is not None and env is not None and _ENV_DTYPE.get(str(env.value)) != autocast.value:
+        overrides.append(
+            Override(
+                field="autocast_dtype",
+                winner=autocast,
+                loser=Sourced(env.value, env.origin),
+                reason="TrainingArguments' fp16/bf16 decide mixed precision over the environment's "
+                "ACCELERATE_MIXED_PRECISION (transformers 4.x writes the variable, 5.x reads it only "
+                "when both are off)",
+            )
+        )
     scaling, scaler = scaler_for(autocast, "Trainer creates a GradScaler for fp16")
     plan = same_dtype_plan(
         config.framework,
@@ -103,6 +119,8 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         grad_scaler=scaler,
         devices=Sourced("all", Origin.default("Trainer uses every visible GPU")),
     )
+    if overrides:
+        plan = replace(plan, overrides=[*plan.overrides, *overrides])
     if config.fsdp is not None and config.fsdp.value and "fsdp" not in config.attached:
         # `fsdp: full_shard auto_wrap` with an inline or absent fsdp_config (a named file is an attachment)
         plan = apply_fsdp(plan, config, None, versions)

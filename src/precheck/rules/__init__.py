@@ -66,7 +66,22 @@ def resolve_selector(selector: str) -> list[Rule]:
     hits = [r for code, r in RULES.items() if code.startswith(upper)]
     if upper.startswith("PC") and hits:
         return hits
-    raise UsageError(f"unknown rule selector {selector!r} (a code like PC101, a prefix like PC1, a name, or ALL)")
+    raise UsageError(
+        f"unknown rule selector {selector!r}{did_you_mean(text)} (a code like PC101, a prefix like PC1, a name, or ALL)"
+    )
+
+
+def did_you_mean(text: str) -> str:
+    """``; did you mean 'PC201'?`` for a misspelt code or name, or nothing."""
+    import difflib
+
+    upper = text.upper()
+    if upper.startswith("PC"):
+        upper = "PC" + upper[2:].replace("O", "0").replace("I", "1").replace("L", "1")  # PC2O1
+        close = difflib.get_close_matches(upper, list(RULES), n=1, cutoff=0.6)
+    else:
+        close = difflib.get_close_matches(text.lower(), list(BY_NAME), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 #: rules that run only when selected by code, prefix or name (or ALL), never by default
@@ -97,7 +112,7 @@ def get(selector: str) -> Rule:
     text = selector.strip()
     found = RULES.get(text.upper()) or BY_NAME.get(text)
     if found is None:
-        raise UsageError(f"no such rule: {selector!r} (`precheck rules` lists them)")
+        raise UsageError(f"no such rule: {selector!r}{did_you_mean(text)} (`precheck rules` lists them)")
     return found
 
 

@@ -79,8 +79,8 @@ def bf16_optimizer_fp32_gradients(ctx: Context) -> Iterator[Finding]:
     assert precision is not None and optimizer is not None
     yield Finding(
         precision.origin,
-        f"`{optimizer.value}` keeps bf16 weights and bf16 states, yet SimpleTuner casts every gradient to "
-        "fp32 for it after backward, only to round them back into bf16 (bghira/SimpleTuner#755 ran this "
+        f"`{optimizer.value}` keeps bf16 weights and bf16 states, yet SimpleTuner casts its gradients to "
+        "fp32 after backward: they are only rounded back into bf16 (bghira/SimpleTuner#755 ran this "
         'pair and died with "AssertionError: only bfloat 16 is supported.")',
         Fix(
             "drop fp32 gradients for the bf16 optimizer",

@@ -183,8 +183,8 @@ def fp16_lora_adapters_grad_scaler(ctx: Context) -> Iterator[Finding]:
     edits = edits_for(config.torch_dtype, config.path, "float32")
     yield Finding(
         origin,
-        "LoRA adapters are created in the base model's float16 and fp16 mixed precision's GradScaler "
-        'raises "ValueError: Attempting to unscale FP16 gradients."',
+        "LoRA adapters are created in the base model's float16, which fp16 mixed precision's GradScaler "
+        'refuses: "ValueError: Attempting to unscale FP16 gradients."',
         Fix("upgrade peft to 0.12.0 or later, or load the base model in float32", edits),
     )
 

@@ -118,11 +118,17 @@ def _shown(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
+def _spelled(item: Sourced[Any]) -> str:
+    """The value as its file spells it (``yes``), else as precheck writes it."""
+    origin = item.origin
+    return origin.written if origin.kind == "file" and origin.written else _shown(item.value)
+
+
 def _describe(item: Sourced[Any]) -> str:
     """The other side of a disagreement, as the user wrote it or as the default it is."""
     origin = item.origin
     if origin.in_file and origin.key:
-        return f"`{origin.key}: {_shown(item.value)}` ({origin.location()})"
+        return f"`{origin.key}: {_spelled(item)}` ({origin.location()})"
     if origin.kind == "env":
         return f"{origin.key}={_shown(item.value)}"
     return origin.detail or str(origin)
@@ -525,9 +531,9 @@ def ds_launcher_mismatch(ctx: Context) -> Iterator[Finding]:
                 f'transformers raises ValueError in train() (trainer_config_finalize): "{HF_MISMATCH_HEAD} '
                 f'{line} {HF_MISMATCH_TAIL}"'
             )
-        head = f"`{key}: {_shown(winner.value)}` in the DeepSpeed config contradicts {against}"
+        head = f"`{key}: {_spelled(winner)}` in the DeepSpeed config contradicts {against}"
         if _SILENT_KEEP in reason:
-            head = f"`{key}: {_shown(winner.value)}` in the DeepSpeed config is kept although {against}"
+            head = f"`{key}: {_spelled(winner)}` in the DeepSpeed config is kept although {against}"
             texts.append(
                 'accelerate fills only `"auto"` (fill_match(..., must_match=False)), so the run trains without '
                 f"{field}, silently"

@@ -112,8 +112,14 @@ def load_runs(path: str | Path, display: str | None = None, hardware: Hardware |
     return parse_code(shown, text, kind, hardware)
 
 
+#: texts given for a path instead of its file (``precheck --stdin-filename NAME -``)
+STDIN: dict[str, str] = {}
+
+
 def read_text(file: Path, shown: str) -> str:
     """A file's text, refusing what is not a regular file or is too large to be a config."""
+    if STDIN and str(file) in STDIN:
+        return STDIN[str(file)]
     try:
         info = file.stat()
         if not stat.S_ISREG(info.st_mode):

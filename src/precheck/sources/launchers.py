@@ -94,8 +94,8 @@ class Launch:
         if target is None:
             self.builder.note(
                 "missing-reference",
-                f"`{key}` names `{value.text}`, which is not a file next to {self.builder.path} or in the "
-                "current folder: precheck could not check it, and the launch will fail if it is missing there too",
+                f"`{key}` names `{value.text}`, which is not a file (looked next to {self.builder.path} and in the "
+                "current folder): precheck could not check it, and the launch will fail if it is missing there too",
                 value.offset(),
                 key,
             )
