@@ -62,6 +62,9 @@ class Hardware:
     visible: str | None = None
     #: problems found while building this value (probe failures, invalid entries)
     notes: list[str] = field(default_factory=list)
+    #: whether the number of devices is known: False for ``--gpu A100`` (a card, no count),
+    #: where each run is checked on as many of that card as its launch asks for
+    count_known: bool = True
 
     @property
     def known(self) -> bool:
@@ -117,7 +120,15 @@ def from_specs(specs: list[str], env: Mapping[str, str]) -> Hardware:
     """Hardware named on the command line: cards listed in CUDA's order."""
     models = expand_specs(specs)
     devices = [Device(i, m, m.name, m.memory_gib) for i, m in enumerate(models)]
-    return with_visibility(Hardware("profile", devices, devices, env_order(env)), env)
+    count_known = len(specs) != 1 or _COUNT.match(specs[0]) is not None
+    return with_visibility(Hardware("profile", devices, devices, env_order(env), count_known=count_known), env)
+
+
+def with_count(hardware: Hardware, count: int) -> Hardware:
+    """``--gpu A100`` (no count) for a run that asks for ``count`` devices: that many of the card."""
+    first = hardware.all_devices[0]
+    devices = [replace(first, index=i) for i in range(count)]
+    return Hardware(hardware.source, devices, devices, hardware.order, notes=list(hardware.notes))
 
 
 def env_order(env: Mapping[str, str]) -> str:
@@ -183,7 +194,9 @@ def with_visibility(hardware: Hardware, env: Mapping[str, str]) -> Hardware:
         shown = value if shown is None else f"{shown} → {value}"
     if shown is None:
         return hardware
-    return Hardware(hardware.source, devices, hardware.all_devices, hardware.order, shown, notes)
+    return Hardware(
+        hardware.source, devices, hardware.all_devices, hardware.order, shown, notes, count_known=hardware.count_known
+    )
 
 
 def cuda_order(devices: list[Device], order: str) -> list[Device]:

@@ -25,6 +25,8 @@ RUN_ENV = (
     "CUDA_DEVICE_ORDER",
     "HIP_VISIBLE_DEVICES",
     "ROCR_VISIBLE_DEVICES",
+    #: the workers a launcher starts on this machine (torchrun --nproc_per_node, accelerate num_processes)
+    "LOCAL_WORLD_SIZE",
 )
 
 Converter = Callable[[Any], Any]

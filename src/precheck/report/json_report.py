@@ -58,6 +58,7 @@ def render(report: Report) -> str:
                 "key": f.origin.key,
                 "message": f.message,
                 "fix": f.fix.text() if f.fix else None,
+                "assumptions": list(f.assumptions),
             }
             for f in report.findings
         ],

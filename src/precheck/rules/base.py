@@ -124,6 +124,11 @@ class Finding:
     severity: Severity = Severity.ERROR
     #: why the engine changed the severity (versions not known, config override)
     note: str | None = None
+    #: premises the finding rests on that precheck could not read (a script it could not
+    #: follow, a runtime value, an unknown training method or device count), each naming
+    #: how to state it; the engine caps such a finding at a warning (DESIGN.md, "Findings
+    #: rest on facts")
+    assumptions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -318,7 +318,12 @@ TORCHRUN_FLAGS = {"standalone", "module", "no_python", "run_path", "virtual_loca
 
 def torchrun(launch: Launch, legacy: bool = False) -> Found | None:
     parsed, index = _options(launch.args, TORCHRUN_FLAGS, short={"-m": "module", "-r": "redirects", "-t": "tee"})
-    return _child(launch, parsed, launch.args[index:])
+    found = _child(launch, parsed, launch.args[index:])
+    nproc = _option(parsed, "nproc_per_node")
+    if found is not None and nproc is not None and nproc[1] is not None and nproc[1].text.isdigit():
+        # torch/distributed/run.py: nproc_per_node workers, each told LOCAL_WORLD_SIZE
+        found.env.setdefault("LOCAL_WORLD_SIZE", _env_node(launch.builder, "LOCAL_WORLD_SIZE", nproc[1].text, *nproc))
+    return found
 
 
 def _child(launch: Launch, parsed: Parsed, rest: list[Field]) -> Found | None:
@@ -517,6 +522,13 @@ def _accelerate_env(launch: Launch, config: dict[str, Node]) -> dict[str, Node]:
     gpu_ids = config.get("gpu_ids")
     if gpu_ids is not None and gpu_ids.value is not None and str(gpu_ids.value).strip().lower() != "all":
         export("CUDA_VISIBLE_DEVICES", gpu_ids, str(gpu_ids.value).replace(" ", ""))
+    processes, machines = config.get("num_processes"), config.get("num_machines")
+    count = processes.value if processes is not None else None
+    nodes = machines.value if machines is not None and isinstance(machines.value, int) else 1
+    if isinstance(count, int) and not isinstance(count, bool) and count > 0 and nodes > 0 and count % nodes == 0:
+        # launch.py: num_processes // num_machines workers a machine (torchrun's nproc_per_node)
+        assert processes is not None
+        export("LOCAL_WORLD_SIZE", processes, str(count // nodes))
     return env
 
 
