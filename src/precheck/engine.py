@@ -15,6 +15,7 @@ from .discovery import iter_files
 from .errors import FileTooLarge, InputError, InternalError
 from .hardware import VISIBILITY_AMD, Hardware, cuda_order, env_order, with_count, with_visibility
 from .paths import resolved
+from .premises import judge, premises, rest_on_facts
 from .references import attach
 from .resolve.plan import PrecisionPlan
 from .rules import RULES
@@ -318,7 +319,8 @@ def _check_document(
         result.attached += inspect(config, file, versions)
     plan = resolve.resolve(config, hardware, versions)
     result.config, result.plan, result.versions, result.hardware = config, plan, versions, hardware
-    return run_rules(Context(config, plan, hardware, versions), active)
+    context = Context(config, plan, hardware, versions)
+    return judge(run_rules(context, active), premises(document, config, context), context, active)
 
 
 #: libraries whose version changes what several frameworks do (rules' messages, resolution)
@@ -344,19 +346,6 @@ def run_rules(context: Context, rules: Iterable[Rule]) -> list[Finding]:
             if judged is not None:
                 out.append(judged)
     return out
-
-
-def rest_on_facts(finding: Finding) -> Finding:
-    """A finding that rests on an assumption is at most a warning, and says what was assumed
-    (DESIGN.md, "Findings rest on facts")."""
-    if not finding.assumptions:
-        return finding
-    said = "; ".join(finding.assumptions)
-    message = f"{finding.message} [assumed: {said}]"
-    if finding.severity <= Severity.WARNING:
-        return replace(finding, message=message)
-    note = f"a warning, not an error: it rests on {len(finding.assumptions)} assumption(s)"
-    return replace(finding, severity=Severity.WARNING, message=message, note=note)
 
 
 def judge_versions(rule: Rule, finding: Finding, versions: Versions) -> Finding | None:

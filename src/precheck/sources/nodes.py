@@ -81,6 +81,10 @@ class Document:
     env: dict[str, Node] = field(default_factory=dict)
     #: which run inside a file that holds several (``swift sft`` at line 12 of a script)
     label: str | None = None
+    #: the repository's own training script a launch command starts (``train.py``, as
+    #: written), and the file it resolves to as the launcher would (None: not found)
+    script: str | None = None
+    script_path: str | None = None
 
     def mapping(self) -> dict[str, Node]:
         """The top-level mapping, or an empty one when the document is not a mapping."""

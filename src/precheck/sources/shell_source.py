@@ -11,7 +11,8 @@ scripts, and each launch command (:mod:`.launchers`) becomes a :class:`Document`
 
 What cannot be known without running the script is left out, with a note: a variable the
 script does not set (``$1``, ``$LR`` from the caller's environment), command substitution
-``$(...)`` (never run), arithmetic. Here-documents are skipped; loops and conditions are
+``$(...)`` (never run), arithmetic on values it does not know (``$((...))`` over numbers the
+script sets is evaluated: :mod:`.shell_arithmetic`). Here-documents are skipped; loops and conditions are
 read straight through (every branch, once).
 
 Makefiles: each recipe line (tab-indented under a target, ``\\`` continuations joined) is
@@ -34,6 +35,7 @@ from ..dialects.base import RUN_ENV
 from .launch_args import Builder, Field
 from .launchers import Found, Launch, label, match, named
 from .nodes import Document, Node, SourceNote
+from .shell_arithmetic import evaluate
 from .shell_lexer import Command, Lit, Param, Part, Src, Subst, Word, lex
 from .suppressions import scan as scan_suppressions
 
@@ -160,10 +162,28 @@ class Shell:
                     fields.mark_quoted()
                 fields.add(part.text, part.at, False)
             elif isinstance(part, Subst):
-                fields.unresolved.append(f"`{part.raw.text}` (command substitution, not run)")
+                number = self._arithmetic(part.raw.text)
+                if number is not None:  # ``$(( N * 2 ))`` over numbers the script set
+                    if part.quoted:
+                        fields.mark_quoted()
+                    fields.add(number, [part.raw.at[0]] * len(number), split)
+                    continue
+                what = "arithmetic on a value not known" if part.raw.text.startswith("$((") else "command substitution"
+                fields.unresolved.append(f"`{part.raw.text}` ({what}, not run)")
                 fields.add(part.raw.text, part.raw.at, False)
             else:
                 self._param(part, fields, split and not part.quoted)
+
+    def _arithmetic(self, raw: str) -> str | None:
+        if not (raw.startswith("$((") and raw.endswith("))")):
+            return None
+
+        def lookup(name: str) -> str | None:
+            value = self.vars.get(name)
+            return None if value is None or value.unresolved or value.elements is not None else value.text
+
+        number = evaluate(raw[3:-2], lookup)
+        return None if number is None else str(number)
 
     def _param(self, part: Param, fields: _Fields, split: bool) -> None:
         if part.quoted:
@@ -609,6 +629,8 @@ def parse_script(path: str, text: str, kind: str) -> list[Document]:
                 dialect=found.dialect,
                 env=found.env,
                 label=where,
+                script=found.script,
+                script_path=str(found.script_path) if found.script_path is not None else None,
             )
         )
     return [d for d in documents if d.dialect is not None or _known(d)]
