@@ -15,7 +15,7 @@ from .discovery import iter_files
 from .errors import FileTooLarge, InputError, InternalError
 from .hardware import VISIBILITY_AMD, Hardware, cuda_order, env_order, with_count, with_visibility
 from .paths import resolved
-from .premises import judge, premises, rest_on_facts
+from .premises import judge, point_at_key, premises, rest_on_facts
 from .references import attach
 from .resolve.plan import PrecisionPlan
 from .rules import RULES
@@ -260,16 +260,18 @@ def for_run(hardware: Hardware, config: TrainingConfig) -> Hardware:
 def devices_asked(config: TrainingConfig) -> int | None:
     """How many devices the run's launch needs on its machine: the highest index its
     ``CUDA_VISIBLE_DEVICES`` names (deepspeed ``--include``/``--num_gpus``, accelerate
-    ``gpu_ids``, ``#SBATCH --gres=gpu:N``), or the workers it starts (torchrun
-    ``--nproc_per_node``, accelerate ``num_processes``); None when it does not say."""
+    ``gpu_ids``), the workers it starts (torchrun ``--nproc_per_node``, accelerate
+    ``num_processes``), or the GPUs Slurm gives its node (``#SBATCH --gres=gpu:N``); None
+    when it does not say."""
     counts: list[int] = []
     visible = config.env.get("CUDA_VISIBLE_DEVICES")
     entries = [e.strip() for e in str(visible.value).split(",")] if visible is not None else []
     if entries and all(e.isdecimal() and len(e) <= 4 for e in entries):
         counts.append(max(int(e) for e in entries) + 1)
-    workers = config.env.get("LOCAL_WORLD_SIZE")
-    if workers is not None and str(workers.value).strip().isdecimal():
-        counts.append(int(str(workers.value).strip()))
+    for name in ("LOCAL_WORLD_SIZE", "SLURM_GPUS_ON_NODE"):
+        workers = config.env.get(name)
+        if workers is not None and str(workers.value).strip().isdecimal():
+            counts.append(int(str(workers.value).strip()))
     for source in (config, *config.attached.values()):
         machines = source.setting("num_machines")
         nodes = machines.value if machines is not None and isinstance(machines.value, int) else 1
@@ -320,7 +322,8 @@ def _check_document(
     plan = resolve.resolve(config, hardware, versions)
     result.config, result.plan, result.versions, result.hardware = config, plan, versions, hardware
     context = Context(config, plan, hardware, versions)
-    return judge(run_rules(context, active), premises(document, config, context), context, active)
+    findings = judge(run_rules(context, active), premises(document, config, context), context, active)
+    return point_at_key(findings, document)
 
 
 #: libraries whose version changes what several frameworks do (rules' messages, resolution)

@@ -8,15 +8,19 @@ finding resting on one is at most a warning that names it.
 Rules need not spell out every premise: for each value of the run that is assumed (a
 :class:`Premise`), an error is checked again with that value changed to each other value it
 could have. An error that goes away under one of them rests on the assumption; one that
-stays rests on facts. Rules may also list assumptions themselves (``Finding.assumptions``:
-the memory rules name the training method and the device count).
+stays (the rule still fires, whatever it points at) rests on facts. Rules may also list
+assumptions themselves (``Finding.assumptions``: the memory rules name the training method
+and the device count).
 
 Values assumed:
 
 * a run read by a repository's own training script precheck did not read end to end (a
-  TrainingArguments/TRL YAML, a launch of ``train.py``): the script decides the model's load
+  TrainingArguments YAML, a launch of ``train.py``; a config with TRL's own keys is TRL's,
+  read by ``trl sft --config`` and TRL's scripts): the script decides the model's load
   dtype, whether it trains adapters, and its precision flags' defaults, so where the run's
   files leave them out the framework's defaults are assumptions;
+* a run whose config file a launch names is not there (``llamafactory-cli train cfg.yaml``
+  with no ``cfg.yaml``): the settings it would hold are unknown;
 * a value the run sets at run time (``bf16=args.bf16`` in a script, ``--bf16 $BF16`` with
   ``BF16`` not set in the shell script): precheck left it out, so the default that stands in
   for it is an assumption.
@@ -24,6 +28,7 @@ Values assumed:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -63,10 +68,12 @@ def consumer_unread(document: Document, config: TrainingConfig) -> str | None:
     if config.framework not in SCRIPT_FRAMEWORKS or document.format in ("python", "notebook"):
         return None
     if document.script is not None:
-        return f"`{document.script}`" + ("" if document.script_path else " (not found next to the launch)")
-    if document.dialect == "trl":  # `trl sft ...`, TRL's example scripts: TRL's own defaults
+        return f"`{document.script}`" + ("" if document.script_path else " (not found)")
+    if document.dialect == "trl" or (config.dialect == "trl" and document.format in ("yaml", "json", "toml")):
+        # `trl sft ...`, TRL's example scripts, and a config written for them (TRL's own keys:
+        # `dataset_name`, `packing`...; TrlParser reads it into TRL's config classes): TRL's defaults
         return None
-    return f"the training script that reads {document.path}"
+    return "the script that reads this config"
 
 
 def _runtime_keys(config: TrainingConfig) -> dict[str, str]:
@@ -85,36 +92,35 @@ def premises(document: Document, config: TrainingConfig, context: Context) -> li
     """The assumed values of a run, each with the values it could have instead."""
     plan = context.plan
     script = consumer_unread(document, config)
+    missing = next((n for n in config.notes if n.kind == "missing-reference"), None)
+    if missing is not None and script is None:  # the run's config file is not there: its settings are unknown
+        named = re.findall(r"`([^`]+)`", missing.message)
+        script = f"`{named[1] if len(named) > 1 else missing.key}` (not found)"
     runtime = _runtime_keys(config)
     out: list[Premise] = []
     load = plan.load_dtype
     if config.torch_dtype is None and (script or "torch_dtype" in runtime):
         others = tuple(d for d in ("float32", "bfloat16", "float16") if d != load.value)
         if "torch_dtype" in runtime:
-            why = f"`{runtime['torch_dtype']}` is set at run time, so precheck took {load.value} ({load.origin})"
+            why = f"load dtype {load.value}: `{runtime['torch_dtype']}` is set at run time"
         else:
-            why = (
-                f"the model loads in {load.value} ({load.origin}) only if {script}, which precheck did not read, "
-                "leaves the dtype to `from_pretrained`"
-            )
-        out.append(Premise("torch_dtype", others, f"{why}; state it with `torch_dtype` in the run's config"))
-    for flag in ("bf16", "fp16"):
+            why = f"load dtype {load.value}, `from_pretrained`'s default, as {script} is not read"
+        out.append(Premise("torch_dtype", others, f"{why}; state `torch_dtype`"))
+    for flag, other in (("bf16", "fp16"), ("fp16", "bf16")):
         if getattr(config, flag) is not None or not (script or flag in runtime):
             continue
-        if flag in runtime:
-            why = f"`{runtime[flag]}` is set at run time"
-        else:
-            why = f"{script}, which precheck did not read, decides `{flag}`'s default"
-        out.append(Premise(flag, (True, False), f"{why}; state `{flag}` in the run's config or command"))
-    if config.train_type is None and config.quantization_bits is None and (script or "train_type" in runtime):
-        where = f"`{runtime['train_type']}` is set at run time" if "train_type" in runtime else f"{script} decides"
-        out.append(
-            Premise(
-                "train_type",
-                ("lora",),
-                f"a full fine-tune: {where} whether it trains LoRA adapters; state it (e.g. TRL's `use_peft`)",
-            )
+        opposite = getattr(config, other)
+        # both on is refused by TrainingArguments: with the other on, this one can only be off
+        values = (False,) if opposite is not None and opposite.value is True else (True, False)
+        why = (
+            f"`{runtime[flag]}` is set at run time"
+            if flag in runtime
+            else f"`{flag}` at its default, as {script} is not read"
         )
+        out.append(Premise(flag, values, f"{why}; state `{flag}`"))
+    if config.train_type is None and config.quantization_bits is None and (script or "train_type" in runtime):
+        where = f"`{runtime['train_type']}` is set at run time" if "train_type" in runtime else f"{script} is not read"
+        out.append(Premise("train_type", ("lora",), f"a full fine-tune, as {where}; state it (e.g. TRL's `use_peft`)"))
     return out
 
 
@@ -155,9 +161,10 @@ def judge(findings: list[Finding], premises_: list[Premise], context: Context, r
     def persists(finding: Finding, rule: Rule, other: Context | None) -> bool:
         if other is None:
             return False
-        place = (finding.origin.path, finding.origin.line, finding.origin.column)
+        # the rule still fires (its anchor may move to the what-if value when that value is
+        # now the first cause): the run is wrong whatever the assumed value is
         try:
-            return any((f.origin.path, f.origin.line, f.origin.column) == place for f in rule.check(other))
+            return any(True for _ in rule.check(other))
         except Exception:
             return False
 
@@ -175,3 +182,36 @@ def judge(findings: list[Finding], premises_: list[Premise], context: Context, r
         )
         out.append(rest_on_facts(replace(finding, assumptions=assumed)) if assumed else finding)
     return out
+
+
+def point_at_key(findings: list[Finding], document: Document) -> list[Finding]:
+    """A finding that rests on a framework default has no key to point at: point it at the
+    key that would change it (the fix's first key to add), where the user would write it —
+    the launch command or call that starts the run, or the top of the config — and say the
+    value is a default."""
+    out = []
+    for finding in findings:
+        origin = finding.origin
+        edits = finding.fix.edits if finding.fix else ()
+        added = next((e for e in edits if e.line is None and not e.remove and e.key), None)
+        if origin.key is not None or (origin.line, origin.column) != (1, 1) or added is None:
+            out.append(finding)
+            continue
+        line, column = 1, 1
+        if added.path == document.path:
+            line, column = _run_start(document)
+        where = Origin("file", added.path or origin.path, line, column, added.key)
+        note = f"[`{added.key}` is not set: the value is a default]"
+        out.append(replace(finding, origin=where, message=f"{finding.message} {note}"))
+    return out
+
+
+def _run_start(document: Document) -> tuple[int, int]:
+    """Where the run's own settings start in its file: the launch command, the config call."""
+    root = document.mapping()
+    places = [
+        (node.key_line or node.line, node.key_column or node.column)
+        for node in root.values()
+        if node.path is None and (node.key_line or node.line)
+    ]
+    return min(places) if places else (document.root.line or 1, document.root.column or 1)

@@ -27,6 +27,8 @@ RUN_ENV = (
     "ROCR_VISIBLE_DEVICES",
     #: the workers a launcher starts on this machine (torchrun --nproc_per_node, accelerate num_processes)
     "LOCAL_WORLD_SIZE",
+    #: the GPUs Slurm gives each node (``#SBATCH --gres=gpu:8``, ``srun --gpus-per-node=8``)
+    "SLURM_GPUS_ON_NODE",
 )
 
 Converter = Callable[[Any], Any]

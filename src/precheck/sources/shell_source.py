@@ -57,7 +57,15 @@ _PREFIXES: dict[str, set[str]] = {
     "stdbuf": {"-i", "-o", "-e"},
     "taskset": set(),
     "numactl": set(),
-    "srun": set(),
+    # Slurm's job step launcher: its options that take a separate value (``srun -N 1 --ntasks 8 cmd``)
+    "srun": {
+        *("-N", "-n", "-c", "-p", "-w", "-x", "-t", "-J", "-o", "-e", "-i", "-G", "-A", "-q", "-D", "-m", "-d", "-C"),
+        *("--nodes", "--ntasks", "--ntasks-per-node", "--cpus-per-task", "--partition", "--nodelist", "--exclude"),
+        *("--time", "--job-name", "--output", "--error", "--input", "--gpus", "--gres", "--gpus-per-node"),
+        *("--gpus-per-task", "--mem", "--mem-per-cpu", "--mem-per-gpu", "--account", "--qos", "--chdir"),
+        *("--distribution", "--dependency", "--constraint", "--mpi", "--cpu-bind", "--export", "--container-image"),
+        *("--container-mounts", "--container-workdir", "--container-name", "--label", "--wait", "--signal"),
+    },
     "caffeinate": set(),
 }
 _SHELLS = {"sh", "bash", "dash", "zsh", "ksh"}
@@ -316,10 +324,30 @@ class Shell:
             self.set_options([a.text for a in argv[1:]])
         elif name in ("cd", "pushd"):
             self.cd(argv[1:])
+        elif name == "eval":
+            self.eval(argv[1:])
         else:
             found = self.launch(argv, env)
             if found is not None:
                 self.runs.append(found)
+
+    def eval(self, args: list[Field]) -> None:
+        """``eval "$cmd"``: the words joined with spaces, read again as a command of this shell
+        (positions where the characters were written, e.g. in ``cmd="torchrun ..."``)."""
+        if not args:
+            return
+        if any(a.unresolved for a in args):
+            unknown = [u for a in args for u in a.unresolved]
+            self.builder.note("unresolved", f"`eval` of {', '.join(unknown)}: not followed", args[0].offset())
+            return
+        text, at = "", list[int]()
+        for arg in args:
+            if text:
+                text += " "
+                at.append(at[-1] if at else arg.offset())
+            text += arg.text
+            at.extend(arg.at if len(arg.at) == len(arg.text) else [arg.offset()] * len(arg.text))
+        self.run(lex(self.builder.path, Src(text, at), self.builder.text))
 
     def set_options(self, args: list[str]) -> None:
         """``set -a`` / ``set -o allexport`` (and ``+``): export every later assignment."""
@@ -430,6 +458,8 @@ class Shell:
                 argv = self._env_command(argv[1:], env)
             elif program in _PREFIXES:
                 takes = _PREFIXES[program]
+                if program == "srun":
+                    self._slurm_gpus([(a.text, a.offset()) for a in argv[1:]], env)
                 i = 1
                 while i < len(argv) and argv[i].text.startswith("-") and argv[i].text != "--":
                     i += 2 if argv[i].text in takes else 1
@@ -454,6 +484,15 @@ class Shell:
             else:
                 break
         return argv, env
+
+    def _slurm_gpus(self, words: list[tuple[str, int]], env: dict[str, Node]) -> None:
+        """``--gres=gpu:8``, ``--gpus-per-node=8`` (or ``--gpus=8`` on one node) of an ``srun`` or an
+        ``#SBATCH`` line: Slurm gives each node that many GPUs (``SLURM_GPUS_ON_NODE``)."""
+        found = slurm_gpus_per_node(words)
+        if found is not None:
+            count, at = found
+            line, column = self.builder.where(at)
+            env["SLURM_GPUS_ON_NODE"] = Node(str(count), line, column, "SLURM_GPUS_ON_NODE", line, column)
 
     def _env_command(self, args: list[Field], env: dict[str, Node]) -> list[Field]:
         """``env [-i] [-u NAME] [NAME=value]... command``."""
@@ -502,6 +541,61 @@ class Shell:
                 return
             if not arg.text.startswith("-"):
                 return
+
+
+# -- Slurm --------------------------------------------------------------------------------------
+
+_GPU_COUNT = re.compile(r"^(?:gpu|gres/gpu)(?::[A-Za-z0-9_.-]+)?:(\d+)$")
+
+
+def slurm_gpus_per_node(words: list[tuple[str, int]]) -> tuple[int, int] | None:
+    """GPUs a node gets from Slurm options (words with their offsets), and where they are said;
+    None when the options do not say (or say it only over several nodes)."""
+    options: dict[str, tuple[str, int]] = {}
+    i = 0
+    while i < len(words):
+        text, at = words[i]
+        if not text.startswith("-") or text == "--":
+            break
+        name, eq, value = text.partition("=")
+        if not eq and name in ("-N", "-G", "--nodes", "--gres", "--gpus", "--gpus-per-node") and i + 1 < len(words):
+            value, i = words[i + 1][0], i + 1
+        elif not eq and len(name) > 2 and name[:2] in ("-N", "-G") and not name.startswith("--"):
+            name, value = name[:2], name[2:]
+        options[name] = (value, at)
+        i += 1
+    nodes = options.get("--nodes") or options.get("-N")
+    for name in ("--gpus-per-node", "--gres"):
+        if name in options:
+            for part in options[name][0].split(","):
+                match = _GPU_COUNT.match(part.strip()) or re.match(r"^(?:[A-Za-z0-9_.-]+:)?(\d+)$", part.strip())
+                if match and (name == "--gpus-per-node" or part.strip().startswith(("gpu", "gres/gpu"))):
+                    return int(match.group(1)), options[name][1]
+    total = options.get("--gpus") or options.get("-G")
+    if total is not None and (nodes is None or nodes[0].strip() == "1"):
+        match = re.match(r"^(?:[A-Za-z0-9_.-]+:)?(\d+)$", total[0].strip())
+        if match:
+            return int(match.group(1)), total[1]
+    return None
+
+
+def _sbatch_words(text: str) -> list[tuple[str, int]]:
+    """The options of a batch script's ``#SBATCH`` lines (sbatch reads them up to the first
+    command), each with its offset in the file."""
+    words: list[tuple[str, int]] = []
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            break
+        if stripped.startswith("#SBATCH") and stripped[7:8].isspace():
+            start = line.index("#SBATCH") + len("#SBATCH")
+            for word in re.finditer(r"\S+", line[start:]):
+                if word.group(0).startswith("#"):  # a comment after the options
+                    break
+                words.append((word.group(0), offset + start + word.start()))
+        offset += len(line)
+    return words
 
 
 # -- Makefiles ----------------------------------------------------------------------------------
@@ -614,6 +708,7 @@ def parse_script(path: str, text: str, kind: str) -> list[Document]:
         for recipe in recipes:
             shell.child().run(lex(path, _make_expand(recipe, variables), text))
     else:
+        shell._slurm_gpus(_sbatch_words(text), shell.env)  # a Slurm batch script's allocation
         shell.run(lex(path, Src.of(text), text))
     suppressions = scan_suppressions(text, "env")
     documents = []
