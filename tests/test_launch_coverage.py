@@ -158,3 +158,21 @@ def test_a_finding_from_a_default_points_at_the_key_that_changes_it(tmp_path: Pa
     (finding,) = [f for f in report.findings if f.rule == "PC101"]
     assert finding.origin.key == "bf16" and finding.origin.line > 1  # the SFTConfig call, not line 1
     assert "`bf16` is not set: the value is a default" in finding.message
+
+
+def test_bash_other_script_is_followed_and_its_settings_point_into_it(tmp_path: Path) -> None:
+    write(tmp_path, "run.sh", "export CUDA_VISIBLE_DEVICES=0,1\nbash scripts/inner.sh\n")
+    write(tmp_path, "scripts/inner.sh", f"torchrun --nproc_per_node 2 {LAUNCH}\n")
+    (document,) = load_runs(tmp_path / "run.sh")
+    assert document.label == f"{tmp_path / 'scripts' / 'inner.sh'}: `torchrun` at line 1"
+    assert _env(document) == {"CUDA_VISIBLE_DEVICES": "0,1", "LOCAL_WORLD_SIZE": "2"}
+    assert document.root.value["bf16"].path == str(tmp_path / "scripts" / "inner.sh")
+    report = engine.check([str(tmp_path)], from_specs(["V100"], {}), env={})
+    (finding,) = [f for f in report.findings if f.rule == "PC101"]
+    assert (Path(finding.origin.path or "").name, finding.origin.line, finding.severity) == (
+        "inner.sh",
+        1,
+        Severity.ERROR,
+    )
+    inner = next(r for r in report.files if r.path.endswith("inner.sh"))
+    assert inner.part_of is not None and inner.part_of.endswith("run.sh")  # checked as part of run.sh's run

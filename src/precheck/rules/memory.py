@@ -170,6 +170,12 @@ def memory_exceeds_device(ctx: Context) -> Iterator[Finding]:
     depend on kernels a config does not always show (fused cross-entropy, activation
     offloading, packing), are judged by PC802.
 
+    The verdict rests on the training method (full, LoRA, QLoRA) and the device count.
+    Where no file the run reads states the method (the training script decides) and even
+    QLoRA would fit, or `--gpu` names a card without a count (`--gpu A100`) and the launch
+    asks for none while sharding could spread the states, the finding is a warning that
+    names what was assumed (`--gpu 8xA100-80GB`, TRL's `use_peft`).
+
     ## Why is this bad?
     The run dies at the first step, or at the first long batch, with
     `torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.95 GiB. GPU 0 has a

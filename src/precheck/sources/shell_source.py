@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from ..dialects.base import RUN_ENV
-from .launch_args import Builder, Field
-from .launchers import Found, Launch, label, match, named
+from ..errors import InputError
+from .launch_args import Builder, Field, locate, shown
+from .launchers import Found, Launch, label, match, named, resolve_script
 from .nodes import Document, Node, SourceNote
 from .shell_arithmetic import evaluate
 from .shell_lexer import Command, Lit, Param, Part, Src, Subst, Word, lex
@@ -136,6 +137,8 @@ class Shell:
         #: run variables (RUN_ENV) exported by the script so far: name → node where set
         self.env: dict[str, Node] = {}
         self.runs = runs
+        #: how many ``bash other.sh`` this script was reached through
+        self.depth = 0
 
     def child(self) -> Shell:
         """A subshell (``sh -c``, a Makefile recipe line): the exported variables only."""
@@ -426,7 +429,8 @@ class Shell:
             return None
         program = PurePosixPath(argv[0].text).name
         if program in _SHELLS:
-            self._shell_c(argv, env)
+            if not self._shell_c(argv, env):
+                self._follow(argv, env)
             return None
         notes_before = len(self.builder.notes)
         entry, count = match(argv)
@@ -527,20 +531,70 @@ class Shell:
                 break
         return args[i:]
 
-    def _shell_c(self, argv: list[Field], env: dict[str, Node]) -> None:
-        """``bash -c 'script'``: the string is a script of its own (positions as written)."""
+    def _shell_c(self, argv: list[Field], env: dict[str, Node]) -> bool:
+        """``bash -c 'script'``: the string is a script of its own (positions as written).
+        False when the shell runs no ``-c`` string (it may run a script file)."""
         for i, arg in enumerate(argv[1:], start=1):
             if arg.text.startswith("-") and "c" in arg.text[1:] and not arg.text.startswith("--"):
                 if i + 1 < len(argv):
                     script = argv[i + 1]
                     if script.unresolved:
-                        return
+                        return True
                     shell = self.child()
                     shell.env = dict(env)
                     shell.run(lex(self.builder.path, Src(script.text, script.at), self.builder.text))
-                return
+                return True
             if not arg.text.startswith("-"):
-                return
+                return False
+        return False
+
+    def _follow(self, argv: list[Field], env: dict[str, Node]) -> None:
+        """``bash run.sh ARGS``: the other script's launches are runs of this one, read with this
+        script's exported environment (``$1``... stay unknown); their settings point into
+        the other file (which is then checked as part of this run, not on its own)."""
+        index = next((i for i, a in enumerate(argv[1:], start=1) if not a.text.startswith("-")), None)
+        if index is None or argv[index].unresolved or self.depth >= 4 or not self.bases:
+            return
+        target = locate(argv[index].text, self.bases)
+        if target is None or target.suffix.lower() not in (".sh", ".bash", ".slurm", ".sbatch", ""):
+            return
+        from . import read_text  # the package imports this module lazily
+
+        name = shown(target)
+        try:
+            text = read_text(target, name)
+        except InputError:
+            return
+        builder = Builder(name, text)
+        shell = Shell(builder, [target.parent], [])
+        shell.depth = self.depth + 1
+        shell.vars = {k: v for k, v in self.vars.items() if k in self.exported}
+        shell.exported = set(self.exported)
+        shell.env = dict(env)
+        shell._slurm_gpus(_sbatch_words(text), shell.env)
+        shell.run(lex(name, Src.of(text), text))
+        inherited = {id(node) for node in env.values()}
+        for found, where, notes in shell.runs:
+            for node in [*found.root.values(), *found.env.values()]:
+                if id(node) not in inherited:
+                    _mark(node, name)
+            if found.script_path is None and found.script is not None:
+                found.script_path = resolve_script(found.script, False, shell.bases)
+            moved = [replace(n, path=n.path or name) for n in [*notes, *builder.notes]]
+            self.runs.append((found, f"{name}: {where}", moved))
+
+
+def _mark(node: Node, path: str) -> None:
+    """A node read from another script (and what is under it) points into that file."""
+    if node.path is not None:
+        return
+    node.path = path
+    children = (
+        node.value.values() if isinstance(node.value, dict) else node.value if isinstance(node.value, list) else ()
+    )
+    for child in children:
+        if isinstance(child, Node):
+            _mark(child, path)
 
 
 # -- Slurm --------------------------------------------------------------------------------------
