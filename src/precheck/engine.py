@@ -171,8 +171,8 @@ def _note_counts(report: Report) -> None:
     card = model.aliases[0] if model.aliases else model.name
     sizes = ", ".join(str(c) for c in counts)
     note = (
-        f"--gpu named a card and no count: runs whose launch asks for several devices were checked on that many "
-        f"{card} ({sizes}); the others on one (state the machine with e.g. --gpu {counts[-1]}x{card})"
+        f"--gpu named a card and no count: runs whose launch says how many devices it needs were checked on "
+        f"that many {card} ({sizes}); the others on one (state the machine with e.g. --gpu {counts[-1]}x{card})"
     )
     report.hardware_note = f"{report.hardware_note}; {note}" if report.hardware_note else note
 
