@@ -85,3 +85,11 @@ def test_a_card_without_a_count_takes_the_launch_s_device_count_and_says_so_once
     stated = engine.check([str(tmp_path / "b.sh")], from_specs(["1xA100"], {}), env={})
     assert "PC502" in [f.rule for f in stated.findings if f.severity is Severity.ERROR]
     assert stated.hardware_note is None
+
+
+def test_the_shell_s_cuda_visible_devices_is_a_count_too(tmp_path: Path) -> None:
+    script = write(tmp_path, "a.sh", DEEPSPEED_8.replace("deepspeed --include localhost:0,1,2,3,4,5,6,7", "torchrun"))
+    environment = {"CUDA_VISIBLE_DEVICES": "0,1,2,3"}
+    report = engine.check([str(script)], from_specs(["A100"], environment), env=environment)
+    assert not [f for f in report.findings if f.rule == "PC502"]
+    assert report.files[0].devices_asked == 4

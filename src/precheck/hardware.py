@@ -128,7 +128,9 @@ def with_count(hardware: Hardware, count: int) -> Hardware:
     """``--gpu A100`` (no count) for a run that asks for ``count`` devices: that many of the card."""
     first = hardware.all_devices[0]
     devices = [replace(first, index=i) for i in range(count)]
-    return Hardware(hardware.source, devices, devices, hardware.order, notes=list(hardware.notes))
+    # the visibility variables are applied again to the new machine: drop what they said of the old one
+    notes = [n for n in hardware.notes if n.split("=", 1)[0] not in VISIBILITY_AMD]
+    return Hardware(hardware.source, devices, devices, hardware.order, notes=notes)
 
 
 def env_order(env: Mapping[str, str]) -> str:
