@@ -176,3 +176,21 @@ def test_bash_other_script_is_followed_and_its_settings_point_into_it(tmp_path: 
     )
     inner = next(r for r in report.files if r.path.endswith("inner.sh"))
     assert inner.part_of is not None and inner.part_of.endswith("run.sh")  # checked as part of run.sh's run
+
+
+def test_a_missing_config_file_makes_its_settings_assumptions_a_missing_deepspeed_json_does_not(
+    tmp_path: Path,
+) -> None:
+    launch = write(tmp_path, "run.sh", "llamafactory-cli train configs/missing.yaml\n")
+    report = engine.check([str(launch)], from_specs(["1xV100"], {}), env={})
+    (finding,) = [f for f in report.findings if f.rule == "PC101"]  # LLaMA-Factory's bf16 where "supported"
+    assert finding.severity is Severity.WARNING
+    assert any("`configs/missing.yaml` (not found)" in a for a in finding.assumptions)
+    axolotl = write(
+        tmp_path,
+        "axolotl.yaml",
+        "base_model: meta-llama/Llama-3.2-1B\nadapter: lora\ndatasets:\n  - path: x\n    type: alpaca\n"
+        "micro_batch_size: 1\nbf16: true\ndeepspeed: deepspeed_configs/zero2.json\n",
+    )
+    report = engine.check([str(axolotl)], from_specs(["1xV100"], {}), env={})
+    assert [(f.severity, f.assumptions) for f in report.findings if f.rule == "PC101"] == [(Severity.ERROR, ())]

@@ -88,11 +88,18 @@ def _runtime_keys(config: TrainingConfig) -> dict[str, str]:
     return out
 
 
+def _names_config(key: str | None) -> bool:
+    """``config``, ``--config``, ``--config_file``, ``cfg``: a key that names the run's config file."""
+    name = (key or "").lstrip("-").replace("-", "_").lower()
+    return name in ("config", "config_file", "cfg", "configs")
+
+
 def premises(document: Document, config: TrainingConfig, context: Context) -> list[Premise]:
     """The assumed values of a run, each with the values it could have instead."""
     plan = context.plan
     script = consumer_unread(document, config)
-    missing = next((n for n in config.notes if n.kind == "missing-reference"), None)
+    # the run's own config file (not a DeepSpeed JSON it names: the run's settings are still known)
+    missing = next((n for n in config.notes if n.kind == "missing-reference" and _names_config(n.key)), None)
     if missing is not None and script is None:  # the run's config file is not there: its settings are unknown
         named = re.findall(r"`([^`]+)`", missing.message)
         script = f"`{named[1] if len(named) > 1 else missing.key}` (not found)"
