@@ -11,7 +11,7 @@ from precheck import engine
 from precheck.hardware import from_specs
 from precheck.rules.base import Severity
 from precheck.sources import load_runs
-from precheck.sources.launchers import resolve_script
+from precheck.sources.script_path import resolve_script
 from precheck.sources.shell_arithmetic import evaluate
 
 LAUNCH = "train.py --model_name_or_path meta-llama/Llama-2-7b-hf --output_dir o --bf16 true"

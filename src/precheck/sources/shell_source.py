@@ -34,10 +34,13 @@ from pathlib import Path, PurePosixPath
 from ..dialects.base import RUN_ENV
 from ..errors import InputError
 from .launch_args import Builder, Field, locate, shown
-from .launchers import Found, Launch, label, match, named, resolve_script
+from .launchers import Found, Launch, label, match, named
+from .makefile import make_expand, make_recipes
 from .nodes import Document, Node, SourceNote
+from .script_path import resolve_script
 from .shell_arithmetic import evaluate
 from .shell_lexer import Command, Lit, Param, Part, Src, Subst, Word, lex
+from .slurm import sbatch_words, slurm_gpus_per_node
 from .suppressions import scan as scan_suppressions
 
 #: what shows where a command line's positions point (``precheck -- CMD``)
@@ -571,7 +574,7 @@ class Shell:
         shell.vars = {k: v for k, v in self.vars.items() if k in self.exported}
         shell.exported = set(self.exported)
         shell.env = dict(env)
-        shell._slurm_gpus(_sbatch_words(text), shell.env)
+        shell._slurm_gpus(sbatch_words(text), shell.env)
         shell.run(lex(name, Src.of(text), text))
         inherited = {id(node) for node in env.values()}
         for found, where, notes in shell.runs:
@@ -597,150 +600,6 @@ def _mark(node: Node, path: str) -> None:
             _mark(child, path)
 
 
-# -- Slurm --------------------------------------------------------------------------------------
-
-_GPU_COUNT = re.compile(r"^(?:gpu|gres/gpu)(?::[A-Za-z0-9_.-]+)?:(\d+)$")
-
-
-def slurm_gpus_per_node(words: list[tuple[str, int]]) -> tuple[int, int] | None:
-    """GPUs a node gets from Slurm options (words with their offsets), and where they are said;
-    None when the options do not say (or say it only over several nodes)."""
-    options: dict[str, tuple[str, int]] = {}
-    i = 0
-    while i < len(words):
-        text, at = words[i]
-        if not text.startswith("-") or text == "--":
-            break
-        name, eq, value = text.partition("=")
-        if not eq and name in ("-N", "-G", "--nodes", "--gres", "--gpus", "--gpus-per-node") and i + 1 < len(words):
-            value, i = words[i + 1][0], i + 1
-        elif not eq and len(name) > 2 and name[:2] in ("-N", "-G") and not name.startswith("--"):
-            name, value = name[:2], name[2:]
-        options[name] = (value, at)
-        i += 1
-    nodes = options.get("--nodes") or options.get("-N")
-    for name in ("--gpus-per-node", "--gres"):
-        if name in options:
-            for part in options[name][0].split(","):
-                match = _GPU_COUNT.match(part.strip()) or re.match(r"^(?:[A-Za-z0-9_.-]+:)?(\d+)$", part.strip())
-                if match and (name == "--gpus-per-node" or part.strip().startswith(("gpu", "gres/gpu"))):
-                    return int(match.group(1)), options[name][1]
-    total = options.get("--gpus") or options.get("-G")
-    if total is not None and (nodes is None or nodes[0].strip() == "1"):
-        match = re.match(r"^(?:[A-Za-z0-9_.-]+:)?(\d+)$", total[0].strip())
-        if match:
-            return int(match.group(1)), total[1]
-    return None
-
-
-def _sbatch_words(text: str) -> list[tuple[str, int]]:
-    """The options of a batch script's ``#SBATCH`` lines (sbatch reads them up to the first
-    command), each with its offset in the file."""
-    words: list[tuple[str, int]] = []
-    offset = 0
-    for line in text.splitlines(keepends=True):
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#"):
-            break
-        if stripped.startswith("#SBATCH") and stripped[7:8].isspace():
-            start = line.index("#SBATCH") + len("#SBATCH")
-            for word in re.finditer(r"\S+", line[start:]):
-                if word.group(0).startswith("#"):  # a comment after the options
-                    break
-                words.append((word.group(0), offset + start + word.start()))
-        offset += len(line)
-    return words
-
-
-# -- Makefiles ----------------------------------------------------------------------------------
-
-_MAKE_ASSIGN = re.compile(
-    r"^(?P<export>export\s+|override\s+)?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)\s*(?P<op>[:+?!]*=)(?P<value>.*)$"
-)
-_MAKE_REF = re.compile(r"\$[({]([A-Za-z_][A-Za-z0-9_.-]*)[)}]|\$\$")
-
-
-def _make_recipes(text: str) -> tuple[list[Src], dict[str, Src], dict[str, int]]:
-    """The recipe lines of a Makefile (continuations joined, not yet expanded), its variables
-    (as written: make expands recipes when it runs them, with the file's final values) and
-    its exported names (→ where each is named)."""
-    variables: dict[str, Src] = {}
-    exported: dict[str, int] = {}
-    recipes: list[Src] = []
-    lines = text.splitlines(keepends=True)
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line))
-    in_rule = False
-    i = 0
-    while i < len(lines):
-        line, start = lines[i], offsets[i]
-        if line.startswith("\t") and in_rule:
-            src = Src.of(line[1:].rstrip("\r\n"), start + 1)
-            while src.text.endswith("\\") and i + 1 < len(lines):
-                i += 1
-                nxt = lines[i]
-                strip = 1 if nxt.startswith("\t") else 0
-                joined = Src(" ", [offsets[i]]) + Src.of(nxt[strip:].rstrip("\r\n"), offsets[i] + strip)
-                src = src.slice(0, len(src.text) - 1) + joined
-            recipes.append(_strip_recipe_prefix(src))
-            i += 1
-            continue
-        indent = len(line) - len(line.lstrip())
-        stripped = line.strip()
-        assignment = _MAKE_ASSIGN.match(stripped)
-        if assignment is not None:
-            raw_value = assignment.group("value")
-            value_text = raw_value.strip()
-            value_start = start + indent + assignment.start("value") + (len(raw_value) - len(raw_value.lstrip()))
-            value = Src.of(value_text, value_start)
-            name, op = assignment.group("name"), assignment.group("op")
-            if op == "+=" and name in variables:
-                variables[name] = variables[name] + Src(" ", [value_start]) + value
-            elif op != "?=" or name not in variables:
-                variables[name] = value
-            if assignment.group("export"):
-                exported[name] = start + indent + assignment.start("name")
-            in_rule = False
-        elif stripped.startswith("export ") and "=" not in stripped:
-            for found in re.finditer(r"\S+", line[indent + len("export ") :]):
-                exported[found.group()] = start + indent + len("export ") + found.start()
-        elif re.match(r"^[^\s#=][^=]*:(?!=)", line):
-            in_rule = True
-        elif stripped and not stripped.startswith("#"):
-            in_rule = False
-        i += 1
-    return recipes, variables, exported
-
-
-def _strip_recipe_prefix(src: Src) -> Src:
-    i = 0
-    while i < len(src.text) and src.text[i] in "@-+ \t":
-        i += 1
-    return src.slice(i, len(src.text))
-
-
-def _make_expand(src: Src, variables: dict[str, Src], depth: int = 0) -> Src:
-    """make's expansion before the shell sees the line: ``$(VAR)``, ``${VAR}``, ``$$``."""
-    out = Src("", [])
-    last = 0
-    for found in _MAKE_REF.finditer(src.text):
-        out = out + src.slice(last, found.start())
-        if found.group(0) == "$$":
-            out = out + src.slice(found.start() + 1, found.end())
-        else:
-            name = found.group(1)
-            if name in variables and depth < 10:
-                out = out + _make_expand(variables[name], variables, depth + 1)
-            elif name in variables:
-                out = out + variables[name]
-            else:  # from make's environment: the shell's ``${NAME}`` (unknown to precheck too)
-                at = src.at[found.start()]
-                out = out + Src("${" + name + "}", [at] * (len(name) + 3))
-        last = found.end()
-    return out + src.slice(last, len(src.text))
-
-
 # -- entry points -------------------------------------------------------------------------------
 
 
@@ -751,18 +610,18 @@ def parse_script(path: str, text: str, kind: str) -> list[Document]:
     runs: list[tuple[Found, str, list[SourceNote]]] = []
     shell = Shell(builder, [folder], runs)
     if kind == "makefile":
-        recipes, variables, exported = _make_recipes(text)
+        recipes, variables, exported = make_recipes(text)
         for name, at in exported.items():
             if name in variables:
-                value = _make_expand(variables[name], variables)
+                value = make_expand(variables[name], variables)
                 shell.vars[name] = Value(value.text, value.at)
                 shell.exported.add(name)
                 if name in RUN_ENV:
                     shell.env[name] = shell._node(name, shell.vars[name], at)
         for recipe in recipes:
-            shell.child().run(lex(path, _make_expand(recipe, variables), text))
+            shell.child().run(lex(path, make_expand(recipe, variables), text))
     else:
-        shell._slurm_gpus(_sbatch_words(text), shell.env)  # a Slurm batch script's allocation
+        shell._slurm_gpus(sbatch_words(text), shell.env)  # a Slurm batch script's allocation
         shell.run(lex(path, Src.of(text), text))
     suppressions = scan_suppressions(text, "env")
     documents = []
