@@ -194,3 +194,23 @@ def test_a_missing_config_file_makes_its_settings_assumptions_a_missing_deepspee
     )
     report = engine.check([str(axolotl)], from_specs(["1xV100"], {}), env={})
     assert [(f.severity, f.assumptions) for f in report.findings if f.rule == "PC101"] == [(Severity.ERROR, ())]
+
+
+def test_unsloth_chooses_the_precision_flags_trl_s_defaults_are_an_assumption(tmp_path: Path) -> None:
+    code = [
+        "from unsloth import FastLanguageModel\n",
+        "from trl import SFTConfig, SFTTrainer\n",
+        "args = SFTConfig(output_dir='o', learning_rate=2e-4)\n",
+        "SFTTrainer(model='m', args=args).train()\n",
+    ]
+    notebook = write(tmp_path, "nb.ipynb", _notebook([("code", code)]))
+    report = engine.check([str(notebook)], from_specs(["1xV100"], {}), env={})
+    (finding,) = [f for f in report.findings if f.rule == "PC101"]
+    assert finding.severity is Severity.WARNING and "Unsloth" in finding.assumptions[0]
+    stated = write(
+        tmp_path,
+        "stated.ipynb",
+        _notebook([("code", [*code[:2], code[2].replace("2e-4", "2e-4, bf16=True"), code[3]])]),
+    )
+    report = engine.check([str(stated)], from_specs(["1xV100"], {}), env={})
+    assert [f.severity for f in report.findings if f.rule == "PC101"] == [Severity.ERROR]

@@ -21,6 +21,8 @@ Values assumed:
   files leave them out the framework's defaults are assumptions;
 * a run whose config file a launch names is not there (``llamafactory-cli train cfg.yaml``
   with no ``cfg.yaml``): the settings it would hold are unknown;
+* a script that imports Unsloth and leaves ``bf16``/``fp16`` unset: Unsloth's patched
+  config and trainer choose them, not TRL's defaults;
 * a value the run sets at run time (``bf16=args.bf16`` in a script, ``--bf16 $BF16`` with
   ``BF16`` not set in the shell script): precheck left it out, so the default that stands in
   for it is an assumption.
@@ -49,6 +51,7 @@ _FIELDS = {
     "fp16": "fp16",
     "use_peft": "train_type",
 }
+_UNSLOTH = re.compile(r"(?:from|import)\s+unsloth\b")
 #: rules that name the training method themselves (``Finding.assumptions``)
 _NAMES_METHOD = ("PC801", "PC802")
 
@@ -113,17 +116,22 @@ def premises(document: Document, config: TrainingConfig, context: Context) -> li
         else:
             why = f"load dtype {load.value}, `from_pretrained`'s default, as {script} is not read"
         out.append(Premise("torch_dtype", others, f"{why}; state `torch_dtype`"))
+    # Unsloth replaces TRL's trainers and configs when imported (UnslothSFTConfig: both flags
+    # default to False, and its trainer picks fp16 or bf16 from the model's dtype): TRL's
+    # own defaults do not hold there, and precheck does not model Unsloth's
+    unsloth = document.format in ("python", "notebook") and _UNSLOTH.search(document.text) is not None
     for flag, other in (("bf16", "fp16"), ("fp16", "bf16")):
-        if getattr(config, flag) is not None or not (script or flag in runtime):
+        if getattr(config, flag) is not None or not (script or flag in runtime or unsloth):
             continue
         opposite = getattr(config, other)
         # both on is refused by TrainingArguments: with the other on, this one can only be off
         values = (False,) if opposite is not None and opposite.value is True else (True, False)
-        why = (
-            f"`{runtime[flag]}` is set at run time"
-            if flag in runtime
-            else f"`{flag}` at its default, as {script} is not read"
-        )
+        if flag in runtime:
+            why = f"`{runtime[flag]}` is set at run time"
+        elif script is not None:
+            why = f"`{flag}` at its default, as {script} is not read"
+        else:
+            why = f"`{flag}` at TRL's default, but Unsloth's patched config and trainer choose it"
         out.append(Premise(flag, values, f"{why}; state `{flag}`"))
     if config.train_type is None and config.quantization_bits is None and (script or "train_type" in runtime):
         where = f"`{runtime['train_type']}` is set at run time" if "train_type" in runtime else f"{script} is not read"
