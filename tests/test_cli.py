@@ -147,8 +147,10 @@ def test_json_contract() -> None:
         "headline",
         "fix",
         "fixable",
+        "assumptions",
     }
     assert finding["message"].startswith(finding["headline"]) and len(finding["headline"]) <= 120
+    assert finding["assumptions"] == []  # a fact: the file sets the value
     assert (finding["name"], finding["column"], finding["key"]) == (
         "fp16-flag-overridden-by-torch-dtype",
         1,
@@ -268,7 +270,7 @@ def test_an_internal_error_names_the_file_and_hides_the_traceback(tmp_path) -> N
 
 def test_memory_examples_7b_full_does_not_fit_one_24gb_card_and_fits_zero3_on_8xa100() -> None:
     """Issue 6's done-when, through the real entry point."""
-    one = run("--gpu", "RTX 4090", "--format", "json", "examples/configs/memory/llama2-7b-full-one-rtx4090.yaml")
+    one = run("--gpu", "1xRTX 4090", "--format", "json", "examples/configs/memory/llama2-7b-full-one-rtx4090.yaml")
     assert one.returncode == 1
     assert [f["rule"] for f in json.loads(one.stdout)["findings"]] == ["PC801"]
     zero3 = run("--gpu", "8xA100-80GB", "examples/configs/memory/llama2-7b-full-zero3-8xa100.yaml")

@@ -27,6 +27,7 @@ CONFIRMED_ERRORS: dict[str, set[tuple[str, str, int]]] = {"8xA100-80GB": set(), 
 @cache
 def findings(gpu: str) -> tuple[tuple[str, str, str, int, str | None], ...]:
     report = check([str(PROJECTS)], from_specs([gpu], {}), env={})
+    assert not report.errors and not report.internal_errors  # every file read
     out = []
     for finding in report.findings:
         path = str(Path(finding.origin.path or "").resolve().relative_to(PROJECTS.resolve()))
@@ -56,6 +57,7 @@ def test_no_error_the_repository_does_not_confirm(gpu: str) -> None:
         ("PC105", "huggingface__peft/examples/sft/run_peft.sh", 41, None),
         ("PC105", "huggingface__peft/examples/sft/run_peft_qlora_fsdp.sh", 33, None),
         ("PC101", "huggingface__peft/examples/sft/run_peft.sh", 19, "--bf16"),
+        ("PC101", "huggingface__peft/examples/sft/run_peft_qlora_fsdp.sh", 19, "--bf16"),
     ],
 )
 def test_real_bf16_and_flash_attention_runs_fail_on_a_v100(rule: str, path: str, line: int, key: str | None) -> None:

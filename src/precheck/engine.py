@@ -13,8 +13,9 @@ from . import dialects, resolve, sources
 from .config import TrainingConfig
 from .discovery import iter_files
 from .errors import FileTooLarge, InputError, InternalError
-from .hardware import VISIBILITY_AMD, Hardware, cuda_order, env_order, with_visibility
+from .hardware import VISIBILITY_AMD, Hardware, cuda_order, env_order, with_count, with_visibility
 from .paths import resolved
+from .premises import judge, point_at_key, premises, rest_on_facts
 from .references import attach
 from .resolve.plan import PrecisionPlan
 from .rules import RULES
@@ -50,6 +51,8 @@ class FileResult:
     #: checked as part of that run, and its own findings are that run's
     part_of: str | None = None
     findings: list[Finding] = field(default_factory=list)
+    #: ``--gpu`` named no count and the run's launch asked for this many devices
+    devices_asked: int | None = None
 
 
 @dataclass
@@ -150,8 +153,28 @@ def check(
             result.internal = InternalError(shown, error)
     _settle(report, settled, on_file)
     group_runs(report)
+    _note_counts(report)
     report.findings.sort(key=lambda f: (f.origin.path or "", f.origin.line or 0, f.origin.column or 0, f.rule))
     return report
+
+
+def _note_counts(report: Report) -> None:
+    """Said once, in the summary: ``--gpu A100`` named a card and no count, so the runs
+    whose launch asks for N devices were checked on N of them."""
+    hardware = report.hardware
+    if not hardware.known or hardware.count_known:
+        return
+    counts = sorted({r.devices_asked for r in report.files if r.devices_asked is not None})
+    if not counts:
+        return
+    model = hardware.all_devices[0].model
+    card = model.aliases[0] if model.aliases else model.name
+    sizes = ", ".join(str(c) for c in counts)
+    note = (
+        f"--gpu named a card and no count: runs whose launch says how many devices it needs were checked on "
+        f"that many {card} ({sizes}); the others on one (state the machine with e.g. --gpu {counts[-1]}x{card})"
+    )
+    report.hardware_note = f"{report.hardware_note}; {note}" if report.hardware_note else note
 
 
 def _merged_files(document: sources.Document) -> list[str]:
@@ -218,6 +241,10 @@ def _settle(report: Report, done: int, on_file: Callable[[FileResult], None] | N
 def for_run(hardware: Hardware, config: TrainingConfig) -> Hardware:
     """The hardware as this run sees it when its own files set the device variables
     (ms-swift's ``ENV`` block): they beat the shell's, as they do at launch."""
+    asked = devices_asked(config) if hardware.known and not hardware.count_known else None
+    if asked is not None:  # `--gpu A100`: as many of the card as the launch asks for
+        counted = with_count(hardware, asked)
+        return with_visibility(counted, {k: v.value for k, v in config.env.items()})
     own = {k: v.value for k, v in config.env.items() if v.origin.in_file and k in DEVICE_VARIABLES}
     if not own or not hardware.known:
         return hardware
@@ -228,6 +255,30 @@ def for_run(hardware: Hardware, config: TrainingConfig) -> Hardware:
         if hardware.source != "profile":  # --gpu already lists CUDA's order; a probe knows PCI order
             devices = cuda_order(sorted(devices, key=lambda d: d.pci_index or 0), order)
     return with_visibility(Hardware(hardware.source, devices, devices, order, notes=list(hardware.notes)), env)
+
+
+def devices_asked(config: TrainingConfig) -> int | None:
+    """How many devices the run's launch needs on its machine: the highest index its
+    ``CUDA_VISIBLE_DEVICES`` names (deepspeed ``--include``/``--num_gpus``, accelerate
+    ``gpu_ids``), the workers it starts (torchrun ``--nproc_per_node``, accelerate
+    ``num_processes``), or the GPUs Slurm gives its node (``#SBATCH --gres=gpu:N``); None
+    when it does not say."""
+    counts: list[int] = []
+    visible = config.env.get("CUDA_VISIBLE_DEVICES")
+    entries = [e.strip() for e in str(visible.value).split(",")] if visible is not None else []
+    if entries and all(e.isdecimal() and len(e) <= 4 for e in entries):
+        counts.append(max(int(e) for e in entries) + 1)
+    for name in ("LOCAL_WORLD_SIZE", "SLURM_GPUS_ON_NODE"):
+        workers = config.env.get(name)
+        if workers is not None and str(workers.value).strip().isdecimal():
+            counts.append(int(str(workers.value).strip()))
+    for source in (config, *config.attached.values()):
+        machines = source.setting("num_machines")
+        nodes = machines.value if machines is not None and isinstance(machines.value, int) else 1
+        if source.num_processes is not None and isinstance(source.num_processes.value, int) and nodes > 0:
+            counts.append(source.num_processes.value // nodes)  # accelerate: num_processes over all machines
+    counts = [c for c in counts if 0 < c <= 1024]
+    return max(counts) if counts else None
 
 
 def _looks_like_training_config(file: Path) -> bool:
@@ -258,7 +309,10 @@ def _check_document(
     result.dialect = dialect.name
     config = dialect.read(document, environment)
     result.attached = [*_merged_files(document), *attach(config, file, environment)]
-    hardware = for_run(hardware, config)
+    asked = for_run(hardware, config)
+    if not hardware.count_known and asked.count_known:
+        result.devices_asked = len(asked.all_devices)
+    hardware = asked
     wanted = {config.framework, *ALWAYS_ASKED, *_rule_packages()}
     versions = collect(str(file), wanted, assumed, python)
     if deep:  # the only way into torch/transformers/accelerate
@@ -267,7 +321,9 @@ def _check_document(
         result.attached += inspect(config, file, versions)
     plan = resolve.resolve(config, hardware, versions)
     result.config, result.plan, result.versions, result.hardware = config, plan, versions, hardware
-    return run_rules(Context(config, plan, hardware, versions), active)
+    context = Context(config, plan, hardware, versions)
+    findings = judge(run_rules(context, active), premises(document, config, context), context, active)
+    return point_at_key(findings, document)
 
 
 #: libraries whose version changes what several frameworks do (rules' messages, resolution)
@@ -289,7 +345,7 @@ def run_rules(context: Context, rules: Iterable[Rule]) -> list[Finding]:
             continue
         for finding in rule.check(context):
             placed = replace(finding, rule=rule.code, name=rule.name, severity=rule.severity)
-            judged = judge_versions(rule, placed, context.versions)
+            judged = judge_versions(rule, rest_on_facts(placed), context.versions)
             if judged is not None:
                 out.append(judged)
     return out

@@ -51,6 +51,27 @@ class Device:
         return f"cuda:{self.index} {self.name} ({self.model.sm}, {self.memory_gib:g} GB)"
 
 
+def devices_label(devices: list[Device]) -> str:
+    """``cuda:0 Tesla V100 (sm_70, 32 GB)``; a run of the same card on consecutive indices is
+    one entry (``cuda:0-7 8x Tesla V100-SXM2-32GB (sm_70, 32 GB)``), so messages stay short."""
+    groups: list[list[Device]] = []
+    for device in devices:
+        last = groups[-1][-1] if groups else None
+        if last is not None and last.name == device.name and last.index + 1 == device.index:
+            groups[-1].append(device)
+        else:
+            groups.append([device])
+    out = []
+    for group in groups:
+        first = group[0]
+        if len(group) == 1:
+            out.append(first.label())
+        else:
+            sm, memory = first.model.sm, f"{first.memory_gib:g} GB"
+            out.append(f"cuda:{first.index}-{group[-1].index} {len(group)}x {first.name} ({sm}, {memory})")
+    return ", ".join(out)
+
+
 @dataclass(slots=True)
 class Hardware:
     source: HardwareSource
@@ -62,6 +83,9 @@ class Hardware:
     visible: str | None = None
     #: problems found while building this value (probe failures, invalid entries)
     notes: list[str] = field(default_factory=list)
+    #: whether the number of devices is known: False for ``--gpu A100`` (a card, no count),
+    #: where each run is checked on as many of that card as its launch asks for
+    count_known: bool = True
 
     @property
     def known(self) -> bool:
@@ -117,7 +141,17 @@ def from_specs(specs: list[str], env: Mapping[str, str]) -> Hardware:
     """Hardware named on the command line: cards listed in CUDA's order."""
     models = expand_specs(specs)
     devices = [Device(i, m, m.name, m.memory_gib) for i, m in enumerate(models)]
-    return with_visibility(Hardware("profile", devices, devices, env_order(env)), env)
+    count_known = len(specs) != 1 or _COUNT.match(specs[0]) is not None
+    return with_visibility(Hardware("profile", devices, devices, env_order(env), count_known=count_known), env)
+
+
+def with_count(hardware: Hardware, count: int) -> Hardware:
+    """``--gpu A100`` (no count) for a run that asks for ``count`` devices: that many of the card."""
+    first = hardware.all_devices[0]
+    devices = [replace(first, index=i) for i in range(count)]
+    # the visibility variables are applied again to the new machine: drop what they said of the old one
+    notes = [n for n in hardware.notes if n.split("=", 1)[0] not in VISIBILITY_AMD]
+    return Hardware(hardware.source, devices, devices, hardware.order, notes=notes)
 
 
 def env_order(env: Mapping[str, str]) -> str:
@@ -183,7 +217,9 @@ def with_visibility(hardware: Hardware, env: Mapping[str, str]) -> Hardware:
         shown = value if shown is None else f"{shown} → {value}"
     if shown is None:
         return hardware
-    return Hardware(hardware.source, devices, hardware.all_devices, hardware.order, shown, notes)
+    return Hardware(
+        hardware.source, devices, hardware.all_devices, hardware.order, shown, notes, count_known=hardware.count_known
+    )
 
 
 def cuda_order(devices: list[Device], order: str) -> list[Device]:

@@ -25,6 +25,10 @@ RUN_ENV = (
     "CUDA_DEVICE_ORDER",
     "HIP_VISIBLE_DEVICES",
     "ROCR_VISIBLE_DEVICES",
+    #: the workers a launcher starts on this machine (torchrun --nproc_per_node, accelerate num_processes)
+    "LOCAL_WORLD_SIZE",
+    #: the GPUs Slurm gives each node (``#SBATCH --gres=gpu:8``, ``srun --gpus-per-node=8``)
+    "SLURM_GPUS_ON_NODE",
 )
 
 Converter = Callable[[Any], Any]

@@ -62,6 +62,7 @@ def render(report: Report) -> str:
                 "headline": headline(f.message),
                 "fix": f.fix.text() if f.fix else None,
                 "fixable": fixable(f),
+                "assumptions": list(f.assumptions),
             }
             for f in report.findings
         ],

@@ -69,7 +69,12 @@ class Edit:
             rendered = json.dumps(self.value) if isinstance(self.value, (bool, int, float, str)) else str(self.value)
             return f"{leaf} = {rendered}"
         name = self.path.rsplit("/", 1)[-1].lower()
-        if suffix in ("sh", "bash") or name == "makefile" or "workflows/" in self.path or self.path.startswith("<"):
+        if (
+            suffix in ("sh", "bash", "slurm", "sbatch")
+            or name == "makefile"
+            or "workflows/" in self.path
+            or self.path.startswith("<")
+        ):
             # a launch command's flag (`--fp16 False`) or override (`bf16=False`), or an export.
             # Booleans are capitalised: python-fire (llama-recipes, axolotl's module entry)
             # reads only `False` as false (`false` stays a truthy string), while
@@ -124,6 +129,11 @@ class Finding:
     severity: Severity = Severity.ERROR
     #: why the engine changed the severity (versions not known, config override)
     note: str | None = None
+    #: premises the finding rests on that precheck could not read (a script it could not
+    #: follow, a runtime value, an unknown training method or device count), each naming
+    #: how to state it; the engine caps such a finding at a warning (DESIGN.md, "Findings
+    #: rest on facts")
+    assumptions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

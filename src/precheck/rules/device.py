@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..hardware import Device
+from ..hardware import Device, devices_label
 from ..provenance import Origin
 from ..resolve.common import BF16_CHECK_COUNTS_EMULATION, is_adapter_training
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
@@ -138,7 +138,7 @@ def bf16_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     if not lacking:
         return
     origin = _bf16_origin(ctx)
-    names = ", ".join(d.label() for d in lacking)
+    names = devices_label(lacking)
     source = f" (from {origin})" if origin.kind != "file" else ""
     yield Finding(
         anchor(ctx.config.path, origin),
@@ -181,7 +181,7 @@ def fp16_slow_gpu(ctx: Context) -> Iterator[Finding]:
         return
     item = ctx.plan.autocast_dtype if ctx.plan.autocast_dtype.value == "float16" else ctx.plan.load_dtype
     origin = anchor(ctx.config.path, item.origin)
-    names = ", ".join(d.label() for d in slow)
+    names = devices_label(slow)
     fix = Fix("train in fp32 on this card, or make only a card with fp16 tensor cores visible (CUDA_VISIBLE_DEVICES)")
     if origin.key and ctx.config.fp16 is not None and ctx.config.fp16.origin == origin:
         fix = Fix(fix.description, edits_for(ctx.config.fp16, ctx.config.path, False))

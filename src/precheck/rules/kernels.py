@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..hardware import Device
+from ..hardware import Device, devices_label
 from .base import Context, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
 from .device import used_devices
 
@@ -78,7 +78,7 @@ def tf32_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
         return
     lacking = [d for d in used_devices(ctx) if not d.model.tf32]
     if lacking:
-        names = ", ".join(d.label() for d in lacking)
+        names = devices_label(lacking)
         yield Finding(
             anchor(ctx.config.path, tf32.origin),
             f"`tf32: true` on {names}, which has no TF32 (needs sm_80+): TrainingArguments raises ValueError at start",
@@ -124,7 +124,7 @@ def fp8_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
         return
     lacking = [d for d in used_devices(ctx) if _below(d, (8, 9))]
     if lacking:
-        names = ", ".join(d.label() for d in lacking)
+        names = devices_label(lacking)
         fix = Fix("use bf16 mixed precision here (fp8 needs sm_89+: L4, L40S, RTX 4090, H100)")
         if ctx.config.mixed_precision is not None and ctx.config.mixed_precision.value == "fp8":
             fix = Fix(fix.description, edits_for(ctx.config.mixed_precision, ctx.config.path, "bf16"))
@@ -186,7 +186,7 @@ def flash_attention_unsupported(ctx: Context) -> Iterator[Finding]:
     fix = Fix("use sdpa attention", edits_for(attention, ctx.config.path, "sdpa"))
     lacking = [d for d in used_devices(ctx) if _below(d, need)]
     if lacking:
-        names = ", ".join(d.label() for d in lacking)
+        names = devices_label(lacking)
         yield Finding(where, f"{kind} on {names} (needs sm_{need[0]}{need[1]}+): {error}", fix)
     head = _head_dim(ctx)
     if head is not None and head > FLASH_MAX_HEAD_DIM:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..memory import GIB, Dims, Estimate, dims_for, estimate, gib, run_value
 from ..provenance import Origin, Sourced
 from .base import Context, Finding, Fix, Severity, anchor, rule
 from .device import used_devices
+
+if TYPE_CHECKING:
+    from ..config import TrainingConfig
 
 #: share of a device's memory above which the run is likely to hit out-of-memory
 #: (fragmentation, temporary buffers, NCCL workspaces)
@@ -86,6 +90,46 @@ def _alternatives(ctx: Context, dims: Dims, devices: int, limit: float) -> list[
     return out
 
 
+#: frameworks whose own entry point decides the training method when the run's files leave
+#: it out (ms-swift and LLaMA-Factory: LoRA; axolotl without ``adapter``, llama-recipes
+#: without ``use_peft``: a full fine-tune; torchtune: the recipe's components)
+METHOD_BY_ENTRY_POINT = ("ms-swift", "llamafactory", "axolotl", "llama-cookbook", "torchtune")
+
+
+def method_known(config: TrainingConfig) -> bool:
+    """Whether the training method (full, LoRA, QLoRA) rests on facts: a key of the run's
+    files, the parameters counted with ``--deep``, or a framework that decides it itself."""
+    stated = (config.train_type, config.quantization_bits, config.trainable_params)
+    return any(item is not None for item in stated) or config.framework in METHOD_BY_ENTRY_POINT
+
+
+def premises(ctx: Context, dims: Dims, limit: float, *, states_only: bool) -> tuple[str, ...]:
+    """What a memory finding assumes: the training method when no file says it (unless even
+    QLoRA would not fit), the device count when ``--gpu`` named none and the launch asks for none."""
+    out: list[str] = []
+    config = ctx.config
+    if not method_known(config):
+        qlora = replace(config, train_type=_default("lora", "what-if"), quantization_bits=_default(4, "what-if"))
+        fp32 = Sourced("float32", Origin.default("what-if"))
+        adapters = replace(ctx.plan, param_dtype=fp32, optimizer_state_dtype=fp32, grad_dtype=fp32)
+        best = estimate(qlora, adapters, dims, len(used_devices(ctx)))
+        if (best.states if states_only else best.total) <= limit:
+            out.append(
+                "a full fine-tune: no file precheck read says LoRA or QLoRA, and the training script decides "
+                "(state it in the run's config, e.g. TRL's `use_peft`, `load_in_4bit`)"
+            )
+    sharded = run_value(config, "zero_stage") is not None or bool(run_value(config, "fsdp"))
+    if not ctx.hardware.count_known and (sharded or config.framework in LAUNCHER_SHARDS):
+        # more devices shard more: the count matters (unsharded runs hold the same on each)
+        model = ctx.hardware.all_devices[0].model
+        card = model.aliases[0] if model.aliases else model.name
+        out.append(
+            f"{len(used_devices(ctx))} device(s): --gpu names a card without a count and the launch asks for none "
+            f"(state the machine: --gpu {shlex.quote('1x' + card)}, --gpu {shlex.quote('8x' + card)})"
+        )
+    return tuple(out)
+
+
 def _finding(ctx: Context, est: Estimate, dims: Dims, memory: float, name: str, verdict: str) -> Finding:
     config = ctx.config
     where = anchor(
@@ -99,7 +143,8 @@ def _finding(ctx: Context, est: Estimate, dims: Dims, memory: float, name: str, 
         f"estimated {est.breakdown()} {verdict} {name}'s {gib(memory)}: {dims.params / 1e9:.2f}B parameters "
         f"({dims.source}), {est.trainable / 1e9:.3g}B trainable; {'; '.join(est.notes)}"
     )
-    return Finding(where, message, Fix(f"fits with: {options}"), _related(ctx))
+    assumed = premises(ctx, dims, memory, states_only=verdict == "exceeds")
+    return Finding(where, message, Fix(f"fits with: {options}"), _related(ctx), assumptions=assumed)
 
 
 def _related(ctx: Context) -> tuple[Origin, ...]:
@@ -124,6 +169,12 @@ def memory_exceeds_device(ctx: Context) -> Iterator[Finding]:
     the parameter count and the dtypes, so the verdict is firm; activations, which
     depend on kernels a config does not always show (fused cross-entropy, activation
     offloading, packing), are judged by PC802.
+
+    The verdict rests on the training method (full, LoRA, QLoRA) and the device count.
+    Where no file the run reads states the method (the training script decides) and even
+    QLoRA would fit, or `--gpu` names a card without a count (`--gpu A100`) and the launch
+    asks for none while sharding could spread the states, the finding is a warning that
+    names what was assumed (`--gpu 8xA100-80GB`, TRL's `use_peft`).
 
     ## Why is this bad?
     The run dies at the first step, or at the first long batch, with

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,7 +27,16 @@ FORMATS = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml", ".
 #: files that configure runs in commands or code rather than in a config: suffix (or
 #: whole name) -> kind. One file may hold several runs (two launch commands in a
 #: script), or none; each reader lives in its own module, imported when first needed.
-SCRIPTS = {".sh": "shell", ".bash": "shell", "makefile": "makefile", ".py": "python", ".ipynb": "notebook"}
+SCRIPTS = {
+    ".sh": "shell",
+    ".bash": "shell",
+    # Slurm batch scripts: bash with ``#SBATCH`` directives (sbatch runs them with their shebang)
+    ".slurm": "shell",
+    ".sbatch": "shell",
+    "makefile": "makefile",
+    ".py": "python",
+    ".ipynb": "notebook",
+}
 
 
 def script_kind(path: str | Path) -> str | None:
@@ -109,7 +119,12 @@ def load_runs(path: str | Path, display: str | None = None, hardware: Hardware |
         return parse_script(shown, text, kind)
     from .python_source import parse_code
 
-    return parse_code(shown, text, kind, hardware)
+    runs = parse_code(shown, text, kind, hardware)
+    if kind == "notebook" and re.search(r"[!%]", text):
+        from .notebook_commands import command_runs  # `!torchrun ...`, `%%bash` cells, `%run train.py`
+
+        runs += command_runs(shown, text)
+    return runs
 
 
 #: texts given for a path instead of its file (``precheck --stdin-filename NAME -``)

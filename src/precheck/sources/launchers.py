@@ -58,6 +58,7 @@ from pathlib import Path, PurePosixPath
 from .launch_args import Builder, Field, Parsed, flag_mapping, locate, put, shown, split_options, with_path
 from .nodes import Node
 from .script_launch import read_launched
+from .script_path import resolve_script
 
 
 @dataclass
@@ -71,6 +72,9 @@ class Found:
     #: :mod:`.script_launch`); None: not a script precheck looked for
     script_keys: frozenset[str] | None = None
     script_closed: bool = False
+    #: the repository's own script the launch starts, as written, and where it is
+    script: str | None = None
+    script_path: Path | None = None
 
 
 @dataclass
@@ -269,9 +273,12 @@ def script(launch: Launch, name: Field, module: bool, args: list[Field]) -> Foun
         overrides = [a for a in rest if not a.looks_like_option()]
         _overrides(launch, root, overrides, "omegaconf")
         flag_mapping(launch.builder, split_options([a for a in rest if a.looks_like_option()]).options, "hf", into=root)
-        return read_launched(launch, name, module, Found(None, root))
+        found = Found(None, root, script=name.text, script_path=resolve_script(name.text, module, launch.bases))
+        return read_launched(launch, name, module, found)
     parsed = split_options(args)
-    return read_launched(launch, name, module, Found(None, flag_mapping(launch.builder, parsed.options, "hf")))
+    found = Found(None, flag_mapping(launch.builder, parsed.options, "hf"))
+    found.script, found.script_path = name.text, resolve_script(name.text, module, launch.bases)
+    return read_launched(launch, name, module, found)
 
 
 def _trl(launch: Launch, args: list[Field]) -> Found:
@@ -323,7 +330,12 @@ TORCHRUN_FLAGS = {"standalone", "module", "no_python", "run_path", "virtual_loca
 
 def torchrun(launch: Launch, legacy: bool = False) -> Found | None:
     parsed, index = _options(launch.args, TORCHRUN_FLAGS, short={"-m": "module", "-r": "redirects", "-t": "tee"})
-    return _child(launch, parsed, launch.args[index:])
+    found = _child(launch, parsed, launch.args[index:])
+    nproc = _option(parsed, "nproc_per_node")
+    if found is not None and nproc is not None and nproc[1] is not None and nproc[1].text.isdigit():
+        # torch/distributed/run.py: nproc_per_node workers, each told LOCAL_WORLD_SIZE
+        found.env.setdefault("LOCAL_WORLD_SIZE", _env_node(launch.builder, "LOCAL_WORLD_SIZE", nproc[1].text, *nproc))
+    return found
 
 
 def _child(launch: Launch, parsed: Parsed, rest: list[Field]) -> Found | None:
@@ -522,6 +534,13 @@ def _accelerate_env(launch: Launch, config: dict[str, Node]) -> dict[str, Node]:
     gpu_ids = config.get("gpu_ids")
     if gpu_ids is not None and gpu_ids.value is not None and str(gpu_ids.value).strip().lower() != "all":
         export("CUDA_VISIBLE_DEVICES", gpu_ids, str(gpu_ids.value).replace(" ", ""))
+    processes, machines = config.get("num_processes"), config.get("num_machines")
+    count = processes.value if processes is not None else None
+    nodes = machines.value if machines is not None and isinstance(machines.value, int) else 1
+    if isinstance(count, int) and not isinstance(count, bool) and count > 0 and nodes > 0 and count % nodes == 0:
+        # launch.py: num_processes // num_machines workers a machine (torchrun's nproc_per_node)
+        assert processes is not None
+        export("LOCAL_WORLD_SIZE", processes, str(count // nodes))
     return env
 
 

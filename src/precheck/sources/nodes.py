@@ -86,6 +86,10 @@ class Document:
     #: None: the dialect's own key list decides (see ``sources.script_launch``)
     script_keys: frozenset[str] | None = None
     script_closed: bool = False
+    #: the repository's own training script a launch command starts (``train.py``, as
+    #: written), and the file it resolves to as the launcher would (None: not found)
+    script: str | None = None
+    script_path: str | None = None
 
     def mapping(self) -> dict[str, Node]:
         """The top-level mapping, or an empty one when the document is not a mapping."""

@@ -68,6 +68,23 @@ def code_cells(path: str, text: str) -> list[Cell]:
     return out
 
 
+def all_cells(path: str, text: str) -> list[Cell]:
+    """The notebook's code cells as written, IPython lines included (for their shell commands)."""
+    document = parse_json(path, text)
+    cells = document.root.get("cells")
+    if cells is None or not isinstance(cells.value, list):
+        return []
+    out = []
+    for number, cell in enumerate(cells.value, start=1):
+        kind, source = cell.get("cell_type"), cell.get("source")
+        if kind is None or kind.value != "code" or source is None:
+            continue
+        pieces = source.value if isinstance(source.value, list) else [source]
+        code, places = _assemble([p for p in pieces if isinstance(p, Node) and isinstance(p.value, str)])
+        out.append(Cell(number, code, places))
+    return out
+
+
 def _assemble(strings: list[Node]) -> tuple[str, list[list[tuple[int, int]]]]:
     """Join a cell's source strings, keeping each decoded character's place in the JSON text."""
     chars: list[str] = []

@@ -23,7 +23,6 @@ unknown and nothing is filled in.
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .launch_args import locate, shown, with_path
@@ -40,19 +39,11 @@ if TYPE_CHECKING:
 _CARRIED = frozenset({"fp16", "bf16", "tf32"})
 
 
-def script_file(name: str, module: bool, bases: list[Path]) -> Path | None:
-    """The file ``python name`` (or ``python -m name``) runs."""
-    if module:
-        stem = name.replace(".", "/")
-        return locate(stem + ".py", bases) or locate(stem + "/__main__.py", bases)
-    return locate(name, bases) if name.endswith(".py") else None
-
-
 def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Found:
     """``found`` (the launch's flags) read against the schema of the script it starts."""
     found.script_keys = frozenset()  # not readable: no key is reported unknown
     found.script_closed = False
-    path = script_file(name.text, module, launch.bases)
+    path = found.script_path  # resolved as the launcher would (script_path.resolve_script)
     schema = read_schema(path) if path is not None else None
     if schema is None or not schema.known:
         found.dialect = _dialect(None, found)
@@ -246,4 +237,4 @@ def _plain(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float, str))
 
 
-__all__ = ["read_launched", "script_file"]
+__all__ = ["read_launched"]

@@ -11,7 +11,8 @@ scripts, and each launch command (:mod:`.launchers`) becomes a :class:`Document`
 
 What cannot be known without running the script is left out, with a note: a variable the
 script does not set (``$1``, ``$LR`` from the caller's environment), command substitution
-``$(...)`` (never run), arithmetic. Here-documents are skipped; loops and conditions are
+``$(...)`` (never run), arithmetic on values it does not know (``$((...))`` over numbers the
+script sets is evaluated: :mod:`.shell_arithmetic`). Here-documents are skipped; loops and conditions are
 read straight through (every branch, once).
 
 Makefiles: each recipe line (tab-indented under a target, ``\\`` continuations joined) is
@@ -27,14 +28,19 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from ..dialects.base import RUN_ENV
-from .launch_args import Builder, Field
+from ..errors import InputError
+from .launch_args import Builder, Field, locate, shown
 from .launchers import Found, Launch, label, match, named
+from .makefile import make_expand, make_recipes
 from .nodes import Document, Node, SourceNote
+from .script_path import resolve_script
+from .shell_arithmetic import evaluate
 from .shell_lexer import Command, Lit, Param, Part, Src, Subst, Word, lex
+from .slurm import sbatch_words, slurm_gpus_per_node
 from .suppressions import scan as scan_suppressions
 
 #: what shows where a command line's positions point (``precheck -- CMD``)
@@ -55,7 +61,15 @@ _PREFIXES: dict[str, set[str]] = {
     "stdbuf": {"-i", "-o", "-e"},
     "taskset": set(),
     "numactl": set(),
-    "srun": set(),
+    # Slurm's job step launcher: its options that take a separate value (``srun -N 1 --ntasks 8 cmd``)
+    "srun": {
+        *("-N", "-n", "-c", "-p", "-w", "-x", "-t", "-J", "-o", "-e", "-i", "-G", "-A", "-q", "-D", "-m", "-d", "-C"),
+        *("--nodes", "--ntasks", "--ntasks-per-node", "--cpus-per-task", "--partition", "--nodelist", "--exclude"),
+        *("--time", "--job-name", "--output", "--error", "--input", "--gpus", "--gres", "--gpus-per-node"),
+        *("--gpus-per-task", "--mem", "--mem-per-cpu", "--mem-per-gpu", "--account", "--qos", "--chdir"),
+        *("--distribution", "--dependency", "--constraint", "--mpi", "--cpu-bind", "--export", "--container-image"),
+        *("--container-mounts", "--container-workdir", "--container-name", "--label", "--wait", "--signal"),
+    },
     "caffeinate": set(),
 }
 _SHELLS = {"sh", "bash", "dash", "zsh", "ksh"}
@@ -126,6 +140,8 @@ class Shell:
         #: run variables (RUN_ENV) exported by the script so far: name → node where set
         self.env: dict[str, Node] = {}
         self.runs = runs
+        #: how many ``bash other.sh`` this script was reached through
+        self.depth = 0
 
     def child(self) -> Shell:
         """A subshell (``sh -c``, a Makefile recipe line): the exported variables only."""
@@ -160,10 +176,28 @@ class Shell:
                     fields.mark_quoted()
                 fields.add(part.text, part.at, False)
             elif isinstance(part, Subst):
-                fields.unresolved.append(f"`{part.raw.text}` (command substitution, not run)")
+                number = self._arithmetic(part.raw.text)
+                if number is not None:  # ``$(( N * 2 ))`` over numbers the script set
+                    if part.quoted:
+                        fields.mark_quoted()
+                    fields.add(number, [part.raw.at[0]] * len(number), split)
+                    continue
+                what = "arithmetic on a value not known" if part.raw.text.startswith("$((") else "command substitution"
+                fields.unresolved.append(f"`{part.raw.text}` ({what}, not run)")
                 fields.add(part.raw.text, part.raw.at, False)
             else:
                 self._param(part, fields, split and not part.quoted)
+
+    def _arithmetic(self, raw: str) -> str | None:
+        if not (raw.startswith("$((") and raw.endswith("))")):
+            return None
+
+        def lookup(name: str) -> str | None:
+            value = self.vars.get(name)
+            return None if value is None or value.unresolved or value.elements is not None else value.text
+
+        number = evaluate(raw[3:-2], lookup)
+        return None if number is None else str(number)
 
     def _param(self, part: Param, fields: _Fields, split: bool) -> None:
         if part.quoted:
@@ -296,10 +330,30 @@ class Shell:
             self.set_options([a.text for a in argv[1:]])
         elif name in ("cd", "pushd"):
             self.cd(argv[1:])
+        elif name == "eval":
+            self.eval(argv[1:])
         else:
             found = self.launch(argv, env)
             if found is not None:
                 self.runs.append(found)
+
+    def eval(self, args: list[Field]) -> None:
+        """``eval "$cmd"``: the words joined with spaces, read again as a command of this shell
+        (positions where the characters were written, e.g. in ``cmd="torchrun ..."``)."""
+        if not args:
+            return
+        if any(a.unresolved for a in args):
+            unknown = [u for a in args for u in a.unresolved]
+            self.builder.note("unresolved", f"`eval` of {', '.join(unknown)}: not followed", args[0].offset())
+            return
+        text, at = "", list[int]()
+        for arg in args:
+            if text:
+                text += " "
+                at.append(at[-1] if at else arg.offset())
+            text += arg.text
+            at.extend(arg.at if len(arg.at) == len(arg.text) else [arg.offset()] * len(arg.text))
+        self.run(lex(self.builder.path, Src(text, at), self.builder.text))
 
     def set_options(self, args: list[str]) -> None:
         """``set -a`` / ``set -o allexport`` (and ``+``): export every later assignment."""
@@ -378,7 +432,8 @@ class Shell:
             return None
         program = PurePosixPath(argv[0].text).name
         if program in _SHELLS:
-            self._shell_c(argv, env)
+            if not self._shell_c(argv, env):
+                self._follow(argv, env)
             return None
         notes_before = len(self.builder.notes)
         entry, count = match(argv)
@@ -410,6 +465,8 @@ class Shell:
                 argv = self._env_command(argv[1:], env)
             elif program in _PREFIXES:
                 takes = _PREFIXES[program]
+                if program == "srun":
+                    self._slurm_gpus([(a.text, a.offset()) for a in argv[1:]], env)
                 i = 1
                 while i < len(argv) and argv[i].text.startswith("-") and argv[i].text != "--":
                     i += 2 if argv[i].text in takes else 1
@@ -434,6 +491,15 @@ class Shell:
             else:
                 break
         return argv, env
+
+    def _slurm_gpus(self, words: list[tuple[str, int]], env: dict[str, Node]) -> None:
+        """``--gres=gpu:8``, ``--gpus-per-node=8`` (or ``--gpus=8`` on one node) of an ``srun`` or an
+        ``#SBATCH`` line: Slurm gives each node that many GPUs (``SLURM_GPUS_ON_NODE``)."""
+        found = slurm_gpus_per_node(words)
+        if found is not None:
+            count, at = found
+            line, column = self.builder.where(at)
+            env["SLURM_GPUS_ON_NODE"] = Node(str(count), line, column, "SLURM_GPUS_ON_NODE", line, column)
 
     def _env_command(self, args: list[Field], env: dict[str, Node]) -> list[Field]:
         """``env [-i] [-u NAME] [NAME=value]... command``."""
@@ -468,109 +534,70 @@ class Shell:
                 break
         return args[i:]
 
-    def _shell_c(self, argv: list[Field], env: dict[str, Node]) -> None:
-        """``bash -c 'script'``: the string is a script of its own (positions as written)."""
+    def _shell_c(self, argv: list[Field], env: dict[str, Node]) -> bool:
+        """``bash -c 'script'``: the string is a script of its own (positions as written).
+        False when the shell runs no ``-c`` string (it may run a script file)."""
         for i, arg in enumerate(argv[1:], start=1):
             if arg.text.startswith("-") and "c" in arg.text[1:] and not arg.text.startswith("--"):
                 if i + 1 < len(argv):
                     script = argv[i + 1]
                     if script.unresolved:
-                        return
+                        return True
                     shell = self.child()
                     shell.env = dict(env)
                     shell.run(lex(self.builder.path, Src(script.text, script.at), self.builder.text))
-                return
+                return True
             if not arg.text.startswith("-"):
-                return
+                return False
+        return False
+
+    def _follow(self, argv: list[Field], env: dict[str, Node]) -> None:
+        """``bash run.sh ARGS``: the other script's launches are runs of this one, read with this
+        script's exported environment (``$1``... stay unknown); their settings point into
+        the other file (which is then checked as part of this run, not on its own)."""
+        index = next((i for i, a in enumerate(argv[1:], start=1) if not a.text.startswith("-")), None)
+        if index is None or argv[index].unresolved or self.depth >= 4 or not self.bases:
+            return
+        target = locate(argv[index].text, self.bases)
+        if target is None or target.suffix.lower() not in (".sh", ".bash", ".slurm", ".sbatch", ""):
+            return
+        from . import read_text  # the package imports this module lazily
+
+        name = shown(target)
+        try:
+            text = read_text(target, name)
+        except InputError:
+            return
+        builder = Builder(name, text)
+        shell = Shell(builder, [target.parent], [])
+        shell.depth = self.depth + 1
+        shell.vars = {k: v for k, v in self.vars.items() if k in self.exported}
+        shell.exported = set(self.exported)
+        shell.env = dict(env)
+        shell._slurm_gpus(sbatch_words(text), shell.env)
+        shell.run(lex(name, Src.of(text), text))
+        inherited = {id(node) for node in env.values()}
+        for found, where, notes in shell.runs:
+            for node in [*found.root.values(), *found.env.values()]:
+                if id(node) not in inherited:
+                    _mark(node, name)
+            if found.script_path is None and found.script is not None:
+                found.script_path = resolve_script(found.script, False, shell.bases)
+            moved = [replace(n, path=n.path or name) for n in [*notes, *builder.notes]]
+            self.runs.append((found, f"{name}: {where}", moved))
 
 
-# -- Makefiles ----------------------------------------------------------------------------------
-
-_MAKE_ASSIGN = re.compile(
-    r"^(?P<export>export\s+|override\s+)?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)\s*(?P<op>[:+?!]*=)(?P<value>.*)$"
-)
-_MAKE_REF = re.compile(r"\$[({]([A-Za-z_][A-Za-z0-9_.-]*)[)}]|\$\$")
-
-
-def _make_recipes(text: str) -> tuple[list[Src], dict[str, Src], dict[str, int]]:
-    """The recipe lines of a Makefile (continuations joined, not yet expanded), its variables
-    (as written: make expands recipes when it runs them, with the file's final values) and
-    its exported names (→ where each is named)."""
-    variables: dict[str, Src] = {}
-    exported: dict[str, int] = {}
-    recipes: list[Src] = []
-    lines = text.splitlines(keepends=True)
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line))
-    in_rule = False
-    i = 0
-    while i < len(lines):
-        line, start = lines[i], offsets[i]
-        if line.startswith("\t") and in_rule:
-            src = Src.of(line[1:].rstrip("\r\n"), start + 1)
-            while src.text.endswith("\\") and i + 1 < len(lines):
-                i += 1
-                nxt = lines[i]
-                strip = 1 if nxt.startswith("\t") else 0
-                joined = Src(" ", [offsets[i]]) + Src.of(nxt[strip:].rstrip("\r\n"), offsets[i] + strip)
-                src = src.slice(0, len(src.text) - 1) + joined
-            recipes.append(_strip_recipe_prefix(src))
-            i += 1
-            continue
-        indent = len(line) - len(line.lstrip())
-        stripped = line.strip()
-        assignment = _MAKE_ASSIGN.match(stripped)
-        if assignment is not None:
-            raw_value = assignment.group("value")
-            value_text = raw_value.strip()
-            value_start = start + indent + assignment.start("value") + (len(raw_value) - len(raw_value.lstrip()))
-            value = Src.of(value_text, value_start)
-            name, op = assignment.group("name"), assignment.group("op")
-            if op == "+=" and name in variables:
-                variables[name] = variables[name] + Src(" ", [value_start]) + value
-            elif op != "?=" or name not in variables:
-                variables[name] = value
-            if assignment.group("export"):
-                exported[name] = start + indent + assignment.start("name")
-            in_rule = False
-        elif stripped.startswith("export ") and "=" not in stripped:
-            for found in re.finditer(r"\S+", line[indent + len("export ") :]):
-                exported[found.group()] = start + indent + len("export ") + found.start()
-        elif re.match(r"^[^\s#=][^=]*:(?!=)", line):
-            in_rule = True
-        elif stripped and not stripped.startswith("#"):
-            in_rule = False
-        i += 1
-    return recipes, variables, exported
-
-
-def _strip_recipe_prefix(src: Src) -> Src:
-    i = 0
-    while i < len(src.text) and src.text[i] in "@-+ \t":
-        i += 1
-    return src.slice(i, len(src.text))
-
-
-def _make_expand(src: Src, variables: dict[str, Src], depth: int = 0) -> Src:
-    """make's expansion before the shell sees the line: ``$(VAR)``, ``${VAR}``, ``$$``."""
-    out = Src("", [])
-    last = 0
-    for found in _MAKE_REF.finditer(src.text):
-        out = out + src.slice(last, found.start())
-        if found.group(0) == "$$":
-            out = out + src.slice(found.start() + 1, found.end())
-        else:
-            name = found.group(1)
-            if name in variables and depth < 10:
-                out = out + _make_expand(variables[name], variables, depth + 1)
-            elif name in variables:
-                out = out + variables[name]
-            else:  # from make's environment: the shell's ``${NAME}`` (unknown to precheck too)
-                at = src.at[found.start()]
-                out = out + Src("${" + name + "}", [at] * (len(name) + 3))
-        last = found.end()
-    return out + src.slice(last, len(src.text))
+def _mark(node: Node, path: str) -> None:
+    """A node read from another script (and what is under it) points into that file."""
+    if node.path is not None:
+        return
+    node.path = path
+    children = (
+        node.value.values() if isinstance(node.value, dict) else node.value if isinstance(node.value, list) else ()
+    )
+    for child in children:
+        if isinstance(child, Node):
+            _mark(child, path)
 
 
 # -- entry points -------------------------------------------------------------------------------
@@ -583,17 +610,18 @@ def parse_script(path: str, text: str, kind: str) -> list[Document]:
     runs: list[tuple[Found, str, list[SourceNote]]] = []
     shell = Shell(builder, [folder], runs)
     if kind == "makefile":
-        recipes, variables, exported = _make_recipes(text)
+        recipes, variables, exported = make_recipes(text)
         for name, at in exported.items():
             if name in variables:
-                value = _make_expand(variables[name], variables)
+                value = make_expand(variables[name], variables)
                 shell.vars[name] = Value(value.text, value.at)
                 shell.exported.add(name)
                 if name in RUN_ENV:
                     shell.env[name] = shell._node(name, shell.vars[name], at)
         for recipe in recipes:
-            shell.child().run(lex(path, _make_expand(recipe, variables), text))
+            shell.child().run(lex(path, make_expand(recipe, variables), text))
     else:
+        shell._slurm_gpus(sbatch_words(text), shell.env)  # a Slurm batch script's allocation
         shell.run(lex(path, Src.of(text), text))
     suppressions = scan_suppressions(text, "env")
     documents = []
@@ -611,6 +639,8 @@ def parse_script(path: str, text: str, kind: str) -> list[Document]:
                 label=where,
                 script_keys=found.script_keys,
                 script_closed=found.script_closed,
+                script=found.script,
+                script_path=str(found.script_path) if found.script_path is not None else None,
             )
         )
     return [d for d in documents if d.dialect is not None or _known(d)]

@@ -1,0 +1,234 @@
+"""What a run's errors rest on: facts, or values precheck had to assume.
+
+DESIGN.md, "Findings rest on facts": a value from a file, flag or environment, and a
+framework default on a path precheck read end to end, are facts; a value known only at run
+time, or a default of a training script precheck did not read, is an assumption, and a
+finding resting on one is at most a warning that names it.
+
+Rules need not spell out every premise: for each value of the run that is assumed (a
+:class:`Premise`), an error is checked again with that value changed to each other value it
+could have. An error that goes away under one of them rests on the assumption; one that
+stays (the rule still fires, whatever it points at) rests on facts. Rules may also list
+assumptions themselves (``Finding.assumptions``: the memory rules name the training method
+and the device count).
+
+Values assumed:
+
+* a run read by a repository's own training script precheck did not read end to end (a
+  TrainingArguments YAML, a launch of ``train.py``; a config with TRL's own keys is TRL's,
+  read by ``trl sft --config`` and TRL's scripts): the script decides the model's load
+  dtype, whether it trains adapters, and its precision flags' defaults, so where the run's
+  files leave them out the framework's defaults are assumptions;
+* a run whose config file a launch names is not there (``llamafactory-cli train cfg.yaml``
+  with no ``cfg.yaml``): the settings it would hold are unknown;
+* a script that imports Unsloth and leaves ``bf16``/``fp16`` unset: Unsloth's patched
+  config and trainer choose them, not TRL's defaults;
+* a value the run sets at run time (``bf16=args.bf16`` in a script, ``--bf16 $BF16`` with
+  ``BF16`` not set in the shell script): precheck left it out, so the default that stands in
+  for it is an assumption.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from . import resolve
+from .config import TrainingConfig
+from .provenance import Origin, Sourced
+from .rules.base import Context, Finding, Rule, Severity
+from .sources.nodes import Document
+
+#: frameworks whose runs are read by the user's own script unless precheck read it
+SCRIPT_FRAMEWORKS = ("transformers", "trl")
+#: keys of a value left out as a run-time value → the TrainingConfig field it would set
+_FIELDS = {
+    "torch_dtype": "torch_dtype",
+    "dtype": "torch_dtype",
+    "bf16": "bf16",
+    "fp16": "fp16",
+    "use_peft": "train_type",
+}
+_UNSLOTH = re.compile(r"(?:from|import)\s+unsloth\b")
+#: rules that name the training method themselves (``Finding.assumptions``)
+_NAMES_METHOD = ("PC801", "PC802")
+
+
+@dataclass(frozen=True, slots=True)
+class Premise:
+    """A value of the run that precheck assumed, the other values it could have, and what to tell the user."""
+
+    field: str
+    alternatives: tuple[Any, ...]
+    assumption: str
+
+
+def consumer_unread(document: Document, config: TrainingConfig) -> str | None:
+    """The script that reads this run, when precheck did not read it; None when it did (a
+    Python file or notebook, TRL's own CLI and scripts) or the framework's own entry point runs."""
+    if config.framework not in SCRIPT_FRAMEWORKS or document.format in ("python", "notebook"):
+        return None
+    if document.script_keys:  # the launched script's own schema and code were read
+        return None
+    if document.script is not None:
+        return f"`{document.script}`" + ("" if document.script_path else " (not found)")
+    if document.dialect == "trl" or (config.dialect == "trl" and document.format in ("yaml", "json", "toml")):
+        # `trl sft ...`, TRL's example scripts, and a config written for them (TRL's own keys:
+        # `dataset_name`, `packing`...; TrlParser reads it into TRL's config classes): TRL's defaults
+        return None
+    return "the script that reads this config"
+
+
+def _runtime_keys(config: TrainingConfig) -> dict[str, str]:
+    """Fields whose value the run's files set only at run time → the key as written."""
+    out: dict[str, str] = {}
+    for note in config.notes:
+        if note.kind not in ("unresolved-value", "unresolved") or not note.key:
+            continue
+        name = note.key.lstrip("-").replace("-", "_")
+        if name in _FIELDS:
+            out.setdefault(_FIELDS[name], note.key)
+    return out
+
+
+def _names_config(key: str | None) -> bool:
+    """``config``, ``--config``, ``--config_file``, ``cfg``: a key that names the run's config file."""
+    name = (key or "").lstrip("-").replace("-", "_").lower()
+    return name in ("config", "config_file", "cfg", "configs")
+
+
+def premises(document: Document, config: TrainingConfig, context: Context) -> list[Premise]:
+    """The assumed values of a run, each with the values it could have instead."""
+    plan = context.plan
+    script = consumer_unread(document, config)
+    # the run's own config file (not a DeepSpeed JSON it names: the run's settings are still known)
+    missing = next((n for n in config.notes if n.kind == "missing-reference" and _names_config(n.key)), None)
+    if missing is not None and script is None:  # the run's config file is not there: its settings are unknown
+        named = re.findall(r"`([^`]+)`", missing.message)
+        script = f"`{named[1] if len(named) > 1 else missing.key}` (not found)"
+    runtime = _runtime_keys(config)
+    out: list[Premise] = []
+    load = plan.load_dtype
+    if config.torch_dtype is None and (script or "torch_dtype" in runtime):
+        others = tuple(d for d in ("float32", "bfloat16", "float16") if d != load.value)
+        if "torch_dtype" in runtime:
+            why = f"load dtype {load.value}: `{runtime['torch_dtype']}` is set at run time"
+        else:
+            why = f"load dtype {load.value}, `from_pretrained`'s default, as {script} is not read"
+        out.append(Premise("torch_dtype", others, f"{why}; state `torch_dtype`"))
+    # Unsloth replaces TRL's trainers and configs when imported (UnslothSFTConfig: both flags
+    # default to False, and its trainer picks fp16 or bf16 from the model's dtype): TRL's
+    # own defaults do not hold there, and precheck does not model Unsloth's
+    unsloth = document.format in ("python", "notebook") and _UNSLOTH.search(document.text) is not None
+    for flag, other in (("bf16", "fp16"), ("fp16", "bf16")):
+        if getattr(config, flag) is not None or not (script or flag in runtime or unsloth):
+            continue
+        opposite = getattr(config, other)
+        # both on is refused by TrainingArguments: with the other on, this one can only be off
+        values = (False,) if opposite is not None and opposite.value is True else (True, False)
+        if flag in runtime:
+            why = f"`{runtime[flag]}` is set at run time"
+        elif script is not None:
+            why = f"`{flag}` at its default, as {script} is not read"
+        else:
+            why = f"`{flag}` at TRL's default, but Unsloth's patched config and trainer choose it"
+        out.append(Premise(flag, values, f"{why}; state `{flag}`"))
+    if config.train_type is None and config.quantization_bits is None and (script or "train_type" in runtime):
+        where = f"`{runtime['train_type']}` is set at run time" if "train_type" in runtime else f"{script} is not read"
+        out.append(Premise("train_type", ("lora",), f"a full fine-tune, as {where}; state it (e.g. TRL's `use_peft`)"))
+    return out
+
+
+def rest_on_facts(finding: Finding) -> Finding:
+    """A finding that rests on an assumption is at most a warning, and says what was assumed
+    (DESIGN.md, "Findings rest on facts")."""
+    if not finding.assumptions:
+        return finding
+    said = "; ".join(finding.assumptions)
+    message = f"{finding.message} [assumed: {said}]"
+    if finding.severity <= Severity.WARNING:
+        return replace(finding, message=message)
+    note = f"a warning, not an error: it rests on {len(finding.assumptions)} assumption(s)"
+    return replace(finding, severity=Severity.WARNING, message=message, note=note)
+
+
+def judge(findings: list[Finding], premises_: list[Premise], context: Context, rules: Iterable[Rule]) -> list[Finding]:
+    """Errors that go away when an assumed value changes rest on that assumption: a warning naming it."""
+    errors = [f for f in findings if f.severity is Severity.ERROR and not f.assumptions]
+    if not errors or not premises_:
+        return findings
+    by_code = {r.code: r for r in rules}
+    contexts: dict[tuple[str, Any], Context | None] = {}
+
+    def what_if(premise: Premise, value: Any) -> Context | None:
+        key = (premise.field, value)
+        if key not in contexts:
+            config = replace(context.config)
+            setattr(config, premise.field, Sourced(value, Origin.default("what-if")))
+            try:
+                plan = resolve.resolve(config, context.hardware, context.versions)
+            except Exception:  # a combination the resolver refuses: the value stays a premise
+                contexts[key] = None
+            else:
+                contexts[key] = Context(config, plan, context.hardware, context.versions)
+        return contexts[key]
+
+    def persists(finding: Finding, rule: Rule, other: Context | None) -> bool:
+        if other is None:
+            return False
+        # the rule still fires (its anchor may move to the what-if value when that value is
+        # now the first cause): the run is wrong whatever the assumed value is
+        try:
+            return any(True for _ in rule.check(other))
+        except Exception:
+            return False
+
+    out = []
+    for finding in findings:
+        rule = by_code.get(finding.rule)
+        if finding not in errors or rule is None:
+            out.append(finding)
+            continue
+        assumed = tuple(
+            p.assumption
+            for p in premises_
+            if not (p.field == "train_type" and finding.rule in _NAMES_METHOD)
+            and not all(persists(finding, rule, what_if(p, value)) for value in p.alternatives)
+        )
+        out.append(rest_on_facts(replace(finding, assumptions=assumed)) if assumed else finding)
+    return out
+
+
+def point_at_key(findings: list[Finding], document: Document) -> list[Finding]:
+    """A finding that rests on a framework default has no key to point at: point it at the
+    key that would change it (the fix's first key to add), where the user would write it —
+    the launch command or call that starts the run, or the top of the config — and say the
+    value is a default."""
+    out = []
+    for finding in findings:
+        origin = finding.origin
+        edits = finding.fix.edits if finding.fix else ()
+        added = next((e for e in edits if e.line is None and not e.remove and e.key), None)
+        if origin.key is not None or (origin.line, origin.column) != (1, 1) or added is None:
+            out.append(finding)
+            continue
+        line, column = 1, 1
+        if added.path == document.path:
+            line, column = _run_start(document)
+        where = Origin("file", added.path or origin.path, line, column, added.key)
+        note = f"[`{added.key}` is not set: the value is a default]"
+        out.append(replace(finding, origin=where, message=f"{finding.message} {note}"))
+    return out
+
+
+def _run_start(document: Document) -> tuple[int, int]:
+    """Where the run's own settings start in its file: the launch command, the config call."""
+    root = document.mapping()
+    places = [
+        (node.key_line or node.line, node.key_column or node.column)
+        for node in root.values()
+        if node.path is None and (node.key_line or node.line)
+    ]
+    return min(places) if places else (document.root.line or 1, document.root.column or 1)

@@ -1,0 +1,50 @@
+"""The file a launch command starts (``python train.py``, ``torchrun -m pkg.train``), found as
+the launcher would find it, without running anything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: files that mark a repository's root (``python train.py`` run from there finds ``train.py``)
+_ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", "requirements.txt")
+
+
+def resolve_script(name: str, module: bool, bases: list[Path]) -> Path | None:
+    """The file a launcher starts, found as it would be: relative to the folder the shell
+    script ``cd``-s to (else its own folder), then the repository's root (the closest folder
+    above with ``.git``, ``pyproject.toml``, ``setup.py`` or ``requirements.txt``) and the
+    current folder. ``-m pkg.train``: ``pkg/train.py`` or ``pkg/train/__main__.py``, also under
+    ``src/``. None when no such file exists (the launch then runs elsewhere)."""
+    if not name or "$" in name:
+        return None
+    relatives = [Path(name)]
+    if module:
+        dotted = Path(*name.split("."))
+        relatives = [dotted.with_suffix(".py"), dotted / "__main__.py"]
+        relatives += [Path("src") / r for r in relatives]
+    folders = [*bases, *_roots(bases[-1] if bases else Path(".")), Path(".")]
+    for folder in dict.fromkeys(folders):
+        for relative in relatives:
+            try:
+                candidate = relative if relative.is_absolute() else folder / relative
+                if candidate.is_file():
+                    return candidate
+            except (OSError, ValueError):
+                continue
+    return None
+
+
+def _roots(start: Path) -> list[Path]:
+    """Folders above ``start`` that look like a repository's root, closest first (at most 6 up)."""
+    out: list[Path] = []
+    folder = start
+    for _ in range(6):
+        try:
+            if any((folder / marker).exists() for marker in _ROOT_MARKERS):
+                out.append(folder)
+        except OSError:
+            break
+        if folder.parent == folder or folder == Path("."):
+            break
+        folder = folder.parent
+    return out
