@@ -329,7 +329,7 @@ CASES = [
     ),
     # PC609: grad_accum_dtype the engine refuses
     Case(
-        "bf16 with fp32 accumulation and no ZeRO (0.17.6+)",
+        "bf16 with fp32 accumulation and no ZeRO (newest: 0.18.5+)",
         "PC609",
         ds(
             bf16={"enabled": True},
@@ -339,6 +339,28 @@ CASES = [
         ),
         expect={(6, 5)},
         fmt="json",
+    ),
+    Case(
+        "0.18.5 dropped the BF16_Optimizer branch without ZeRO",
+        "PC609",
+        ds(bf16={"enabled": True}, data_types={"grad_accum_dtype": "fp32"}, train_micro_batch_size_per_gpu=4),
+        expect={(3, 5)},
+        fmt="json",
+        versions={"deepspeed": "0.18.5"},
+    ),
+    Case(
+        "0.17.6 still took bf16 with fp32 accumulation without ZeRO",
+        "PC609",
+        ds(bf16={"enabled": True}, data_types={"grad_accum_dtype": "fp32"}, train_micro_batch_size_per_gpu=4),
+        fmt="json",
+        versions={"deepspeed": "0.17.6"},
+    ),
+    Case(
+        "0.18.4 still took bf16 with fp32 accumulation without ZeRO",
+        "PC609",
+        ds(bf16={"enabled": True}, data_types={"grad_accum_dtype": "fp32"}, train_micro_batch_size_per_gpu=4),
+        fmt="json",
+        versions={"deepspeed": "0.18.4"},
     ),
     Case(
         "fp32 model with fp16 accumulation",

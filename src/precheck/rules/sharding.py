@@ -663,8 +663,9 @@ def ds_bf16_grad_accumulation(ctx: Context) -> Iterator[Finding]:
 
     ## Fix
     With ZeRO set `data_types.grad_accum_dtype: fp32` (every stage accepts it since
-    PR #2847; ZeRO-1 without offload then uses `BF16_Optimizer`). Without ZeRO,
-    DeepSpeed 0.17.6+ refuses fp32 accumulation for a bf16 model ("unsupported mix"), so
+    PR #2847; ZeRO-1 without offload then uses `BF16_Optimizer`). Without ZeRO, DeepSpeed
+    accepts it through 0.18.4 (`BF16_Optimizer`, `runtime/engine.py:1476-1477@0.18.4`) and
+    refuses it from 0.18.5 ("unsupported mix", `runtime/engine.py:1498-1499@0.18.5`): there
     use ZeRO stage 1. Costs 4 bytes per parameter of gradient memory.
     """
     ds = deepspeed_config(ctx)
@@ -688,7 +689,8 @@ def ds_bf16_grad_accumulation(ctx: Context) -> Iterator[Finding]:
         'each addition rounds to 8 significant bits, and DeepSpeed itself warns that "BF16 gradient accumulation is '
         'not safe numerically with large number of accumulation steps"',
         Fix(
-            "accumulate in fp32: `data_types.grad_accum_dtype: fp32` with ZeRO (ZeRO stage 1 if the run has none)",
+            "accumulate in fp32: `data_types.grad_accum_dtype: fp32` (without ZeRO only on deepspeed<0.18.5; "
+            "from 0.18.5 add ZeRO stage 1)",
             edits,
         ),
         related=(steps.origin,) if steps.origin.in_file and steps.origin != origin else (),
@@ -765,15 +767,16 @@ def ds_grad_accum_dtype_unsupported(ctx: Context) -> Iterator[Finding]:
     ## What it does
     Reports `data_types.grad_accum_dtype` differing from the model dtype (fp16/bf16/fp32
     mode) in a DeepSpeed run without ZeRO, where the engine has no optimizer for the mix
-    (bf16 with fp32 accumulation was accepted up to 0.17.5).
+    (bf16 with fp32 accumulation is accepted through 0.18.4).
 
     ## Why is this bad?
     `DeepSpeedEngine._do_optimizer_sanity_check` (`deepspeed/runtime/engine.py`) picks an
     optimizer wrapper by dtype pair and raises `NotImplementedError: unsupported mix of
     model_dtype=torch.bfloat16 and grad_accum_dtype=torch.float32` (0.17.6+; older:
     "unsupported mix of model dtype and gradient accumulation type") for any pair it lacks.
-    From 0.17.6 (PR #7515) bf16 without ZeRO runs the fp16 wrapper with bf16 gradients, so
-    the fp32 accumulation of the old `BF16_Optimizer` is only reachable through ZeRO stage 1.
+    bf16 with fp32 accumulation keeps its `BF16_Optimizer` branch through 0.18.4
+    (`runtime/engine.py:1476-1477@0.18.4`); 0.18.5 removed it (`runtime/engine.py:1498-1499@0.18.5`),
+    so there it is only reachable through ZeRO stage 1.
 
     ## Example
     ```json
