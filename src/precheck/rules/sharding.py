@@ -50,6 +50,7 @@ from typing import Any
 
 from ..config import TrainingConfig
 from ..dialects.lightning import unify
+from ..facts import quote, span
 from ..provenance import Origin, Sourced
 from ..resolve.deepspeed import (
     ACCELERATE_IGNORED,
@@ -563,18 +564,21 @@ def ds_launcher_mismatch(ctx: Context) -> Iterator[Finding]:
 @rule("PC606", "ds-apex-amp-conflict", Severity.ERROR, fix_safety=FixSafety.UNSAFE)
 def ds_apex_amp_conflict(ctx: Context) -> Iterator[Finding]:
     """
-    Finds DeepSpeed's apex `amp` section combined with ZeRO or with fp16/bf16 mode.
+    Finds an apex `amp` section DeepSpeed refuses.
 
     ## What it does
-    Reports `amp.enabled: true` in a DeepSpeed file whose ZeRO stage is above 0, or whose
-    `fp16`/`bf16` mode is on (after the launcher filled `"auto"`).
+    From DeepSpeed 0.19.8 (and when the version is not known): any top-level `amp` key,
+    enabled or not, with or without ZeRO. Before 0.19.8: `amp.enabled: true` with a ZeRO
+    stage above 0 or with the `fp16`/`bf16` mode on.
 
     ## Why is this bad?
-    `DeepSpeedEngine._do_optimizer_sanity_check` (`deepspeed/runtime/engine.py`) asserts
-    `AssertionError: Amp and ZeRO are not currently compatible, please use (legacy) fp16
-    mode which performs similar to amp opt_mode=O2` with ZeRO, and raises
-    `NotImplementedError: Cannot enable both amp with (legacy) fp16 or bfloat16 mode`
-    with fp16/bf16: the engine is never built.
+    0.19.8 removed the apex integration: `_reject_removed_config_keys`
+    (`runtime/config.py:88,136@0.19.8`) raises `DeepSpeedConfigError: NVIDIA Apex AMP
+    integration has been removed. Use DeepSpeed 'fp16', 'bf16', or 'torch_autocast' instead.`
+    while reading the config. Before, `_do_optimizer_sanity_check`
+    (`runtime/engine.py:2260-2282@0.19.7`) asserts "Amp and ZeRO are not currently
+    compatible, ..." with ZeRO and raises `NotImplementedError: Cannot enable both amp with
+    (legacy) fp16 or bfloat16 mode` with fp16/bf16. Either way the engine is never built.
 
     ## Example
     ```json
@@ -586,11 +590,24 @@ def ds_apex_amp_conflict(ctx: Context) -> Iterator[Finding]:
     ```
 
     ## Fix
-    Turn apex AMP off and use DeepSpeed's own fp16 (or bf16) mode, which keeps fp32 master
-    weights like apex O2; or drop ZeRO.
+    Delete the `amp` key and use DeepSpeed's own fp16 (or bf16) mode, which keeps fp32
+    master weights like apex O2.
     """
     ds = deepspeed_config(ctx)
     if ds is None:
+        return
+    section = ds.setting("amp")
+    if section is None or not section.origin.in_file:
+        return
+    removed, known = ctx.versions.holds(span("deepspeed.amp_removed"))
+    remove = edits_for(section, ds.path, remove=True)
+    if removed:
+        yield Finding(
+            anchor(ds.path, section.origin),
+            f'`amp` is refused while DeepSpeed reads the config: "{quote("deepspeed.amp_removed")}" '
+            f"(_reject_removed_config_keys) [{known}]",
+            Fix("delete the `amp` key; use DeepSpeed's fp16/bf16 mode (fp32 master weights, like apex O2)", remove),
+        )
         return
     for override in ctx.plan.overrides:
         if override.field != "amp":
@@ -605,13 +622,13 @@ def ds_apex_amp_conflict(ctx: Context) -> Iterator[Finding]:
             text = f'with {mode} mode{_where(override.winner)} DeepSpeed raises NotImplementedError("{AMP_AND_HALF}")'
         else:
             continue
-        edits = edits_for(amp, ds.path, False)
+        edits = remove
         if AMP_AND_ZERO in override.reason and ds.fp16 is not None:
             edits = (*edits, *edits_for(ds.fp16, ds.path, True))
         yield Finding(
             anchor(ds.path, amp.origin),
-            f"apex AMP (`{_key(amp)}`) cannot run here: {text} (_do_optimizer_sanity_check)",
-            Fix("turn apex AMP off and use DeepSpeed's fp16/bf16 mode (fp32 master weights, like apex O2)", edits),
+            f"apex AMP (`{_key(amp)}`) cannot run here: {text} (_do_optimizer_sanity_check) [{known}]",
+            Fix("delete the `amp` key; use DeepSpeed's fp16/bf16 mode (fp32 master weights, like apex O2)", edits),
             related=(override.winner.origin,) if override.winner.origin.in_file else (),
         )
 
