@@ -187,3 +187,14 @@ CASES += LOCAL_CASES
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case(case: Case) -> None:
     check_case(case)
+
+
+def test_ms_swift_both_flags_are_rewritten_from_torch_dtype() -> None:
+    """ms-swift 3.0.0-3.3.0.post1 `_init_torch_dtype` rewrites both flags (model_args.py:100-115@3.2.2):
+    no "At most one" error, the user's fp16 is ignored; 3.3.1 keeps explicit flags and transformers refuses."""
+    both = SWIFT.replace("fp16: false", "fp16: true\nbf16: true")
+    old = run_case(Case("", "PC205", both, ["A100"], versions=AFFECTED))
+    assert len(old) == 1 and "At most one" not in old[0].message
+    assert "trains in fp16" in old[0].message and "ignored silently" in old[0].message
+    new = run_case(Case("", "PC205", both, ["A100"], versions=FIXED))
+    assert len(new) == 1 and "At most one of fp16 and bf16 can be True" in new[0].message

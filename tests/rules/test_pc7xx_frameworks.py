@@ -22,6 +22,33 @@ optimizer:
 dtype: {dtype}
 """
 
+#: torchtune 0.6.1 recipes/configs/generation.yaml, dtype fp16 (a T4 has no bf16)
+TORCHTUNE_GENERATION = """
+# To launch, run the following command from root torchtune directory:
+#    tune run generate --config generation
+output_dir: ./
+model:
+  _component_: torchtune.models.llama2.llama2_7b
+checkpointer:
+  _component_: torchtune.training.FullModelHFCheckpointer
+  checkpoint_dir: /tmp/Llama-2-7b-hf/
+  checkpoint_files: [pytorch_model-00001-of-00002.bin, pytorch_model-00002-of-00002.bin]
+  output_dir: ${output_dir}
+  model_type: LLAMA2
+device: cuda
+dtype: fp16
+seed: 1234
+tokenizer:
+  _component_: torchtune.models.llama2.llama2_tokenizer
+  path: /tmp/Llama-2-7b-hf/tokenizer.model
+prompt:
+  system: null
+  user: "Tell me a joke."
+max_new_tokens: 300
+enable_kv_cache: True
+quantizer: null
+"""
+
 TORCHTUNE_NESTED = """
 model:
   _component_: torchtune.models.llama3_2.lora_llama3_2_1b
@@ -133,6 +160,7 @@ CASES = [
     Case("torchtune fp16 on V100: fp32 instead", "PC701", TORCHTUNE.format(dtype="fp16"), ["V100"], {(10, 1)}),
     Case("torchtune fp16 under training:", "PC701", TORCHTUNE_NESTED.format(dtype="fp16"), expect={(6, 3)}),
     Case("fixed: torchtune bf16", "PC701", TORCHTUNE.format(dtype="bf16"), ["A100"]),
+    Case("torchtune generation.yaml takes fp16 (generate.py)", "PC701", TORCHTUNE_GENERATION, ["T4"]),
     Case("torchtune fp32 is fine", "PC701", TORCHTUNE.format(dtype="fp32"), ["V100"]),
     # PC702: torchtune's own spellings
     Case("torchtune dtype bfloat16", "PC702", TORCHTUNE.format(dtype="bfloat16"), expect={(10, 1)}),

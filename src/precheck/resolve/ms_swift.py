@@ -13,6 +13,7 @@ adapter weights to float32 itself (bf16 ones follow peft).
 from __future__ import annotations
 
 from ..config import TrainingConfig
+from ..facts import span
 from ..hardware import Hardware
 from ..models import family_of
 from ..provenance import Origin, Sourced
@@ -25,7 +26,7 @@ from .plan import Override, PrecisionPlan, same_dtype_plan
 FP16_UPCAST = "ms-swift converts fp16 trainable (adapter) parameters to float32 (tuner.py)"
 
 #: the releases whose explicit ``--fp16 false`` lost to ``torch_dtype``
-OVERRIDES_FLAGS = VersionRange("ms-swift", "3.0.0", "3.3.1")
+OVERRIDES_FLAGS = span("ms-swift.overrides_flags")
 
 
 def overrides_flags(versions: Versions) -> bool:

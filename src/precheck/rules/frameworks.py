@@ -69,6 +69,7 @@ from ..dialects.base import to_bool, to_float, to_int
 from ..dialects.lightning import ALIASES, MODES, alias_warning, setting, unify
 from ..dialects.llama_factory import is_v1
 from ..dtypes import parse_dtype
+from ..facts import quote
 from ..provenance import Sourced
 from ..resolve.common import frameworks_see_bf16
 from ..resolve.lightning import NEMO_PLUGIN_INPUTS, flavour
@@ -122,10 +123,13 @@ def _torchtune_dtype(config: TrainingConfig) -> Sourced[str] | None:
 @rule("PC701", "torchtune-fp16-rejected", Severity.ERROR, fix_safety=FixSafety.UNSAFE, frameworks=("torchtune",))
 def torchtune_fp16_rejected(ctx: Context) -> Iterator[Finding]:
     """
-    Finds `dtype: fp16` in a torchtune config: every training recipe refuses it at start.
+    Finds `dtype: fp16` in a torchtune training config: every training recipe refuses it at start.
 
     ## What it does
-    Reports a torchtune recipe config whose `dtype` is `fp16`.
+    Reports a torchtune config with an `optimizer` (what every training recipe builds)
+    whose `dtype` is `fp16`. The generation, evaluation and quantization recipes
+    (`generate.py:39`, `eleuther_eval.py:454`, `quantize.py:50`@0.6.1) take fp16 and are
+    not reported: their configs (torchtune's own `generation.yaml`) have no optimizer.
 
     ## Why is this bad?
     torchtune trains in `dtype` itself, with no autocast and no loss scaling, so its recipes
@@ -134,7 +138,8 @@ def torchtune_fp16_rejected(ctx: Context) -> Iterator[Finding]:
     (full_finetune_single_device/distributed, lora_finetune_distributed, the DPO, PPO and QAT
     recipes) or `ValueError: fp16 precision is not supported in this recipe. Please use fp32
     or bf16.` (lora_finetune_single_device, lora_dpo_single_device, knowledge_distillation_*)
-    (pytorch/torchtune `recipes/*.py`, every release from 0.1 to main).
+    (pytorch/torchtune `recipes/full_finetune_single_device.py:126@0.6.1`,
+    `recipes/lora_finetune_single_device.py:132@0.6.1`).
 
     ## Example
     ```yaml
@@ -150,16 +155,15 @@ def torchtune_fp16_rejected(ctx: Context) -> Iterator[Finding]:
     numerics, so the fix is marked unsafe.
     """
     item = _torchtune_dtype(ctx.config)
-    if item is None or item.value != "fp16":
-        return
+    if item is None or item.value != "fp16" or "optimizer" not in ctx.config.keys:
+        return  # no optimizer: generate / eleuther_eval / quantize, which take fp16
     bf16 = _all_bf16(ctx)
     value, why = ("fp32", "the GPUs have no native bf16") if bf16 is False else ("bf16", "bf16 where the GPU has it")
     yield Finding(
         item.origin,
         "`dtype: fp16` is refused by every torchtune training recipe at start: "
-        '"full fp16 training is not supported with this recipe. Please use bf16 or fp32 instead." '
-        '(single-device LoRA/DPO and distillation recipes: "fp16 precision is not supported in this recipe. '
-        'Please use fp32 or bf16.")',
+        f'"{quote("torchtune.full_fp16_refused")}" (single-device LoRA/DPO and distillation recipes: '
+        f'"{quote("torchtune.fp16_refused")}")',
         Fix(f"train in {value} ({why}; fp32 otherwise)", edits_for(item, ctx.config.path, value)),
     )
 

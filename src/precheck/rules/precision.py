@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..facts import quote
 from ..models import family_of
 from ..resolve.ms_swift import OVERRIDES_FLAGS
 from ..versions import VersionRange
@@ -272,9 +273,12 @@ def fp16_and_bf16(ctx: Context) -> Iterator[Finding]:
     is not among them: its `resolve_dtype` turns fp16 off when bf16 is on.
 
     ## Why is this bad?
-    `TrainingArguments` rejects the pair before training (transformers 4.57 and 5.x
-    `training_args.py`): `ValueError: At most one of fp16 and bf16 can be True, but not
-    both`. Which one was meant is not in the file.
+    `TrainingArguments` rejects the pair before training (`training_args.py:1785@5.23.0`,
+    4.57 alike): `ValueError: At most one of fp16 and bf16 can be True, but not both`.
+    Which one was meant is not in the file. ms-swift 3.0.0 to 3.3.0.post1 never gets
+    there: `_init_torch_dtype` (`swift/llm/argument/base_args/model_args.py:100-115@3.2.2`)
+    rewrites both flags from `torch_dtype` (bf16 when `torch_dtype` is unset and both
+    flags are on), so one of the two flags is ignored silently, as in PC201.
 
     ## Example
     ```yaml
@@ -295,9 +299,25 @@ def fp16_and_bf16(ctx: Context) -> Iterator[Finding]:
         return
     keep_bf16 = ctx.hardware.known and all(d.bf16 for d in used_devices(ctx))
     drop = fp16 if keep_bf16 else bf16
+    later = bf16.origin.line and fp16.origin.line and bf16.origin.line > fp16.origin.line
+    where = bf16.origin if later else fp16.origin
+    message = f'`fp16` and `bf16` are both true: "{quote("transformers.fp16_and_bf16")}"'
+    if ctx.config.framework == "ms-swift":
+        rewrites, known = ctx.versions.holds(OVERRIDES_FLAGS)
+        dtype = ctx.config.torch_dtype
+        if rewrites:
+            wins = "float16" if dtype is not None and dtype.value in ("float16", "float32") else "bfloat16"
+            said = f"`{written(dtype)}`" if dtype is not None else "`torch_dtype` unset: bf16"
+            kept = "fp16" if wins == "float16" else "bf16"
+            message = (
+                f"`fp16` and `bf16` are both true: ms-swift rewrites both from torch_dtype ({said}), so the run "
+                f"trains in {kept} and the other flag is ignored silently [{known}]"
+            )
+        else:
+            message += f" [{known}]"
     yield Finding(
-        bf16.origin if bf16.origin.line and fp16.origin.line and bf16.origin.line > fp16.origin.line else fp16.origin,
-        '`fp16` and `bf16` are both true: "At most one of fp16 and bf16 can be True, but not both"',
+        where,
+        message,
         Fix(
             "keep bf16 (every device supports it)" if keep_bf16 else "keep fp16 (bf16 is not native on every device)",
             edits_for(drop, ctx.config.path, False),
