@@ -368,6 +368,21 @@ CASES = [
         versions={"torch": "2.4.0"},
     ),
     Case(
+        "llamafactory pure_bf16 on V100, torch 2.2: LLaMA-Factory's error (PC713), not PC101's",
+        "PC101",
+        LLAMA_FACTORY + "pure_bf16: true\n",
+        ["V100"],
+        versions={"torch": "2.2.2"},
+    ),
+    Case(
+        "llamafactory pure_bf16 on V100, torch 2.4: emulated bf16 (PC101)",
+        "PC101",
+        LLAMA_FACTORY + "pure_bf16: true\n",
+        ["V100"],
+        {(7, 1)},
+        versions={"torch": "2.4.0"},
+    ),
+    Case(
         "fixed: llamafactory pure_bf16 on A100",
         "PC713",
         LLAMA_FACTORY + "pure_bf16: true\n",

@@ -74,9 +74,10 @@ def default_load_dtype(versions: Versions) -> Sourced[str]:
 
 def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
     load = config.torch_dtype or default_load_dtype(versions)
+    why = "" if config.torch_dtype is not None else f" ({load.origin.detail})"
     if load.value == "auto" and config.model_dtype is not None:
         native = config.model_dtype
-        load = Sourced(native.value, native.origin.derived("dtype auto: the checkpoint's own config.json dtype"))
+        load = Sourced(native.value, native.origin.derived(f"dtype auto: the checkpoint's own config.json dtype{why}"))
     if load.value == "auto":
         family = family_of(str(config.model.value)) if config.model is not None else None
         if family is not None:

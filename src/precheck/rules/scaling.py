@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ..resolve.common import PEFT_UPCASTS, is_adapter_training
 from ..resolve.h2o_llmstudio import SCALER_ALWAYS_ON
 from ..versions import VersionRange
-from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
+from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule, unknown_version_note
 
 
 @rule("PC401", "grad-scaler-fp16-gradients", Severity.ERROR, fix_safety=FixSafety.UNSAFE)
@@ -249,6 +249,7 @@ def grad_scaler_bf16_gradients(ctx: Context) -> Iterator[Finding]:
     origin = anchor(config.path, plan.autocast_dtype.origin, plan.load_dtype.origin)
     yield Finding(
         origin,
-        f"fp16 mixed precision adds a GradScaler, and the bf16 gradients crash it: {crash}",
+        f"fp16 mixed precision adds a GradScaler, and the bf16 gradients crash it: {crash}"
+        + unknown_version_note(plan.load_dtype.origin, plan.grad_dtype.origin),
         Fix("keep fp32 master weights for fp16 AMP, or train in bf16 mixed precision instead", edits),
     )
