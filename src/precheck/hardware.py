@@ -116,7 +116,7 @@ def expand_specs(specs: list[str]) -> list[GpuModel]:
 def from_specs(specs: list[str], env: Mapping[str, str]) -> Hardware:
     """Hardware named on the command line: cards listed in CUDA's order."""
     models = expand_specs(specs)
-    devices = [Device(i, m, m.name, m.memory_gib) for i, m in enumerate(models)]
+    devices = [Device(i, m, m.name, m.cuda_memory_gib or m.memory_gib) for i, m in enumerate(models)]
     return with_visibility(Hardware("profile", devices, devices, env_order(env)), env)
 
 
