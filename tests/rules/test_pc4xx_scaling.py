@@ -106,6 +106,27 @@ PEFT_CASES = [
         versions={"peft": "0.10.0"},
     ),
     Case("PC401 leaves adapters to PC403", "PC401", HF_LORA_FP16, ["T4"], versions={"peft": "0.11.1"}),
+    Case(
+        "QLoRA: a 4-bit base keeps fp32 adapters with peft 0.11.1 (lora/layer.py:128-131)",
+        "PC403",
+        HF_LORA_FP16 + "load_in_4bit: true\n",
+        ["T4"],
+        versions={"peft": "0.11.1"},
+    ),
+    Case(
+        "8-bit base keeps fp32 adapters with peft 0.11.1",
+        "PC403",
+        HF_LORA_FP16 + "load_in_8bit: true\n",
+        ["T4"],
+        versions={"peft": "0.11.1"},
+    ),
+    Case(
+        "GPTQ base keeps fp32 adapters with peft 0.11.1",
+        "PC403",
+        HF_LORA_FP16.replace("model_name_or_path: m", "model_name_or_path: TheBloke/Llama-2-7B-GPTQ"),
+        ["T4"],
+        versions={"peft": "0.11.1"},
+    ),
 ]
 CASES += PEFT_CASES
 
