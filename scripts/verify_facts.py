@@ -24,7 +24,7 @@ from pathlib import Path
 FACTS = Path(__file__).resolve().parent.parent / "src" / "precheck" / "data" / "facts.json"
 
 
-def download(package: str, version: str, cache: Path) -> Path | None:
+def download(package: str, version: str, cache: Path, extra: list[str] | None = None) -> Path | None:
     """The release's wheel or sdist, downloaded once into ``cache``."""
     folder = cache / f"{package}-{version}"
     found = sorted(folder.glob("*.whl")) + sorted(folder.glob("*.tar.gz")) + sorted(folder.glob("*.zip"))
@@ -32,7 +32,7 @@ def download(package: str, version: str, cache: Path) -> Path | None:
         return found[0]
     folder.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-build-isolation"]
-    command += [f"{package}=={version}", "-d", str(folder)]
+    command += [*(extra or []), f"{package}=={version}", "-d", str(folder)]
     subprocess.run(command, capture_output=True, check=False, timeout=600)
     found = sorted(folder.glob("*.whl")) + sorted(folder.glob("*.tar.gz")) + sorted(folder.glob("*.zip"))
     return found[0] if found else None
@@ -54,19 +54,25 @@ def read_member(artifact: Path, inner: str) -> str | None:
     return None
 
 
-def verify(fact: dict[str, object], cache: Path) -> tuple[bool, str]:
+def verify(fact: dict[str, object], cache: Path) -> tuple[bool | None, str]:
+    """(True, notes) when the fact holds in every listed release; None when no listed
+    release is on PyPI (a fact read by hand in the project's repository)."""
     pattern = str(fact["pattern"])
-    notes = []
+    notes: list[str] = []
     ok = True
+    if not fact.get("present_in") and not fact.get("absent_in"):
+        return None, f"not on PyPI: {fact.get('cite', '')}"
+    extra = [str(a) for a in fact.get("pip", [])]  # type: ignore[attr-defined]
     for expect, versions in ((True, fact.get("present_in", [])), (False, fact.get("absent_in", []))):
         for version in versions:  # type: ignore[attr-defined]
-            artifact = download(str(fact["package"]), str(version), cache)
+            artifact = download(str(fact["package"]), str(version), cache, extra)
             text = read_member(artifact, str(fact["file"])) if artifact else None
             if text is None:
                 ok = False
                 notes.append(f"{version}: file not found")
                 continue
-            line = next((n for n, t in enumerate(text.splitlines(), 1) if pattern in t), None)
+            at = text.find(pattern)
+            line = text.count("\n", 0, at) + 1 if at >= 0 else None
             if (line is not None) != expect:
                 ok = False
                 notes.append(f"{version}: {'missing' if expect else 'still present'}")
@@ -88,11 +94,12 @@ def main() -> int:
         if args.only and not any(str(fact["id"]).startswith(p) for p in args.only):
             continue
         ok, notes = verify(fact, args.cache)
-        failed += not ok
+        failed += ok is False
         bounds = (f">={fact['low']}" if fact.get("low") else "", f"<{fact['high']}" if fact.get("high") else "")
         span = ",".join(p for p in bounds if p)
         held = f"{fact['package']}{span or ' (all)'}"
-        print(f"| {fact['id']:<40} | {held:<22} | {fact['file']:<45} | {'ok' if ok else 'FAIL'} {notes} |")
+        result = "ok" if ok else "FAIL" if ok is False else "SKIP"
+        print(f"| {fact['id']:<40} | {held:<22} | {fact['file']:<45} | {result} {notes} |")
     print(f"\n{len(facts) if not args.only else 'selected'} facts, {failed} failed")
     return 1 if failed else 0
 

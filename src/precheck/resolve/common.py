@@ -8,7 +8,7 @@ from ..config import TrainingConfig
 from ..facts import span
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
-from ..versions import VersionRange, Versions
+from ..versions import Versions
 
 #: peft 0.12.0 added ``get_peft_model(..., autocast_adapter_dtype=True)``, which upcasts
 #: fp16/bf16 adapter weights to float32 (``tuners_utils._cast_adapter_dtype``); up to 0.11.1
@@ -22,7 +22,7 @@ PEFT_ADAPTERS = Origin.default("peft>=0.12 casts LoRA adapter weights to float32
 #: (``_check_bf16_tensor_supported``, pytorch#115924), which succeeds on pre-Ampere GPUs;
 #: up to 2.2.2 it was ``major >= 8 and cuda >= 11``. transformers' ``is_torch_bf16_gpu_available``
 #: and accelerate's ``is_bf16_available`` return it as is.
-BF16_CHECK_COUNTS_EMULATION = VersionRange("torch", "2.3.0")
+BF16_CHECK_COUNTS_EMULATION = span("torch.bf16_check_counts_emulation")
 
 
 def frameworks_see_bf16(hardware: Hardware, versions: Versions) -> tuple[bool, str]:

@@ -90,9 +90,9 @@ BF16_NO_ZERO_IN_BF16 = span("deepspeed.bf16_no_zero_in_bf16")
 #: through 0.18.4 (engine.py:1476-1477@0.18.4); 0.18.5 dropped that branch (engine.py:1498-1499@0.18.5)
 BF16_FP32_ACCUM_REFUSED = span("deepspeed.bf16_fp32_accum_refused")
 #: the ``torch_autocast`` section (DeepSpeed 0.17.2, "Enable torch.autocast with ZeRO")
-TORCH_AUTOCAST = VersionRange("deepspeed", "0.17.2")
+TORCH_AUTOCAST = span("deepspeed.torch_autocast")
 #: transformers 5.0 dropped ``fp16_backend`` from the fp16 mismatch key
-HF_V5 = VersionRange("transformers", "5.0.0")
+HF_V5 = span("transformers.v5_fp16_mismatch_key")
 
 #: frameworks that train through the HF Trainer's DeepSpeed integration
 HF_TRAINER = frozenset(("transformers", "trl", "ms-swift", "axolotl", "llamafactory"))

@@ -69,12 +69,12 @@ from ..dialects.base import to_bool, to_float, to_int
 from ..dialects.lightning import ALIASES, MODES, alias_warning, setting, unify
 from ..dialects.llama_factory import is_v1
 from ..dtypes import parse_dtype
-from ..facts import quote
+from ..facts import quote, span
 from ..provenance import Sourced
 from ..resolve.common import frameworks_see_bf16
 from ..resolve.lightning import NEMO_PLUGIN_INPUTS, flavour
 from ..resolve.llama_factory import megatron_backend
-from ..versions import VersionInfo, VersionRange, version_key
+from ..versions import VersionInfo, version_key
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
 from .device import used_devices
 
@@ -215,9 +215,9 @@ def torchtune_dtype_spelling(ctx: Context) -> Iterator[Finding]:
 # --- Lightning, LitGPT, NeMo ----------------------------------------------------------------
 
 #: "16-true", "bf16-true", "transformer-engine[-float16]" from 2.1.0
-LIGHTNING_HALF_TRUE = VersionRange("lightning", "2.1.0")
+LIGHTNING_HALF_TRUE = span("lightning.half_true")
 #: the ``-mixed``/``-true`` names from 2.0.0 (#16783); apex removed in 2.0.0 (#16149)
-LIGHTNING_2 = VersionRange("lightning", "2.0.0")
+LIGHTNING_2 = span("lightning.unified_names")
 ALLOWED = (*MODES, 64, 32, 16, "64", "32", "16", "bf16")
 ALLOWED_2_0 = ("16-mixed", "bf16-mixed", "32-true", "64-true", 64, 32, 16, "64", "32", "16", "bf16")
 #: Lightning 2.x name → the 1.x spelling of the same mode
@@ -794,7 +794,7 @@ def nemo_fsdp_fp8(ctx: Context) -> Iterator[Finding]:
 # --- axolotl --------------------------------------------------------------------------------
 
 #: 0.10.0: TrainingArguments ``bf16 = cfg.bf16 or cfg.bfloat16`` (0.9.x: ``cfg.bf16``)
-AXOLOTL_BFLOAT16_AUTOCASTS = VersionRange("axolotl", "0.10.0")
+AXOLOTL_BFLOAT16_AUTOCASTS = span("axolotl.bfloat16_autocasts")
 
 
 @rule("PC710", "axolotl-float16-ignored", Severity.WARNING, fix_safety=FixSafety.SAFE, frameworks=("axolotl",))
@@ -898,7 +898,7 @@ def axolotl_fp16_with_bfloat16(ctx: Context) -> Iterator[Finding]:
     yield Finding(
         config.fp16.origin,
         "`fp16: true` with `bfloat16: true`: axolotl passes TrainingArguments fp16=True and bf16=True "
-        '(bf16 = bf16 or bfloat16), which raises "ValueError: At most one of fp16 and bf16 can be True, but not both"',
+        f'(bf16 = bf16 or bfloat16), which raises "ValueError: {quote("transformers.fp16_and_bf16")}"',
         Fix("drop fp16 (bfloat16: true already trains in bf16)", edits_for(config.fp16, config.path, False)),
         related=(config.pure_bf16.origin,),
     )

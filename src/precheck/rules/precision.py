@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..facts import quote
+from ..facts import quote, span
 from ..models import family_of
 from ..resolve.ms_swift import OVERRIDES_FLAGS
-from ..versions import VersionRange
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, edits_for, rule, written
 from .device import flag_edit, used_devices
 
@@ -159,8 +158,8 @@ def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
 
 
 #: transformers 4.x TrainingArguments: ``half_precision_backend`` auto|apex|cpu_amp; gone in 5.0.0
-HAS_HALF_PRECISION_BACKEND = VersionRange("transformers", None, "5.0.0")
-NO_HALF_PRECISION_BACKEND = VersionRange("transformers", "5.0.0")
+HAS_HALF_PRECISION_BACKEND = span("transformers.half_precision_backend")
+NO_HALF_PRECISION_BACKEND = span("transformers.half_precision_backend_removed")
 
 
 @rule(
