@@ -61,7 +61,7 @@ def verify(fact: dict[str, object], cache: Path) -> tuple[bool | None, str]:
     notes: list[str] = []
     ok = True
     if not fact.get("present_in") and not fact.get("absent_in"):
-        return None, f"not on PyPI: {fact.get('cite', '')}"
+        return None, str(fact.get("cite", ""))
     extra = [str(a) for a in fact.get("pip", [])]  # type: ignore[attr-defined]
     for expect, versions in ((True, fact.get("present_in", [])), (False, fact.get("absent_in", []))):
         for version in versions:  # type: ignore[attr-defined]

@@ -44,6 +44,23 @@ CASES = [
         versions={"torch": "2.3.0"},
     ),
     Case(
+        "ms-swift QLoRA computing in bf16 on a T4 (bnb_4bit_compute_dtype)",
+        "PC101",
+        "model: m\ntrain_type: lora\ntemplate: default\ntorch_dtype: float16\nquant_bits: 4\n"
+        "bnb_4bit_compute_dtype: bfloat16\n",
+        ["T4"],
+        {(6, 1)},
+        versions={"torch": "2.4.0"},
+    ),
+    Case(
+        "fixed: ms-swift QLoRA computing in fp16 on a T4",
+        "PC101",
+        "model: m\ntrain_type: lora\ntemplate: default\ntorch_dtype: float16\nquant_bits: 4\n"
+        "bnb_4bit_compute_dtype: float16\n",
+        ["T4"],
+        versions={"torch": "2.4.0"},
+    ),
+    Case(
         "ms-swift>=3.1 takes a bf16 checkpoint's dtype on a V100",
         "PC101",
         "model: Qwen/Qwen2.5-7B-Instruct\ntrain_type: lora\ntemplate: default\n",

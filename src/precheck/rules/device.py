@@ -107,9 +107,9 @@ def bf16_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     Finds bf16 in the plan on a device without native bf16.
 
     ## What it does
-    Finds bf16 anywhere in the resolved plan (autocast, load dtype, trainable weights)
-    and a device the run computes on whose compute capability is below 8.0 (pre-Ampere
-    NVIDIA: V100, T4, TITAN RTX, GTX 10xx...).
+    Finds bf16 anywhere in the resolved plan (autocast, load dtype, trainable weights,
+    a 4-bit base's `bnb_4bit_compute_dtype`) and a device the run computes on whose
+    compute capability is below 8.0 (pre-Ampere NVIDIA: V100, T4, TITAN RTX, GTX 10xx...).
 
     ## Why is this bad?
     From torch 2.3.0, `torch.cuda.is_bf16_supported()` falls back to allocating a bf16
@@ -138,18 +138,20 @@ def bf16_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     fp16 mixed precision (fp32 master weights, fp16 autocast, dynamic loss scaling), or
     fp32. The fix names the key that put bf16 into the plan.
     """
-    if not ctx.plan.uses_bf16:
+    config = ctx.config
+    compute = config.quant_compute_dtype if config.quantization_bits is not None else None
+    quant_bf16 = compute is not None and compute.value == "bfloat16" and compute.origin.in_file
+    if not ctx.plan.uses_bf16 and not quant_bf16:
         return
     lacking = [d for d in used_devices(ctx) if not d.bf16]
     if not lacking:
         return
-    config = ctx.config
     pure = config.pure_bf16
     if config.framework == "llamafactory" and pure is not None and pure.value is True:
         flag = config.bf16
         if (flag is None or not flag.value) and not frameworks_see_bf16(ctx.hardware, ctx.versions)[0]:
             return  # TrainingArguments.bf16 is False: LLaMA-Factory itself refuses pure_bf16 (PC713)
-    origin = _bf16_origin(ctx)
+    origin = _bf16_origin(ctx) if ctx.plan.uses_bf16 or compute is None else compute.origin
     names = ", ".join(d.label() for d in lacking)
     source = f" (from {origin})" if origin.kind != "file" else ""
     yield Finding(
