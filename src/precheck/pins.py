@@ -18,6 +18,10 @@ from pathlib import Path
 Pin = tuple[str, str, int]
 
 _REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*([<>=!~][^;]*?)\s*(?:;(.*))?$")
+_EXACT = re.compile(r"^===?([0-9][0-9A-Za-z.!+_-]*)$")
+#: a PEP 440 specifier list, whitespace removed (checked by packaging when it is compared)
+_SPEC = r"(?:~=|===?|!=|<=|>=|<|>)[0-9][0-9A-Za-z.!+_*-]*"
+_SPECIFIERS = re.compile(rf"^{_SPEC}(?:,{_SPEC})*$")
 _OPTION = re.compile(r"\s--?[A-Za-z][\w-]*(?:[ =]\S+)?")
 _QUOTED_REQ = re.compile(r"""["']\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*===?\s*([0-9][^\s;"',]*)""")
 _QUOTED = re.compile(r"""["']([^"']+)["']""")
@@ -91,34 +95,27 @@ def _logical_lines(lines: list[str]) -> Iterator[tuple[int, str]]:
         yield start, " ".join(parts)
 
 
-def requirement(line: str) -> tuple[str, str, bool] | None:
+def requirement(line: str, markers: bool = True) -> tuple[str, str, bool] | None:
     """(canonical name, exact version or PEP 440 range, whether its marker holds here) of
-    one requirement line; None for anything else (URLs, options, unreadable text)."""
+    one requirement line; None for anything else (URLs, options, unreadable text).
+    ``markers=False`` leaves environment markers unevaluated (taken as holding)."""
     text = _OPTION.sub("", " " + line).strip()  # --hash=..., --install-option ...
     match = _REQ.match(text)
     if match is None or "@" in match.group(2):
         return None
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-    try:
-        spec = SpecifierSet(match.group(2).strip())
-    except InvalidSpecifier:
-        return None
-    items = list(spec)
-    if not items:
-        return None
+    text = re.sub(r"\s+", "", match.group(2))
+    if not _SPECIFIERS.match(text):
+        return None  # not PEP 440 (poetry's ^1.2, a URL): not evidence
     applies = True
-    if match.group(3) and match.group(3).strip():
+    if markers and match.group(3) and match.group(3).strip():
         from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
 
         try:
             applies = Marker(match.group(3).strip()).evaluate()
         except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
             applies = True
-    only = items[0] if len(items) == 1 else None
-    if only is not None and only.operator in ("==", "===") and not only.version.endswith(".*"):
-        return canonical(match.group(1)), only.version, applies
-    return canonical(match.group(1)), re.sub(r"\s+", "", match.group(2)), applies
+    exact = _EXACT.match(text)
+    return canonical(match.group(1)), exact.group(1) if exact else text, applies
 
 
 def pyproject(path: Path) -> Iterator[Pin]:
@@ -136,7 +133,7 @@ def pyproject(path: Path) -> Iterator[Pin]:
                 continue
         if section.startswith(("project", "dependency-groups")) and not line.lstrip().startswith("requires-python"):
             for quoted in _QUOTED.finditer(line):
-                parsed = requirement(quoted.group(1))
+                parsed = requirement(quoted.group(1), markers=False)
                 if parsed is not None:
                     yield parsed[0], parsed[1], number
             continue

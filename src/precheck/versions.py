@@ -54,7 +54,7 @@ def is_exact(version: str) -> bool:
 def _bounds(spec: str) -> tuple[Version | None, bool, Version | None, bool]:
     """(lowest, inclusive, highest, inclusive) release a PEP 440 specifier set allows; None:
     unbounded. ``!=`` only removes points and is left out."""
-    from packaging.specifiers import SpecifierSet
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import Version
 
     low: tuple[Version, bool] | None = None
@@ -70,7 +70,11 @@ def _bounds(spec: str) -> tuple[Version | None, bool, Version | None, bool]:
         if high is None or v < high[0] or (v == high[0] and not inclusive):
             high = (v, inclusive)
 
-    for item in SpecifierSet(spec):
+    try:
+        items = list(SpecifierSet(spec))
+    except InvalidSpecifier:  # read as any release: the newest behaviour, "some" of a span
+        items = []
+    for item in items:
         op, text = item.operator, item.version
         if op in ("==", "===") and text.endswith(".*"):
             parts = [int(p) for p in re.findall(r"\d+", text[:-2])] or [0]
