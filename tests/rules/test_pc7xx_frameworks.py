@@ -68,6 +68,20 @@ model:
   class_path: my.Module
 """
 
+PLUGIN = """
+trainer:
+  accelerator: gpu
+  plugins:
+    - class_path: lightning.pytorch.plugins.precision.MixedPrecision
+      init_args:
+        precision: {precision}
+        device: cuda
+        scaler:
+          class_path: torch.amp.GradScaler
+model:
+  class_path: my.Module
+"""
+
 FSDP_CLIP = """
 trainer:
   accelerator: gpu
@@ -175,6 +189,13 @@ CASES = [
     Case("fixed: torchtune bf16 spelling", "PC702", TORCHTUNE.format(dtype="bf16")),
     Case("torchtune dtype null is float32", "PC702", TORCHTUNE.format(dtype="null")),
     # PC703: precision values Lightning refuses
+    Case(
+        "MixedPrecision plugin, bf16-mixed with a scaler",
+        "PC703",
+        PLUGIN.format(precision="bf16-mixed"),
+        expect={(8, 9)},
+    ),
+    Case("fixed: MixedPrecision plugin, 16-mixed with a scaler", "PC703", PLUGIN.format(precision="16-mixed")),
     Case("lightning precision fp16", "PC703", TRAINER.format(precision="fp16"), expect={(4, 3)}),
     Case("lightning precision BF16 (case-sensitive)", "PC703", TRAINER.format(precision="BF16"), expect={(4, 3)}),
     Case("lightning precision bf16_mixed", "PC703", TRAINER.format(precision="bf16_mixed"), expect={(4, 3)}),

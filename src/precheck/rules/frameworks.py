@@ -320,6 +320,25 @@ def _invalid_precision(ctx: Context, raw: str) -> tuple[str, str | None] | None:
     return None
 
 
+def _bf16_mixed_plugin_scaler(config: TrainingConfig) -> Iterator[Finding]:
+    """``MixedPrecision(precision="bf16-mixed", scaler=...)``: the plugin refuses the scaler."""
+    item, scaler = config.precision, config.grad_scaler
+    if item is None or scaler is None or not scaler.value or not scaler.origin.in_file:
+        return
+    if "MixedPrecision plugin" not in str(item.origin.detail) or unify(str(item.value)) != "bf16-mixed":
+        return
+    yield Finding(
+        scaler.origin,
+        f'a MixedPrecision plugin with `precision: {item.value}` is given a `scaler`: Lightning raises "'
+        + quote("lightning.bf16_mixed_no_scaler").replace("{scaler}", "...")
+        + '" before training (bf16 needs no loss scaling)',
+        Fix(
+            "remove the `scaler` argument (or use 16-mixed, which uses it)", edits_for(scaler, config.path, remove=True)
+        ),
+        related=(item.origin,),
+    )
+
+
 @rule("PC703", "lightning-invalid-precision", Severity.ERROR, fix_safety=FixSafety.UNSAFE, frameworks=("lightning",))
 def lightning_invalid_precision(ctx: Context) -> Iterator[Finding]:
     """
@@ -341,6 +360,9 @@ def lightning_invalid_precision(ctx: Context) -> Iterator[Finding]:
     Allowed precision values: ('transformer-engine', 'transformer-engine-float16', '16-true',
     '16-mixed', 'bf16-true', 'bf16-mixed', '32-true', '64-true', 64, 32, 16, '64', '32',
     '16', 'bf16')`. Lightning 1.x raised `MisconfigurationException` with its own list.
+    A `MixedPrecision` plugin in `trainer.plugins` with `precision: bf16-mixed` and a
+    `scaler` is refused by its constructor: `` `precision='bf16-mixed'` does not use a
+    scaler, found ...`` (`lightning/pytorch/plugins/precision/amp.py:56@2.6.4`).
 
     ## Example
     ```yaml
@@ -359,6 +381,7 @@ def lightning_invalid_precision(ctx: Context) -> Iterator[Finding]:
     in pure half precision instead, so the choice is marked unsafe.
     """
     config = ctx.config
+    yield from _bf16_mixed_plugin_scaler(config)
     item = _precision(config)
     if item is None or _litgpt_bnb(config) is not None:
         return
