@@ -188,50 +188,56 @@ CASES = [
         HF + "bf16: true\ndeepspeed:\n  bf16:\n    enabled: true\n  train_micro_batch_size_per_gpu: 4\n"
         "  zero_optimization:\n    stage: 2\n",
     ),
-    # PC606: apex amp
+    # PC606: apex amp with ZeRO or fp16/bf16 (every release)
+    Case(
+        "apex amp with ZeRO-2",
+        "PC606",
+        ds(amp={"enabled": True, "opt_level": "O1"}, zero_optimization=Z2, train_micro_batch_size_per_gpu=MICRO),
+        expect={(3, 5)},
+        fmt="json",
+    ),
+    Case(
+        "apex amp with bf16 mode",
+        "PC606",
+        ds(amp={"enabled": True}, bf16={"enabled": True}, train_micro_batch_size_per_gpu=MICRO),
+        expect={(3, 5)},
+        fmt="json",
+    ),
+    Case(
+        "fixed: apex amp without ZeRO (InternVL's adam_zero1_amp.json has no zero_optimization)",
+        "PC606",
+        ds(amp={"enabled": True, "opt_level": "O1"}, train_micro_batch_size_per_gpu=MICRO),
+        fmt="json",
+    ),
+    # PC613: DeepSpeed 0.19.8 refuses any amp key
     Case(
         "0.19.8 refuses any amp key, even disabled and without ZeRO",
-        "PC606",
+        "PC613",
         ds(amp={"enabled": False}, train_micro_batch_size_per_gpu=MICRO),
         expect={(2, 3)},
         fmt="json",
         versions={"deepspeed": "0.19.8"},
     ),
     Case(
-        "version not known: the newest release refuses the amp key",
-        "PC606",
-        ds(amp={"enabled": True, "opt_level": "O1"}, zero_optimization=Z2, train_micro_batch_size_per_gpu=MICRO),
-        expect={(2, 3)},
-        fmt="json",
-    ),
-    Case(
-        "apex amp with ZeRO-2 (0.19.7)",
-        "PC606",
-        ds(amp={"enabled": True, "opt_level": "O1"}, zero_optimization=Z2, train_micro_batch_size_per_gpu=MICRO),
-        expect={(3, 5)},
-        fmt="json",
-        versions={"deepspeed": "0.19.7"},
-    ),
-    Case(
-        "apex amp with bf16 mode (0.19.7)",
-        "PC606",
-        ds(amp={"enabled": True}, bf16={"enabled": True}, train_micro_batch_size_per_gpu=MICRO),
-        expect={(3, 5)},
-        fmt="json",
-        versions={"deepspeed": "0.19.7"},
-    ),
-    Case(
-        "fixed for 0.19.7: apex amp without ZeRO (InternVL's adam_zero1_amp.json has no zero_optimization)",
-        "PC606",
+        "0.19.7 accepts an amp section without ZeRO",
+        "PC613",
         ds(amp={"enabled": True, "opt_level": "O1"}, train_micro_batch_size_per_gpu=MICRO),
         fmt="json",
         versions={"deepspeed": "0.19.7"},
     ),
     Case(
+        "PC606 already reports amp with ZeRO",
+        "PC613",
+        ds(amp={"enabled": True}, zero_optimization=Z2, train_micro_batch_size_per_gpu=MICRO),
+        fmt="json",
+        versions={"deepspeed": "0.19.8"},
+    ),
+    Case(
         "fixed: no amp key",
-        "PC606",
+        "PC613",
         ds(fp16={"enabled": True}, zero_optimization=Z2, train_micro_batch_size_per_gpu=MICRO),
         fmt="json",
+        versions={"deepspeed": "0.19.8"},
     ),
     # PC607: bf16 gradient accumulation
     Case(
@@ -585,3 +591,12 @@ def test_ignored_sharding_names_what_the_run_gets() -> None:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case(case: Case) -> None:
     check_case(case)
+
+
+def test_amp_key_with_deepspeed_unknown_is_a_warning_that_says_how_to_pin() -> None:
+    from precheck.rules.base import Severity
+
+    text = ds(amp={"enabled": False}, train_micro_batch_size_per_gpu=MICRO)
+    found = run_case(Case("", "PC613", text, fmt="json"))
+    assert len(found) == 1 and found[0].severity == Severity.WARNING
+    assert "--assume-version deepspeed==VERSION" in found[0].message

@@ -564,21 +564,20 @@ def ds_launcher_mismatch(ctx: Context) -> Iterator[Finding]:
 @rule("PC606", "ds-apex-amp-conflict", Severity.ERROR, fix_safety=FixSafety.UNSAFE)
 def ds_apex_amp_conflict(ctx: Context) -> Iterator[Finding]:
     """
-    Finds an apex `amp` section DeepSpeed refuses.
+    Finds DeepSpeed's apex `amp` section combined with ZeRO or with fp16/bf16 mode.
 
     ## What it does
-    From DeepSpeed 0.19.8 (and when the version is not known): any top-level `amp` key,
-    enabled or not, with or without ZeRO. Before 0.19.8: `amp.enabled: true` with a ZeRO
-    stage above 0 or with the `fp16`/`bf16` mode on.
+    Reports `amp.enabled: true` in a DeepSpeed file whose ZeRO stage is above 0, or whose
+    `fp16`/`bf16` mode is on (after the launcher filled `"auto"`). Every release refuses it:
+    see below. An `amp` key in any other form is PC613 (DeepSpeed 0.19.8 and later).
 
     ## Why is this bad?
-    0.19.8 removed the apex integration: `_reject_removed_config_keys`
-    (`runtime/config.py:88,136@0.19.8`) raises `DeepSpeedConfigError: NVIDIA Apex AMP
-    integration has been removed. Use DeepSpeed 'fp16', 'bf16', or 'torch_autocast' instead.`
-    while reading the config. Before, `_do_optimizer_sanity_check`
-    (`runtime/engine.py:2260-2282@0.19.7`) asserts "Amp and ZeRO are not currently
-    compatible, ..." with ZeRO and raises `NotImplementedError: Cannot enable both amp with
-    (legacy) fp16 or bfloat16 mode` with fp16/bf16. Either way the engine is never built.
+    Up to 0.19.7 `DeepSpeedEngine._do_optimizer_sanity_check`
+    (`runtime/engine.py:2260-2282@0.19.7`) asserts `Amp and ZeRO are not currently
+    compatible, please use (legacy) fp16 mode which performs similar to amp opt_mode=O2`
+    with ZeRO and raises `NotImplementedError: Cannot enable both amp with (legacy) fp16 or
+    bfloat16 mode` with fp16/bf16. From 0.19.8 `_reject_removed_config_keys`
+    (`runtime/config.py:88,136@0.19.8`) refuses the `amp` key itself. The engine is never built.
 
     ## Example
     ```json
@@ -590,24 +589,11 @@ def ds_apex_amp_conflict(ctx: Context) -> Iterator[Finding]:
     ```
 
     ## Fix
-    Delete the `amp` key and use DeepSpeed's own fp16 (or bf16) mode, which keeps fp32
-    master weights like apex O2.
+    Turn apex AMP off (from 0.19.8 delete the `amp` section) and use DeepSpeed's own fp16
+    (or bf16) mode, which keeps fp32 master weights like apex O2; or drop ZeRO.
     """
     ds = deepspeed_config(ctx)
     if ds is None:
-        return
-    section = ds.setting("amp")
-    if section is None or not section.origin.in_file:
-        return
-    removed, known = ctx.versions.holds(span("deepspeed.amp_removed"))
-    remove = edits_for(section, ds.path, remove=True)
-    if removed:
-        yield Finding(
-            anchor(ds.path, section.origin),
-            f'`amp` is refused while DeepSpeed reads the config: "{quote("deepspeed.amp_removed")}" '
-            f"(_reject_removed_config_keys) [{known}]",
-            Fix("delete the `amp` key; use DeepSpeed's fp16/bf16 mode (fp32 master weights, like apex O2)", remove),
-        )
         return
     for override in ctx.plan.overrides:
         if override.field != "amp":
@@ -622,15 +608,66 @@ def ds_apex_amp_conflict(ctx: Context) -> Iterator[Finding]:
             text = f'with {mode} mode{_where(override.winner)} DeepSpeed raises NotImplementedError("{AMP_AND_HALF}")'
         else:
             continue
-        edits = remove
+        edits = edits_for(amp, ds.path, False)
         if AMP_AND_ZERO in override.reason and ds.fp16 is not None:
             edits = (*edits, *edits_for(ds.fp16, ds.path, True))
         yield Finding(
             anchor(ds.path, amp.origin),
-            f"apex AMP (`{_key(amp)}`) cannot run here: {text} (_do_optimizer_sanity_check) [{known}]",
-            Fix("delete the `amp` key; use DeepSpeed's fp16/bf16 mode (fp32 master weights, like apex O2)", edits),
+            f"apex AMP (`{_key(amp)}`) cannot run here: {text} (_do_optimizer_sanity_check; "
+            "from 0.19.8 the `amp` key itself is refused)",
+            Fix("turn apex AMP off and use DeepSpeed's fp16/bf16 mode (fp32 master weights, like apex O2)", edits),
             related=(override.winner.origin,) if override.winner.origin.in_file else (),
         )
+
+
+@rule(
+    "PC613",
+    "ds-amp-key-removed",
+    Severity.ERROR,
+    versions=(span("deepspeed.amp_removed"),),
+    affects_latest=False,
+    fix_safety=FixSafety.UNSAFE,
+)
+def ds_amp_key_removed(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds an `amp` key in a DeepSpeed config, which DeepSpeed 0.19.8 and later refuse.
+
+    ## What it does
+    Reports a top-level `amp` section, enabled or not, with or without ZeRO, that PC606 has
+    not already reported. An error with DeepSpeed 0.19.8 or later; a warning when the
+    version is not known (every earlier release accepts the section when it is off or used
+    without ZeRO and fp16/bf16).
+
+    ## Why is this bad?
+    0.19.8 removed the apex integration: `_reject_removed_config_keys`
+    (`runtime/config.py:88,136@0.19.8`) raises `DeepSpeedConfigError: NVIDIA Apex AMP
+    integration has been removed. Use DeepSpeed 'fp16', 'bf16', or 'torch_autocast'
+    instead.` while reading the config, before anything is built.
+
+    ## Example
+    ```json
+    {"amp": {"enabled": false}, "fp16": {"enabled": true}}
+    ```
+    Use instead:
+    ```json
+    {"fp16": {"enabled": true}}
+    ```
+
+    ## Fix
+    Delete the `amp` section; use DeepSpeed's fp16 (or bf16) mode.
+    """
+    ds = deepspeed_config(ctx)
+    if ds is None:
+        return
+    section = ds.setting("amp")
+    if section is None or not section.origin.in_file or any(o.field == "amp" for o in ctx.plan.overrides):
+        return
+    yield Finding(
+        anchor(ds.path, section.origin),
+        f'`amp` is refused while DeepSpeed reads the config: "{quote("deepspeed.amp_removed")}" '
+        "(_reject_removed_config_keys)",
+        Fix("delete the `amp` section; use DeepSpeed's fp16/bf16 mode (fp32 master weights, like apex O2)"),
+    )
 
 
 # --- PC607 --------------------------------------------------------------------------------
