@@ -332,9 +332,7 @@ def _bf16_mixed_plugin_scaler(config: TrainingConfig) -> Iterator[Finding]:
         f'a MixedPrecision plugin with `precision: {item.value}` is given a `scaler`: Lightning raises "'
         + quote("lightning.bf16_mixed_no_scaler").replace("{scaler}", "...")
         + '" before training (bf16 needs no loss scaling)',
-        Fix(
-            "remove the `scaler` argument (or use 16-mixed, which uses it)", edits_for(scaler, config.path, remove=True)
-        ),
+        Fix("remove the `scaler` argument (16-mixed is the mode that uses one)"),
         related=(item.origin,),
     )
 
