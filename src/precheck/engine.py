@@ -302,6 +302,7 @@ def judge_versions(rule: Rule, finding: Finding, versions: Versions) -> Finding 
     unknown = []
     known = []
     partly = []
+    ranged = ""
     for span in rule.versions:
         info = versions.get(span.package)
         if info is None:
@@ -312,13 +313,14 @@ def judge_versions(rule: Rule, finding: Finding, versions: Versions) -> Finding 
             return None
         if cover == "some":
             partly.append(f"{info.name}{info.version} ({info.source})")
+            ranged = ranged or info.name
         else:
             known.append(f"{info.name} {info.version} ({info.source})")
     if partly:
         spans = ", ".join(str(s) for s in rule.versions)
         note = (
             f"only {spans} behave so, and {', '.join(partly)} allows releases on both sides: "
-            "pin the exact release (NAME==VERSION)"
+            f"pin the exact release ({ranged}==VERSION) or pass --assume-version {ranged}==VERSION"
         )
         severity = min(rule.severity, Severity.WARNING)
         return replace(finding, severity=severity, message=f"{finding.message} [{note}]", note=note)
