@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from helpers import Case, check_case, run_case
@@ -198,3 +200,18 @@ def test_ms_swift_both_flags_are_rewritten_from_torch_dtype() -> None:
     assert "trains in fp16" in old[0].message and "ignored silently" in old[0].message
     new = run_case(Case("", "PC205", both, ["A100"], versions=FIXED))
     assert len(new) == 1 and "At most one of fp16 and bf16 can be True" in new[0].message
+
+
+H2O_EXAMPLE = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "other"
+H2O_EXAMPLE = H2O_EXAMPLE / "h2oai__h2o-llmstudio__examples__example_oasst2.yaml"
+
+
+@pytest.mark.skipif(not H2O_EXAMPLE.is_file(), reason="../shared/corpus is not beside this checkout")
+def test_h2o_float16_autocast_over_a_bf16_backbone() -> None:
+    """llm_studio/train.py: autocast(dtype=mixed_precision_dtype) over the backbone_dtype weights (LoRA)."""
+    text = H2O_EXAMPLE.read_text()
+    text = text.replace("backbone_dtype: int4", "backbone_dtype: bfloat16")
+    bad = text.replace("mixed_precision_dtype: bfloat16", "mixed_precision_dtype: float16")
+    found = run_case(Case("", "PC202", bad, ["A100"]))
+    assert [(f.rule, f.origin.line) for f in found] == [("PC202", 2)]
+    assert run_case(Case("", "PC202", text, ["A100"])) == []

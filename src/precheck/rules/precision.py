@@ -104,7 +104,9 @@ def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
     (`precheck.models`, each with the `torch_dtype` its publisher saved in `config.json`
     and where that was read), and reports fp16 autocast or fp16 weights for a family released in bfloat16
     (Llama 3, TinyLlama, Qwen2, Mistral). Llama 2 was released in float16 and is not
-    reported.
+    reported. Also reports weights the file loads in bf16 under fp16 autocast (H2O LLM
+    Studio `backbone_dtype: bfloat16` with `mixed_precision_dtype: float16` and LoRA:
+    `llm_studio/train.py` builds `autocast(dtype=float16)` over the bf16 backbone).
 
     ## Why is this bad?
     A bf16 checkpoint was trained with bf16's range (up to ~3.4e38); its activations can
@@ -126,8 +128,21 @@ def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
     `bf16: true` (and `fp16: false`) where every device supports bf16; otherwise keep
     fp16 with gradient clipping and dynamic loss scaling, or train in fp32.
     """
-    config = ctx.config
-    if config.model is None or not ctx.plan.uses_fp16:
+    config, plan = ctx.config, ctx.plan
+    load = plan.load_dtype
+    written_bf16 = load.value == "bfloat16" and load.origin.kind == "file" and load.origin.path == config.path
+    if written_bf16 and plan.autocast_dtype.value == "float16":
+        if plan.grad_dtype.value != "bfloat16":  # bf16 gradients under the GradScaler are PC404's crash
+            yield Finding(
+                load.origin,
+                f"the weights are loaded in bf16 (`{load.origin.key or 'dtype'}`) and computed under fp16 autocast: "
+                "each op casts them to fp16, and a model run in bf16 can overflow fp16's maximum of 65504 "
+                '(NaN losses; H2O LLM Studio stops with "NaN caught in loss during training")',
+                Fix("autocast in bf16 to match the weights (or load them in float32 for fp16 AMP)"),
+                related=(plan.autocast_dtype.origin,) if plan.autocast_dtype.origin.in_file else (),
+            )
+        return
+    if config.model is None or not plan.uses_fp16:
         return
     if config.model_dtype is not None:  # the local checkpoint's own config.json
         native, released = config.model_dtype.value, f"its config.json, {config.model_dtype.origin.location()}"
