@@ -93,6 +93,23 @@ def _to_bf16_edits(ctx: Context) -> list[Edit]:
     return edits
 
 
+def _bf16_weights_under_fp16_autocast(ctx: Context) -> Iterator[Finding]:
+    """Weights the file itself loads in bf16, computed under fp16 autocast (H2O LLM Studio)."""
+    config, plan = ctx.config, ctx.plan
+    load = plan.load_dtype
+    written_bf16 = load.value == "bfloat16" and load.origin.kind == "file" and load.origin.path == config.path
+    # bf16 gradients under the GradScaler are PC404's crash, not this
+    if written_bf16 and plan.autocast_dtype.value == "float16" and plan.grad_dtype.value != "bfloat16":
+        yield Finding(
+            load.origin,
+            f"the weights are loaded in bf16 (`{load.origin.key or 'dtype'}`) and computed under fp16 autocast: "
+            "each op casts them to fp16, and a model run in bf16 can overflow fp16's maximum of 65504 "
+            '(NaN losses; H2O LLM Studio stops with "NaN caught in loss during training")',
+            Fix("autocast in bf16 to match the weights (or load them in float32 for fp16 AMP)"),
+            related=(plan.autocast_dtype.origin,) if plan.autocast_dtype.origin.in_file else (),
+        )
+
+
 @rule("PC202", "fp16-on-bf16-model", Severity.WARNING, fix_safety=FixSafety.UNSAFE)
 def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
     """
@@ -129,29 +146,19 @@ def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
     fp16 with gradient clipping and dynamic loss scaling, or train in fp32.
     """
     config, plan = ctx.config, ctx.plan
-    load = plan.load_dtype
-    written_bf16 = load.value == "bfloat16" and load.origin.kind == "file" and load.origin.path == config.path
-    if written_bf16 and plan.autocast_dtype.value == "float16":
-        if plan.grad_dtype.value != "bfloat16":  # bf16 gradients under the GradScaler are PC404's crash
-            yield Finding(
-                load.origin,
-                f"the weights are loaded in bf16 (`{load.origin.key or 'dtype'}`) and computed under fp16 autocast: "
-                "each op casts them to fp16, and a model run in bf16 can overflow fp16's maximum of 65504 "
-                '(NaN losses; H2O LLM Studio stops with "NaN caught in loss during training")',
-                Fix("autocast in bf16 to match the weights (or load them in float32 for fp16 AMP)"),
-                related=(plan.autocast_dtype.origin,) if plan.autocast_dtype.origin.in_file else (),
-            )
-        return
     if config.model is None or not plan.uses_fp16:
+        yield from _bf16_weights_under_fp16_autocast(ctx)
         return
     if config.model_dtype is not None:  # the local checkpoint's own config.json
         native, released = config.model_dtype.value, f"its config.json, {config.model_dtype.origin.location()}"
     else:
         family = family_of(str(config.model.value))
         if family is None:
+            yield from _bf16_weights_under_fp16_autocast(ctx)
             return
         native, released = family.native_dtype, f"{family.name} family"
     if native != "bfloat16":
+        yield from _bf16_weights_under_fp16_autocast(ctx)
         return
     item = ctx.plan.autocast_dtype if ctx.plan.autocast_dtype.value == "float16" else ctx.plan.load_dtype
     origin = item.origin if item.origin.in_file else config.model.origin
