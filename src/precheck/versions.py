@@ -51,10 +51,25 @@ def is_exact(version: str) -> bool:
     return version[:1].isdigit()
 
 
+_SPECIFIER = re.compile(r"^(~=|===|==|!=|<=|>=|<|>)([0-9][0-9A-Za-z.!+_*-]*)$")
+
+
+def _specifiers(spec: str) -> list[tuple[str, str]]:
+    """(operator, version) of each item of a PEP 440 specifier list; an unreadable list
+    reads as no constraint (any release: the newest behaviour, "some" of a span)."""
+    items = [_SPECIFIER.match(part.strip()) for part in spec.split(",")]
+    pairs = [(m.group(1), m.group(2)) for m in items if m]
+    valid = all(items) and all(
+        ("*" not in v or (op in ("==", "!=") and v.endswith(".*") and "*" not in v[:-2]))
+        and (op != "~=" or "." in v.split("+")[0])
+        for op, v in pairs
+    )
+    return pairs if valid else []
+
+
 def _bounds(spec: str) -> tuple[Version | None, bool, Version | None, bool]:
     """(lowest, inclusive, highest, inclusive) release a PEP 440 specifier set allows; None:
     unbounded. ``!=`` only removes points and is left out."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import Version
 
     low: tuple[Version, bool] | None = None
@@ -70,12 +85,7 @@ def _bounds(spec: str) -> tuple[Version | None, bool, Version | None, bool]:
         if high is None or v < high[0] or (v == high[0] and not inclusive):
             high = (v, inclusive)
 
-    try:
-        items = list(SpecifierSet(spec))
-    except InvalidSpecifier:  # read as any release: the newest behaviour, "some" of a span
-        items = []
-    for item in items:
-        op, text = item.operator, item.version
+    for op, text in _specifiers(spec):
         if op in ("==", "===") and text.endswith(".*"):
             parts = [int(p) for p in re.findall(r"\d+", text[:-2])] or [0]
             raise_low(Version(text[:-2]), True)
@@ -403,12 +413,36 @@ def _collect(
 
 
 def _allows(spec: str, version: str) -> bool:
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-    try:
-        return SpecifierSet(spec).contains(version, prereleases=True)
-    except InvalidSpecifier:
+    """Whether the installed ``version`` lies in the range ``spec`` (pre-releases included)."""
+    items = _specifiers(spec)
+    if not items:
         return False
+    key = version_key(version)
+    public = version.split("+")[0]
+    for op, text in items:
+        if text.endswith(".*"):
+            prefix = text[:-2]
+            inside = public == prefix or public.startswith(prefix + ".")
+            if inside != (op == "=="):
+                return False
+            continue
+        other = version_key(text)
+        if op == "~=":
+            ceiling = _bounds(f"~={text}")[2]
+            ok = key >= other and (ceiling is None or key < ceiling)
+        else:
+            ok = {
+                "==": key == other,
+                "===": version == text,
+                "!=": key != other,
+                ">=": key >= other,
+                "<=": key <= other,
+                ">": key > other,
+                "<": key < other,
+            }[op]
+        if not ok:
+            return False
+    return True
 
 
 def clear_caches() -> None:
