@@ -66,7 +66,7 @@ def test_deep_from_the_command_line(tmp_path: Path) -> None:
     pytest.importorskip("accelerate")
     from precheck.versions import version_key
 
-    if version_key(importlib.metadata.version("transformers")) < (4, 51):
+    if version_key(importlib.metadata.version("transformers")) < version_key("4.51"):
         pytest.skip("evaluation_strategy was removed in transformers 4.51.0")
     path = write(tmp_path, "train.yaml", TRAIN)
     args = [sys.executable, "-m", "precheck", str(path), "--gpu", "A100", "--format", "json"]

@@ -69,3 +69,14 @@ def test_database_is_consistent() -> None:
                 assert cc >= (8, 0), model.id
             if model.flash_attention_3:
                 assert cc == (9, 0), model.id
+
+
+def test_profiles_hold_the_memory_cuda_reports() -> None:
+    """A T4 (GDDR6, ECC on) reports 15079 MiB of its 16 GB; each MI250X die is its own 64 GB device."""
+    t4 = from_specs(["T4"], {}).devices[0]
+    assert t4.memory_gib == pytest.approx(15079 / 1024, abs=0.01) and t4.model.memory_gib == 16
+    a10 = from_specs(["A10"], {}).devices[0]
+    assert a10.memory_gib == pytest.approx(24 * 0.9375)
+    assert from_specs(["V100"], {}).devices[0].memory_gib == 32
+    for name in ("MI250", "MI250X", "AMD Instinct MI250X/MI250"):
+        assert from_specs([name], {}).devices[0].memory_gib == 64

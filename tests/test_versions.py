@@ -26,7 +26,8 @@ def test_pins_beside_the_config_and_flag_precedence(tmp_path) -> None:
     found = collect(str(config), ["ms-swift", "trl"], {})
     assert found.get("ms-swift") == VersionInfo("ms-swift", "3.2.2", found.get("ms-swift").source)  # type: ignore[union-attr]
     assert found.get("ms-swift").source.endswith("requirements.txt:3")  # type: ignore[union-attr]
-    assert found.get("trl") is None or found.get("trl").source == "installed"  # type: ignore[union-attr]
+    trl = found.get("trl")
+    assert trl is not None and (trl.version == ">=0.18" or trl.source.startswith("installed, within"))
     flagged = collect(str(config), ["ms-swift"], parse_assumptions(["ms-swift==3.3.1"]))
     assert flagged.get("ms-swift").source == "flag"  # type: ignore[union-attr]
 
@@ -85,13 +86,17 @@ def test_pin_file_formats(tmp_path) -> None:
 
     assert read("pyproject.toml") == {
         ("pyproject.toml", "trl", "0.18.2", 3),
+        ("pyproject.toml", "peft", ">=0.10", 4),
         ("pyproject.toml", "ms-swift", "3.2.2", 9),
         ("pyproject.toml", "accelerate", "1.2.0", 10),
     }
     assert read("uv.lock") == {("uv.lock", "trl", "0.19.0", 3), ("uv.lock", "peft", "0.13.2", 7)}
     assert read("poetry.lock") == {("poetry.lock", "simpletuner", "3.1.6", 3)}
     assert ("environment.yml", "trl", "0.18.2", 5) in read("environment.yml")
-    assert read("requirements.txt") == {("requirements-dev.txt", "peft", "0.12.0", 2)}  # -r loop, URL, range
+    assert read("requirements.txt") == {  # -r loop, URL skipped, range kept
+        ("requirements-dev.txt", "peft", "0.12.0", 2),
+        ("requirements.txt", "trl", ">=0.18", 3),
+    }
 
 
 def test_broken_pin_files_never_crash(tmp_path) -> None:

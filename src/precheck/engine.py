@@ -357,14 +357,29 @@ def judge_versions(rule: Rule, finding: Finding, versions: Versions) -> Finding 
         return finding
     unknown = []
     known = []
+    partly = []
+    ranged = ""
     for span in rule.versions:
         info = versions.get(span.package)
         if info is None:
             unknown.append(span)
-        elif not span.contains(info.version):
+            continue
+        cover = span.coverage(info.version)
+        if cover == "none":
             return None
+        if cover == "some":
+            partly.append(f"{info.name}{info.version} ({info.source})")
+            ranged = ranged or info.name
         else:
             known.append(f"{info.name} {info.version} ({info.source})")
+    if partly:
+        spans = ", ".join(str(s) for s in rule.versions)
+        note = (
+            f"only {spans} behave so, and {', '.join(partly)} allows releases on both sides: "
+            f"pin the exact release ({ranged}==VERSION) or pass --assume-version {ranged}==VERSION"
+        )
+        severity = min(rule.severity, Severity.WARNING)
+        return replace(finding, severity=severity, message=f"{finding.message} [{note}]", note=note)
     if not unknown:
         return replace(finding, message=f"{finding.message} [{', '.join(known)}]")
     spans = ", ".join(str(s) for s in rule.versions)

@@ -40,6 +40,8 @@ class GpuModel:
     flash_attention_2: bool
     flash_attention_3: bool
     source: tuple[str, ...]
+    #: total memory as CUDA reports it (ECC on GDDR cards takes 6.25 %); ``memory_gib`` is the marketed figure
+    cuda_memory_gib: float = 0.0
 
     @property
     def cc(self) -> tuple[int, int] | None:
@@ -71,6 +73,7 @@ class GpuModel:
             flash_attention_2=bool(item["flash_attention_2"]),
             flash_attention_3=bool(item["flash_attention_3"]),
             source=tuple(item.get("source", ())),
+            cuda_memory_gib=float(item.get("cuda_memory_gib", item["memory_gib"])),
         )
 
 

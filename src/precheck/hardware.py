@@ -140,7 +140,7 @@ def expand_specs(specs: list[str]) -> list[GpuModel]:
 def from_specs(specs: list[str], env: Mapping[str, str]) -> Hardware:
     """Hardware named on the command line: cards listed in CUDA's order."""
     models = expand_specs(specs)
-    devices = [Device(i, m, m.name, m.memory_gib) for i, m in enumerate(models)]
+    devices = [Device(i, m, m.name, m.cuda_memory_gib or m.memory_gib) for i, m in enumerate(models)]
     count_known = len(specs) != 1 or _COUNT.match(specs[0]) is not None
     return with_visibility(Hardware("profile", devices, devices, env_order(env), count_known=count_known), env)
 

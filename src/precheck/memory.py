@@ -7,7 +7,10 @@ The estimate is the sum of:
   weights in their own dtype when the base is frozen, plus, under fp16/bf16 autocast of
   float32 weights, the 16-bit copies autocast makes and the matmuls keep for the backward
   pass (2 B a parameter: HF's "Model training anatomy" counts mixed-precision weights as
-  6 B a parameter; one layer's worth with gradient checkpointing);
+  6 B a parameter; one layer's worth with gradient checkpointing). A frozen base under
+  LoRA counts too: autocast does not cache its casts (only leaf tensors that require
+  grad), but each matmul saves its 16-bit weight copy for the input's gradient until the
+  backward pass (measured in tests/rules/test_pc8xx_memory.py);
 - **master weights**: a float32 copy of the trainable parameters where the plan keeps one
   (DeepSpeed fp16/bf16, ZeRO): 4 B per trainable parameter;
 - **gradients**: one per trainable parameter, in the gradient dtype;

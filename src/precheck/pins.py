@@ -1,8 +1,11 @@
-"""Exact version pins in the files projects keep them in, each with its file and line.
+"""Version pins in the files projects keep them in, each with its file and line.
 
-Only exact pins (``==X``, a lock file's resolved version, conda's ``=X``) say which
-release a run uses; ranges (``>=0.18``), URLs and unreadable files say nothing and are
-skipped. Nothing here raises: a broken pin file is simply not evidence.
+A pin is an exact release (``==X``, a lock file's resolved version, conda's ``=X``) or, in
+``requirements*.txt`` and PEP 621 dependency lists, a PEP 440 range (``>=3.0,<3.4``,
+``~=3.2``, ``==3.3.*``), as pip reads it: extras, environment markers, ``\\`` continuation
+lines and ``--hash`` options of pip-compile output, ``-r``/``-c`` includes. URLs and
+unreadable files say nothing and are skipped. Nothing here raises: a broken pin file is
+simply not evidence.
 """
 
 from __future__ import annotations
@@ -14,8 +17,14 @@ from pathlib import Path
 #: (canonical name, version, 1-based line)
 Pin = tuple[str, str, int]
 
-_REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*===?\s*([0-9][^\s;#,]*)\s*(?:[;#].*)?$")
+_REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*([<>=!~][^;]*?)\s*(?:;(.*))?$")
+_EXACT = re.compile(r"^===?([0-9][0-9A-Za-z.!+_-]*)$")
+#: a PEP 440 specifier list, whitespace removed (checked by packaging when it is compared)
+_SPEC = r"(?:~=|===?|!=|<=|>=|<|>)[0-9][0-9A-Za-z.!+_*-]*"
+_SPECIFIERS = re.compile(rf"^{_SPEC}(?:,{_SPEC})*$")
+_OPTION = re.compile(r"\s--?[A-Za-z][\w-]*(?:[ =]\S+)?")
 _QUOTED_REQ = re.compile(r"""["']\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*===?\s*([0-9][^\s;"',]*)""")
+_QUOTED = re.compile(r"""["']([^"']+)["']""")
 _POETRY_DEP = re.compile(
     r"""^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*=\s*(?:\{[^}]*version\s*=\s*)?["']=?=?\s*([0-9][^"'\s,*^~<>]*)["']"""
 )
@@ -42,7 +51,8 @@ def _lines(path: Path) -> list[str]:
 
 
 def requirements(path: Path, seen: set[Path] | None = None) -> Iterator[tuple[Path, str, str, int]]:
-    """Pins of a requirements file, following ``-r``/``-c`` includes once each."""
+    """Pins of a requirements file, following ``-r``/``-c`` includes once each. A pin whose
+    environment marker is false here comes after the others (first match wins)."""
     seen = set() if seen is None else seen
     try:
         key = path.resolve()
@@ -51,14 +61,61 @@ def requirements(path: Path, seen: set[Path] | None = None) -> Iterator[tuple[Pa
     if key in seen:
         return
     seen.add(key)
-    for number, line in enumerate(_lines(path), start=1):
+    later: list[tuple[Path, str, str, int]] = []
+    for number, line in _logical_lines(_lines(path)):
         include = _INCLUDE.match(line)
         if include:
             yield from requirements(path.parent / (include.group(1) or include.group(2)), seen)
             continue
-        match = _REQ.match(line)
-        if match:
-            yield path, canonical(match.group(1)), match.group(2), number
+        parsed = requirement(line)
+        if parsed is not None:
+            name, version, applies = parsed
+            if applies:
+                yield path, name, version, number
+            else:
+                later.append((path, name, version, number))
+    yield from later
+
+
+def _logical_lines(lines: list[str]) -> Iterator[tuple[int, str]]:
+    """pip's reading: a line ending in ``\\`` continues on the next; ``#`` comments go.
+    Each logical line keeps the number of its first physical line."""
+    start, parts = 0, list[str]()
+    for number, line in enumerate(lines, start=1):
+        text = re.sub(r"(^|\s)#.*$", "", line)
+        if not parts:
+            start = number
+        if text.endswith("\\"):
+            parts.append(text[:-1])
+            continue
+        parts.append(text)
+        yield start, " ".join(parts)
+        parts = []
+    if parts:
+        yield start, " ".join(parts)
+
+
+def requirement(line: str, markers: bool = True) -> tuple[str, str, bool] | None:
+    """(canonical name, exact version or PEP 440 range, whether its marker holds here) of
+    one requirement line; None for anything else (URLs, options, unreadable text).
+    ``markers=False`` leaves environment markers unevaluated (taken as holding)."""
+    text = _OPTION.sub("", " " + line).strip()  # --hash=..., --install-option ...
+    match = _REQ.match(text)
+    if match is None or "@" in match.group(2):
+        return None
+    text = re.sub(r"\s+", "", match.group(2))
+    if not _SPECIFIERS.match(text):
+        return None  # not PEP 440 (poetry's ^1.2, a URL): not evidence
+    applies = True
+    if markers and match.group(3) and match.group(3).strip():
+        from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
+
+        try:
+            applies = Marker(match.group(3).strip()).evaluate()
+        except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+            applies = True
+    exact = _EXACT.match(text)
+    return canonical(match.group(1)), exact.group(1) if exact else text, applies
 
 
 def pyproject(path: Path) -> Iterator[Pin]:
@@ -74,6 +131,12 @@ def pyproject(path: Path) -> Iterator[Pin]:
             if match and match.group(1) != "python":
                 yield canonical(match.group(1)), match.group(2), number
                 continue
+        if section.startswith(("project", "dependency-groups")) and not line.lstrip().startswith("requires-python"):
+            for quoted in _QUOTED.finditer(line):
+                parsed = requirement(quoted.group(1), markers=False)
+                if parsed is not None:
+                    yield parsed[0], parsed[1], number
+            continue
         for match in _QUOTED_REQ.finditer(line):
             yield canonical(match.group(1)), match.group(2), number
 

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import UsageError
 from .paths import clear as clear_paths
@@ -26,14 +27,86 @@ from .paths import resolved, working_folder
 from .pins import PIN_FILES, canonical, pins_in
 from .project import for_folder
 
-_ASSUME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([0-9][^\s]*)\s*$")
+if TYPE_CHECKING:
+    from packaging.version import Version
+
+_ASSUME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([0-9][^\s*]*)\s*$")
 _MAX_PARENTS = 8
 
 
-def version_key(version: str) -> tuple[int, ...]:
-    """A sortable key for a release: ``2.6.0.dev1`` → (2, 6, 0)."""
-    release = re.match(r"\d+(?:\.\d+)*", version.strip().lstrip("v"))
-    return tuple(int(p) for p in release.group(0).split(".")) if release else ()
+def version_key(version: str) -> Version:
+    """A release as pip orders it (PEP 440): ``3.3.1rc1`` < ``3.3.1`` < ``3.3.1.post1``. A
+    string PEP 440 cannot read keeps its leading release numbers (``v2.6.0+git`` → 2.6.0)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(version.strip())
+    except InvalidVersion:
+        release = re.match(r"\d+(?:\.\d+)*", version.strip().lstrip("vV"))
+        return Version(release.group(0) if release else "0")
+
+
+def is_exact(version: str) -> bool:
+    """Whether ``version`` names one release (``3.2.2``), not a range (``>=3.0,<3.4``)."""
+    return version[:1].isdigit()
+
+
+_SPECIFIER = re.compile(r"^(~=|===|==|!=|<=|>=|<|>)([0-9][0-9A-Za-z.!+_*-]*)$")
+
+
+def _specifiers(spec: str) -> list[tuple[str, str]]:
+    """(operator, version) of each item of a PEP 440 specifier list; an unreadable list
+    reads as no constraint (any release: the newest behaviour, "some" of a span)."""
+    items = [_SPECIFIER.match(part.strip()) for part in spec.split(",")]
+    pairs = [(m.group(1), m.group(2)) for m in items if m]
+    valid = all(items) and all(
+        ("*" not in v or (op in ("==", "!=") and v.endswith(".*") and "*" not in v[:-2]))
+        and (op != "~=" or "." in v.split("+")[0])
+        for op, v in pairs
+    )
+    return pairs if valid else []
+
+
+def _bounds(spec: str) -> tuple[Version | None, bool, Version | None, bool]:
+    """(lowest, inclusive, highest, inclusive) release a PEP 440 specifier set allows; None:
+    unbounded. ``!=`` only removes points and is left out."""
+    from packaging.version import Version
+
+    low: tuple[Version, bool] | None = None
+    high: tuple[Version, bool] | None = None
+
+    def raise_low(v: Version, inclusive: bool) -> None:
+        nonlocal low
+        if low is None or v > low[0] or (v == low[0] and not inclusive):
+            low = (v, inclusive)
+
+    def cut_high(v: Version, inclusive: bool) -> None:
+        nonlocal high
+        if high is None or v < high[0] or (v == high[0] and not inclusive):
+            high = (v, inclusive)
+
+    for op, text in _specifiers(spec):
+        if op in ("==", "===") and text.endswith(".*"):
+            parts = [int(p) for p in re.findall(r"\d+", text[:-2])] or [0]
+            raise_low(Version(text[:-2]), True)
+            cut_high(Version(".".join(map(str, [*parts[:-1], parts[-1] + 1])) + ".dev0"), False)
+        elif op in ("==", "==="):
+            raise_low(version_key(text), True)
+            cut_high(version_key(text), True)
+        elif op == "~=":
+            raise_low(version_key(text), True)
+            prefix = [int(p) for p in re.findall(r"\d+", ".".join(text.split(".")[:-1]))]
+            cut_high(Version(".".join(map(str, [*prefix[:-1], prefix[-1] + 1])) + ".dev0"), False)
+        elif op in (">=", ">"):
+            raise_low(version_key(text), op == ">=")
+        elif op in ("<=", "<"):
+            cut_high(version_key(text), op == "<=")
+    return (
+        low[0] if low else None,
+        low[1] if low else True,
+        high[0] if high else None,
+        high[1] if high else True,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,10 +126,38 @@ class VersionRange:
     high: str | None = None
 
     def contains(self, version: str) -> bool:
+        """Whether ``version`` behaves so; for a range (``>=3.0,<3.4``), whether the newest
+        release it allows does (what a fresh install within it gets)."""
+        if not is_exact(version):
+            _, _, high, inclusive = _bounds(version)
+            if high is None:
+                return self.high is None
+            if inclusive:
+                return self.contains(str(high))
+            above_low = self.low is None or high > version_key(self.low)
+            return above_low and (self.high is None or high <= version_key(self.high))
         key = version_key(version)
         if self.low is not None and key < version_key(self.low):
             return False
         return not (self.high is not None and key >= version_key(self.high))
+
+    def coverage(self, version: str) -> str:
+        """For an exact release "all" or "none"; for a range, whether "all", "some" or "none"
+        of the releases it allows behave so."""
+        if is_exact(version):
+            return "all" if self.contains(version) else "none"
+        low, _, high, high_in = _bounds(version)
+        span_low = version_key(self.low) if self.low is not None else None
+        span_high = version_key(self.high) if self.high is not None else None
+        below = high is not None and span_low is not None and (high < span_low or (high == span_low and not high_in))
+        above = low is not None and span_high is not None and low >= span_high
+        if below or above:
+            return "none"
+        starts_inside = span_low is None or (low is not None and low >= span_low)
+        ends_inside = span_high is None or (
+            high is not None and (high < span_high or (high == span_high and not high_in))
+        )
+        return "all" if starts_inside and ends_inside else "some"
 
     def __str__(self) -> str:
         parts = []
@@ -73,6 +174,17 @@ class Versions:
 
     def get(self, name: str) -> VersionInfo | None:
         return self.known.get(canonical(name))
+
+    def holds(self, span: VersionRange) -> tuple[bool, str]:
+        """Whether the run's release of ``span.package`` behaves as ``span`` says (the newest
+        release when the version is not known), and a note that says which release that was."""
+        info = self.get(span.package)
+        if info is None:
+            return True, f"{span.package} version not known: newest behaviour"
+        found = span.contains(info.version)
+        if not is_exact(info.version) and span.coverage(info.version) == "some":
+            return found, f"{span.package}{info.version} ({info.source}) allows releases either side of {span}: newest"
+        return found, f"{span.package} {info.version} ({info.source})"
 
     def as_dict(self) -> dict[str, dict[str, str]]:
         return {n: {"version": v.version, "source": v.source} for n, v in sorted(self.known.items())}
@@ -289,10 +401,48 @@ def _collect(
                     missing.discard(name)
             if not missing:
                 break
-    if missing:
-        for name, version in installed_in(python, tuple(sorted(missing))).items():
-            known[name] = VersionInfo(name, version, "installed")
+    ranges = {name for name, info in known.items() if info.source not in ("flag", "project config")}
+    ranges = {name for name in ranges if not is_exact(known[name].version)}
+    if missing or ranges:
+        for name, version in installed_in(python, tuple(sorted(missing | ranges))).items():
+            if name in missing:
+                known[name] = VersionInfo(name, version, "installed")
+            elif _allows(known[name].version, version):
+                known[name] = VersionInfo(name, version, f"installed, within {known[name].source}")
     return Versions(known)
+
+
+def _allows(spec: str, version: str) -> bool:
+    """Whether the installed ``version`` lies in the range ``spec`` (pre-releases included)."""
+    items = _specifiers(spec)
+    if not items:
+        return False
+    key = version_key(version)
+    public = version.split("+")[0]
+    for op, text in items:
+        if text.endswith(".*"):
+            prefix = text[:-2]
+            inside = public == prefix or public.startswith(prefix + ".")
+            if inside != (op == "=="):
+                return False
+            continue
+        other = version_key(text)
+        if op == "~=":
+            ceiling = _bounds(f"~={text}")[2]
+            ok = key >= other and (ceiling is None or key < ceiling)
+        else:
+            ok = {
+                "==": key == other,
+                "===": version == text,
+                "!=": key != other,
+                ">=": key >= other,
+                "<=": key <= other,
+                ">": key > other,
+                "<": key < other,
+            }[op]
+        if not ok:
+            return False
+    return True
 
 
 def clear_caches() -> None:

@@ -227,10 +227,12 @@ def test_bf16_without_zero_depends_on_the_deepspeed_version() -> None:
     assert old.master_weights is not None and old.master_weights.value == "float32"
 
 
-def test_explicit_fp32_accumulation_without_zero_breaks_from_0_17_6() -> None:
+def test_explicit_fp32_accumulation_without_zero_breaks_from_0_18_5() -> None:
+    """BF16_Optimizer branch: engine.py:1476-1477@0.18.4, gone at 0.18.5 (engine.py:1498-1499)."""
     text = '{"train_batch_size": 8, "bf16": {"enabled": true}, "data_types": {"grad_accum_dtype": "fp32"}}'
-    assert ds_plan(text, deepspeed="0.17.5").override_of("grad_accum_dtype") is None
-    new = ds_plan(text, deepspeed="0.17.6").override_of("grad_accum_dtype")
+    for accepted in ("0.17.5", "0.17.6", "0.18.4"):
+        assert ds_plan(text, deepspeed=accepted).override_of("grad_accum_dtype") is None, accepted
+    new = ds_plan(text, deepspeed="0.18.5").override_of("grad_accum_dtype")
     assert (
         new is not None
         and "unsupported mix of model_dtype=torch.bfloat16 and grad_accum_dtype=torch.float32" in new.reason

@@ -240,10 +240,14 @@ def test_qlora_quantization_computes_in_dtype() -> None:
 
 
 def test_fp16_is_shown_with_the_recipes_error() -> None:
-    plan = plan_of("model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\ndtype: fp16\n")
+    """Training recipes (their configs have an optimizer) refuse fp16; generate/eval/quantize take it."""
+    training = "model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\noptimizer:\n  lr: 1e-5\ndtype: fp16\n"
+    plan = plan_of(training)
     assert plan.load_dtype.value == "float16" and plan.grad_scaler.value is False
     assert plan.loss_scaling.value == "none" and plan.autocast_dtype.value is None
     assert "full fp16 training is not supported with this recipe" in str(plan.load_dtype.origin)
+    generation = plan_of("model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\ndtype: fp16\n")
+    assert "not supported" not in str(generation.load_dtype.origin)
 
 
 def test_torch_spelling_is_rejected_by_get_dtype() -> None:

@@ -2,7 +2,7 @@ from dataclasses import replace
 
 import pytest
 
-from helpers import Case, check_case
+from helpers import Case, check_case, run_case
 
 # the load dtype is named: without it transformers>=5 loads Qwen's own bf16 weights
 HF_BF16 = """
@@ -42,6 +42,23 @@ CASES = [
         ["V100"],
         {(1, 1)},
         versions={"torch": "2.3.0"},
+    ),
+    Case(
+        "ms-swift QLoRA computing in bf16 on a T4 (bnb_4bit_compute_dtype)",
+        "PC101",
+        "model: m\ntrain_type: lora\ntemplate: default\ntorch_dtype: float16\nquant_bits: 4\n"
+        "bnb_4bit_compute_dtype: bfloat16\n",
+        ["T4"],
+        {(6, 1)},
+        versions={"torch": "2.4.0"},
+    ),
+    Case(
+        "fixed: ms-swift QLoRA computing in fp16 on a T4",
+        "PC101",
+        "model: m\ntrain_type: lora\ntemplate: default\ntorch_dtype: float16\nquant_bits: 4\n"
+        "bnb_4bit_compute_dtype: float16\n",
+        ["T4"],
+        versions={"torch": "2.4.0"},
     ),
     Case(
         "ms-swift>=3.1 takes a bf16 checkpoint's dtype on a V100",
@@ -209,3 +226,10 @@ def test_loop_message_names_what_torch_autocast_does() -> None:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case(case: Case) -> None:
     check_case(case)
+
+
+def test_pc101_with_torch_unknown_says_how_to_pin_it() -> None:
+    found = run_case(Case("", "PC101", HF_BF16, ["V100"]))
+    assert len(found) == 1 and "--assume-version torch==VERSION" in found[0].message
+    known = run_case(Case("", "PC101", HF_BF16, ["V100"], versions={"torch": "2.4.0"}))
+    assert len(known) == 1 and "not known" not in known[0].message

@@ -183,3 +183,44 @@ def test_fix_on_a_gpu_without_bf16_is_fp32() -> None:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case(case: Case) -> None:
     check_case(case)
+
+
+UNSLOTH_GEMMA3 = """
+from unsloth import FastLanguageModel
+from trl import SFTTrainer, SFTConfig
+model, tokenizer = FastLanguageModel.from_pretrained(model_name="google/gemma-3-4b-it", dtype=None, load_in_4bit=False)
+model = FastLanguageModel.get_peft_model(model, r=16, use_gradient_checkpointing="unsloth")
+args = SFTConfig(per_device_train_batch_size=8, fp16=True, output_dir="out")
+trainer = SFTTrainer(model=model, tokenizer=tokenizer, train_dataset=None, args=args)
+trainer.train()
+"""
+
+
+def test_unsloth_forces_fp32_for_gemma3_itself() -> None:
+    """unsloth/models/loader.py:2999-3010@2026.10.9: UNSLOTH_FORCE_FLOAT32 for gemma3/gpt_oss under fp16."""
+    assert run_case(Case("", "PC209", UNSLOTH_GEMMA3, ["T4"], fmt="py")) == []
+    plain = (
+        UNSLOTH_GEMMA3.replace("from unsloth import FastLanguageModel\n", "")
+        .replace(
+            'model, tokenizer = FastLanguageModel.from_pretrained(model_name="google/gemma-3-4b-it", dtype=None, '
+            "load_in_4bit=False)",
+            "from transformers import AutoModelForCausalLM\n"
+            'model = AutoModelForCausalLM.from_pretrained("google/gemma-3-4b-it")',
+        )
+        .replace('model = FastLanguageModel.get_peft_model(model, r=16, use_gradient_checkpointing="unsloth")\n', "")
+    )
+    assert [f.rule for f in run_case(Case("", "PC209", plain, ["T4"], fmt="py"))] == ["PC209"]
+
+
+def test_unsloth_gradient_checkpointing_is_checkpointing(tmp_path) -> None:
+    """unsloth/models/llama.py:5081@2026.10.9: use_gradient_checkpointing="unsloth" checkpoints (and offloads)."""
+    from helpers import hardware_for, write
+    from precheck import dialects
+    from precheck.sources import load_runs
+
+    script = write(tmp_path, "train.py", UNSLOTH_GEMMA3)
+    doc = load_runs(script, "train.py", hardware_for(["T4"], {}))[0]
+    dialect = dialects.detect(doc)
+    assert dialect is not None
+    item = dialect.read(doc, {}).gradient_checkpointing
+    assert item is not None and item.value is True and item.origin.line == 4

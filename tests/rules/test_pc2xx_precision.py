@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from helpers import Case, check_case, run_case
@@ -187,3 +189,29 @@ CASES += LOCAL_CASES
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case(case: Case) -> None:
     check_case(case)
+
+
+def test_ms_swift_both_flags_are_rewritten_from_torch_dtype() -> None:
+    """ms-swift 3.0.0-3.3.0.post1 `_init_torch_dtype` rewrites both flags (model_args.py:100-115@3.2.2):
+    no "At most one" error, the user's fp16 is ignored; 3.3.1 keeps explicit flags and transformers refuses."""
+    both = SWIFT.replace("fp16: false", "fp16: true\nbf16: true")
+    old = run_case(Case("", "PC205", both, ["A100"], versions=AFFECTED))
+    assert len(old) == 1 and "At most one" not in old[0].message
+    assert "trains in fp16" in old[0].message and "ignored silently" in old[0].message
+    new = run_case(Case("", "PC205", both, ["A100"], versions=FIXED))
+    assert len(new) == 1 and "At most one of fp16 and bf16 can be True" in new[0].message
+
+
+H2O_EXAMPLE = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "other"
+H2O_EXAMPLE = H2O_EXAMPLE / "h2oai__h2o-llmstudio__examples__example_oasst2.yaml"
+
+
+@pytest.mark.skipif(not H2O_EXAMPLE.is_file(), reason="../shared/corpus is not beside this checkout")
+def test_h2o_float16_autocast_over_a_bf16_backbone() -> None:
+    """llm_studio/train.py: autocast(dtype=mixed_precision_dtype) over the backbone_dtype weights (LoRA)."""
+    text = H2O_EXAMPLE.read_text()
+    text = text.replace("backbone_dtype: int4", "backbone_dtype: bfloat16")
+    bad = text.replace("mixed_precision_dtype: bfloat16", "mixed_precision_dtype: float16")
+    found = run_case(Case("", "PC202", bad, ["A100"]))
+    assert [(f.rule, f.origin.line) for f in found] == [("PC202", 2)]
+    assert run_case(Case("", "PC202", text, ["A100"])) == []

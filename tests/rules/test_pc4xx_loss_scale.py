@@ -83,6 +83,41 @@ CASES = [
         fmt="json",
     ),
     Case(
+        "zero window with fp16 off: DeepSpeed never reads it",
+        "PC407",
+        ds(fp16={"enabled": False, "loss_scale_window": 0, "min_loss_scale": 0}, zero_optimization=Z2),
+        fmt="json",
+    ),
+    Case(
+        "zero window with a static scale: DeepSpeed never reads it",
+        "PC407",
+        ds(fp16={"enabled": True, "loss_scale": 128, "loss_scale_window": 0}, zero_optimization=Z2),
+        fmt="json",
+    ),
+    Case(
+        "negative scale with fp16 off is refused from 0.18.8",
+        "PC407",
+        ds(fp16={"enabled": False, "loss_scale": -1}, zero_optimization=Z2),
+        expect={(5, 5)},
+        fmt="json",
+        versions={"deepspeed": "0.18.8"},
+    ),
+    Case(
+        "negative scale with fp16 off is never read before 0.18.8",
+        "PC407",
+        ds(fp16={"enabled": False, "loss_scale": -1}, zero_optimization=Z2),
+        fmt="json",
+        versions={"deepspeed": "0.18.7"},
+    ),
+    Case(
+        "zero window in dynamic fp16 before 0.19.3: ZeroDivisionError mid-training",
+        "PC407",
+        ds(fp16={"enabled": True, "loss_scale_window": 0}, zero_optimization=Z2),
+        expect={(5, 5)},
+        fmt="json",
+        versions={"deepspeed": "0.19.2"},
+    ),
+    Case(
         "fixed: DeepSpeed's defaults",
         "PC407",
         ds(
@@ -100,7 +135,10 @@ def _case(name: str) -> Case:
 
 def test_invalid_values_quote_deepspeed() -> None:
     messages = [f.message for f in run_case(_case("zero loss_scale_window and min_loss_scale"))]
-    assert any('"fp16.loss_scale_window must be > 0"' in m and "ZeroDivisionError" in m for m in messages)
+    assert any('"fp16.loss_scale_window must be > 0 when dynamic loss scaling is enabled' in m for m in messages)
+    name = "zero window in dynamic fp16 before 0.19.3: ZeroDivisionError mid-training"
+    old = [f.message for f in run_case(_case(name))]
+    assert any("ZeroDivisionError" in m and "deepspeed 0.19.2" in m for m in old)
     negative = run_case(_case("negative loss scale"))[0].message
     assert "`fp16.loss_scale: -1`" in negative and "must be >= 0" in negative
 

@@ -1,6 +1,6 @@
 import pytest
 
-from helpers import Case, check_case
+from helpers import Case, check_case, run_case
 
 RECIPES_FULL = """
 model_name: meta-llama/Llama-3.2-3B-Instruct
@@ -106,6 +106,27 @@ PEFT_CASES = [
         versions={"peft": "0.10.0"},
     ),
     Case("PC401 leaves adapters to PC403", "PC401", HF_LORA_FP16, ["T4"], versions={"peft": "0.11.1"}),
+    Case(
+        "QLoRA: a 4-bit base keeps fp32 adapters with peft 0.11.1 (lora/layer.py:128-131)",
+        "PC403",
+        HF_LORA_FP16 + "load_in_4bit: true\n",
+        ["T4"],
+        versions={"peft": "0.11.1"},
+    ),
+    Case(
+        "8-bit base keeps fp32 adapters with peft 0.11.1",
+        "PC403",
+        HF_LORA_FP16 + "load_in_8bit: true\n",
+        ["T4"],
+        versions={"peft": "0.11.1"},
+    ),
+    Case(
+        "GPTQ base keeps fp32 adapters with peft 0.11.1",
+        "PC403",
+        HF_LORA_FP16.replace("model_name_or_path: m", "model_name_or_path: TheBloke/Llama-2-7B-GPTQ"),
+        ["T4"],
+        versions={"peft": "0.11.1"},
+    ),
 ]
 CASES += PEFT_CASES
 
@@ -213,3 +234,17 @@ CASES += [
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case(case: Case) -> None:
     check_case(case)
+
+
+def test_pc404_from_an_unknown_transformers_says_so() -> None:
+    """bf16 weights from transformers 5's from_pretrained default ("auto": the checkpoint's dtype);
+    4.x loads fp32. With the version not known the finding names it and how to pin it."""
+    text = BF16_WEIGHTS_FP16_AMP.replace("torch_dtype: bfloat16\n", "").replace(
+        "model_name_or_path: m\n", "model_name_or_path: ckpt\n"
+    )
+    files = {"ckpt/config.json": '{"architectures": ["LlamaForCausalLM"], "torch_dtype": "bfloat16"}'}
+    found = run_case(Case("", "PC404", text, ["A100"], files=files))
+    assert len(found) == 1 and "--assume-version transformers==VERSION" in found[0].message
+    assert run_case(Case("", "PC404", text, ["A100"], files=files, versions={"transformers": "4.57.6"})) == []
+    pinned = run_case(Case("", "PC404", text, ["A100"], files=files, versions={"transformers": "5.23.0"}))
+    assert len(pinned) == 1 and "not known" not in pinned[0].message

@@ -188,7 +188,7 @@ CASES = [
         HF + "bf16: true\ndeepspeed:\n  bf16:\n    enabled: true\n  train_micro_batch_size_per_gpu: 4\n"
         "  zero_optimization:\n    stage: 2\n",
     ),
-    # PC606: apex amp
+    # PC606: apex amp with ZeRO or fp16/bf16 (every release)
     Case(
         "apex amp with ZeRO-2",
         "PC606",
@@ -208,6 +208,36 @@ CASES = [
         "PC606",
         ds(amp={"enabled": True, "opt_level": "O1"}, train_micro_batch_size_per_gpu=MICRO),
         fmt="json",
+    ),
+    # PC613: DeepSpeed 0.19.8 refuses any amp key
+    Case(
+        "0.19.8 refuses any amp key, even disabled and without ZeRO",
+        "PC613",
+        ds(amp={"enabled": False}, train_micro_batch_size_per_gpu=MICRO),
+        expect={(2, 3)},
+        fmt="json",
+        versions={"deepspeed": "0.19.8"},
+    ),
+    Case(
+        "0.19.7 accepts an amp section without ZeRO",
+        "PC613",
+        ds(amp={"enabled": True, "opt_level": "O1"}, train_micro_batch_size_per_gpu=MICRO),
+        fmt="json",
+        versions={"deepspeed": "0.19.7"},
+    ),
+    Case(
+        "PC606 already reports amp with ZeRO",
+        "PC613",
+        ds(amp={"enabled": True}, zero_optimization=Z2, train_micro_batch_size_per_gpu=MICRO),
+        fmt="json",
+        versions={"deepspeed": "0.19.8"},
+    ),
+    Case(
+        "fixed: no amp key",
+        "PC613",
+        ds(fp16={"enabled": True}, zero_optimization=Z2, train_micro_batch_size_per_gpu=MICRO),
+        fmt="json",
+        versions={"deepspeed": "0.19.8"},
     ),
     # PC607: bf16 gradient accumulation
     Case(
@@ -329,7 +359,7 @@ CASES = [
     ),
     # PC609: grad_accum_dtype the engine refuses
     Case(
-        "bf16 with fp32 accumulation and no ZeRO (0.17.6+)",
+        "bf16 with fp32 accumulation and no ZeRO (newest: 0.18.5+)",
         "PC609",
         ds(
             bf16={"enabled": True},
@@ -339,6 +369,28 @@ CASES = [
         ),
         expect={(6, 5)},
         fmt="json",
+    ),
+    Case(
+        "0.18.5 dropped the BF16_Optimizer branch without ZeRO",
+        "PC609",
+        ds(bf16={"enabled": True}, data_types={"grad_accum_dtype": "fp32"}, train_micro_batch_size_per_gpu=4),
+        expect={(6, 5)},
+        fmt="json",
+        versions={"deepspeed": "0.18.5"},
+    ),
+    Case(
+        "0.17.6 still took bf16 with fp32 accumulation without ZeRO",
+        "PC609",
+        ds(bf16={"enabled": True}, data_types={"grad_accum_dtype": "fp32"}, train_micro_batch_size_per_gpu=4),
+        fmt="json",
+        versions={"deepspeed": "0.17.6"},
+    ),
+    Case(
+        "0.18.4 still took bf16 with fp32 accumulation without ZeRO",
+        "PC609",
+        ds(bf16={"enabled": True}, data_types={"grad_accum_dtype": "fp32"}, train_micro_batch_size_per_gpu=4),
+        fmt="json",
+        versions={"deepspeed": "0.18.4"},
     ),
     Case(
         "fp32 model with fp16 accumulation",
@@ -539,3 +591,12 @@ def test_ignored_sharding_names_what_the_run_gets() -> None:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case(case: Case) -> None:
     check_case(case)
+
+
+def test_amp_key_with_deepspeed_unknown_is_a_warning_that_says_how_to_pin() -> None:
+    from precheck.rules.base import Severity
+
+    text = ds(amp={"enabled": False}, train_micro_batch_size_per_gpu=MICRO)
+    found = run_case(Case("", "PC613", text, fmt="json"))
+    assert len(found) == 1 and found[0].severity == Severity.WARNING
+    assert "--assume-version deepspeed==VERSION" in found[0].message

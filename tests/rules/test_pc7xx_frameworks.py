@@ -22,6 +22,33 @@ optimizer:
 dtype: {dtype}
 """
 
+#: torchtune 0.6.1 recipes/configs/generation.yaml, dtype fp16 (a T4 has no bf16)
+TORCHTUNE_GENERATION = """
+# To launch, run the following command from root torchtune directory:
+#    tune run generate --config generation
+output_dir: ./
+model:
+  _component_: torchtune.models.llama2.llama2_7b
+checkpointer:
+  _component_: torchtune.training.FullModelHFCheckpointer
+  checkpoint_dir: /tmp/Llama-2-7b-hf/
+  checkpoint_files: [pytorch_model-00001-of-00002.bin, pytorch_model-00002-of-00002.bin]
+  output_dir: ${output_dir}
+  model_type: LLAMA2
+device: cuda
+dtype: fp16
+seed: 1234
+tokenizer:
+  _component_: torchtune.models.llama2.llama2_tokenizer
+  path: /tmp/Llama-2-7b-hf/tokenizer.model
+prompt:
+  system: null
+  user: "Tell me a joke."
+max_new_tokens: 300
+enable_kv_cache: True
+quantizer: null
+"""
+
 TORCHTUNE_NESTED = """
 model:
   _component_: torchtune.models.llama3_2.lora_llama3_2_1b
@@ -37,6 +64,20 @@ trainer:
   devices: 8
   precision: {precision}
   max_epochs: 3
+model:
+  class_path: my.Module
+"""
+
+PLUGIN = """
+trainer:
+  accelerator: gpu
+  plugins:
+    - class_path: lightning.pytorch.plugins.precision.MixedPrecision
+      init_args:
+        precision: {precision}
+        device: cuda
+        scaler:
+          class_path: torch.amp.GradScaler
 model:
   class_path: my.Module
 """
@@ -133,6 +174,7 @@ CASES = [
     Case("torchtune fp16 on V100: fp32 instead", "PC701", TORCHTUNE.format(dtype="fp16"), ["V100"], {(10, 1)}),
     Case("torchtune fp16 under training:", "PC701", TORCHTUNE_NESTED.format(dtype="fp16"), expect={(6, 3)}),
     Case("fixed: torchtune bf16", "PC701", TORCHTUNE.format(dtype="bf16"), ["A100"]),
+    Case("torchtune generation.yaml takes fp16 (generate.py)", "PC701", TORCHTUNE_GENERATION, ["T4"]),
     Case("torchtune fp32 is fine", "PC701", TORCHTUNE.format(dtype="fp32"), ["V100"]),
     # PC702: torchtune's own spellings
     Case("torchtune dtype bfloat16", "PC702", TORCHTUNE.format(dtype="bfloat16"), expect={(10, 1)}),
@@ -147,6 +189,13 @@ CASES = [
     Case("fixed: torchtune bf16 spelling", "PC702", TORCHTUNE.format(dtype="bf16")),
     Case("torchtune dtype null is float32", "PC702", TORCHTUNE.format(dtype="null")),
     # PC703: precision values Lightning refuses
+    Case(
+        "MixedPrecision plugin, bf16-mixed with a scaler",
+        "PC703",
+        PLUGIN.format(precision="bf16-mixed"),
+        expect={(8, 9)},
+    ),
+    Case("fixed: MixedPrecision plugin, 16-mixed with a scaler", "PC703", PLUGIN.format(precision="16-mixed")),
     Case("lightning precision fp16", "PC703", TRAINER.format(precision="fp16"), expect={(4, 3)}),
     Case("lightning precision BF16 (case-sensitive)", "PC703", TRAINER.format(precision="BF16"), expect={(4, 3)}),
     Case("lightning precision bf16_mixed", "PC703", TRAINER.format(precision="bf16_mixed"), expect={(4, 3)}),
@@ -337,6 +386,21 @@ CASES = [
         "PC713",
         LLAMA_FACTORY + "pure_bf16: true\n",
         ["V100"],
+        versions={"torch": "2.4.0"},
+    ),
+    Case(
+        "llamafactory pure_bf16 on V100, torch 2.2: LLaMA-Factory's error (PC713), not PC101's",
+        "PC101",
+        LLAMA_FACTORY + "pure_bf16: true\n",
+        ["V100"],
+        versions={"torch": "2.2.2"},
+    ),
+    Case(
+        "llamafactory pure_bf16 on V100, torch 2.4: emulated bf16 (PC101)",
+        "PC101",
+        LLAMA_FACTORY + "pure_bf16: true\n",
+        ["V100"],
+        {(7, 1)},
         versions={"torch": "2.4.0"},
     ),
     Case(

@@ -127,3 +127,27 @@ def test_mixed_precision_adamw_is_18_bytes_a_parameter() -> None:
     est = estimate(config, plan, dims, 1)
     assert est.weights == pytest.approx(6e9)
     assert est.weights + est.gradients + est.optimizer == pytest.approx(18e9)
+
+
+def test_autocast_copies_of_a_frozen_base_are_held_for_backward() -> None:
+    """Autocast caches only casts of leaf tensors that require grad (aten autocast_mode.cpp
+    ``cached_cast``), so a frozen fp32 base under LoRA is cast per op: yet each 16-bit copy is
+    saved by the matmul for the input's gradient, which LoRA needs, and is held until the
+    backward pass. The estimate's 2 B a parameter for those copies stays (issue 18 proposed
+    dropping it; this measures it)."""
+    torch = pytest.importorskip("torch")
+    hidden, layers = 64, 4
+    base = [torch.nn.Linear(hidden, hidden, bias=False).requires_grad_(False) for _ in range(layers)]
+    lora = [(torch.nn.Parameter(torch.randn(hidden, 4)), torch.nn.Parameter(torch.zeros(4, hidden))) for _ in base]
+    saved: list[tuple[torch.dtype, tuple[int, ...]]] = []
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        saved.append((t.dtype, tuple(t.shape)))
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), torch.autocast("cpu", dtype=torch.bfloat16):
+        y = torch.randn(8, hidden)
+        for layer, (a, b) in zip(base, lora, strict=True):
+            y = layer(y) + (y @ a) @ b
+    copies = [s for s in saved if s == (torch.bfloat16, (hidden, hidden))]
+    assert len(copies) == layers - 1  # every layer after the first LoRA output needs its input's gradient

@@ -352,6 +352,9 @@ class Lightning(Dialect):
                 origin = origin_of(doc, precision).derived(f"{kind} plugin")
                 config.precision = Sourced(raw, origin)
                 self._derive(config, raw, origin)
+                scaler = args.get("scaler")
+                if kind == "MixedPrecision" and scaler is not None and scaler.value not in (None, False, "null"):
+                    self.put(config, "grad_scaler", True, doc, scaler)  # a scaler the plugin is given
                 return True
             if kind == "TransformerEnginePrecision":
                 weights = args.get("weights_dtype")

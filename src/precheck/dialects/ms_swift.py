@@ -94,6 +94,12 @@ class MsSwift(Dialect):
         bits = self.node(doc, "quant_bits")
         if bits is not None and isinstance(bits.value, int) and bits.value in (4, 8):
             self.put(config, "quantization_bits", bits.value, doc, bits)
+            # QuantizeArguments.__post_init__ (quant_args.py:85-91@3.2.2): unset follows torch_dtype,
+            # float16/float32 -> float32, bfloat16 -> bfloat16
+            compute = self.node(doc, "bnb_4bit_compute_dtype")
+            dtype = parse_dtype(compute.value) if compute is not None and isinstance(compute.value, str) else None
+            if compute is not None and dtype is not None:
+                self.put(config, "quant_compute_dtype", dtype, doc, compute)
         preset = self.node(doc, "deepspeed")
         if preset is not None and isinstance(preset.value, str) and preset.value in DEEPSPEED_PRESETS:
             stage, offload = DEEPSPEED_PRESETS[preset.value]

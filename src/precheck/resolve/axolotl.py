@@ -64,21 +64,22 @@ from typing import Any
 
 from ..config import TrainingConfig
 from ..dialects.base import to_bool, to_int
+from ..facts import span
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
 from ..versions import VersionRange, Versions
 from .common import frameworks_see_bf16, is_adapter_training, scaler_for, trainable_dtype
 from .plan import Override, PrecisionPlan, same_dtype_plan
 
-#: 0.10.0 added ``not cfg.fp16 and`` to the ``bf16: auto`` check and ``and not cfg.float16``
-#: to its fp16 fallback; 0.9.0 resolved ``auto`` whatever fp16 said
-AUTO_RESPECTS_FP16 = VersionRange("axolotl", "0.10.0")
+#: 0.9.1 added ``not cfg.fp16 and`` to the ``bf16: auto`` check and ``and not cfg.float16``
+#: to its fp16 fallback (utils/config/__init__.py:62,70@0.9.1); 0.9.0 resolved ``auto`` whatever fp16 said
+AUTO_RESPECTS_FP16 = span("axolotl.auto_respects_fp16")
 #: 0.10.0: TrainingArguments ``bf16 = cfg.bf16 or cfg.bfloat16`` (0.9.0: ``cfg.bf16``)
-BFLOAT16_AUTOCASTS = VersionRange("axolotl", "0.10.0")
+BFLOAT16_AUTOCASTS = span("axolotl.bfloat16_autocasts")
 #: 0.16.0: ``tf32: Literal["auto"] | bool = "auto"`` resolved by ``check_tf32``
-TF32_AUTO = VersionRange("axolotl", "0.16.0")
-#: ``peft_autocast_adapter_dtype`` is read by ``load_lora`` (present in 0.14.0, absent in 0.12.0)
-ADAPTER_AUTOCAST_KEY = VersionRange("axolotl", "0.14.0")
+TF32_AUTO = span("axolotl.tf32_auto")
+#: ``peft_autocast_adapter_dtype`` is read by ``load_lora`` (loaders/adapter.py:146@0.13.1; absent in 0.12.2)
+ADAPTER_AUTOCAST_KEY = span("axolotl.adapter_autocast_key")
 
 HALF = ("float16", "bfloat16")
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from ..config import TrainingConfig
+from ..facts import span
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
-from ..versions import VersionRange, Versions
+from ..versions import Versions
 
 #: peft 0.12.0 added ``get_peft_model(..., autocast_adapter_dtype=True)``, which upcasts
 #: fp16/bf16 adapter weights to float32 (``tuners_utils._cast_adapter_dtype``); up to 0.11.1
 #: ``LoraLayer.update_layer`` did ``self.to(weight.device, dtype=weight.dtype)``: adapters
 #: in the base layer's dtype.
-PEFT_UPCASTS = VersionRange("peft", "0.12.0")
+PEFT_UPCASTS = span("peft.adapters_upcast")
 PEFT_ADAPTERS = Origin.default("peft>=0.12 casts LoRA adapter weights to float32 (autocast_adapter_dtype=True)")
 
 
@@ -21,7 +22,7 @@ PEFT_ADAPTERS = Origin.default("peft>=0.12 casts LoRA adapter weights to float32
 #: (``_check_bf16_tensor_supported``, pytorch#115924), which succeeds on pre-Ampere GPUs;
 #: up to 2.2.2 it was ``major >= 8 and cuda >= 11``. transformers' ``is_torch_bf16_gpu_available``
 #: and accelerate's ``is_bf16_available`` return it as is.
-BF16_CHECK_COUNTS_EMULATION = VersionRange("torch", "2.3.0")
+BF16_CHECK_COUNTS_EMULATION = span("torch.bf16_check_counts_emulation")
 
 
 def frameworks_see_bf16(hardware: Hardware, versions: Versions) -> tuple[bool, str]:
@@ -50,7 +51,8 @@ def trainable_dtype(
     """Trainable parameters: adapters are fp32 under PEFT (0.12+); a full fine-tune trains the loaded weights."""
     if is_adapter_training(config, default_train_type):
         peft = versions.get("peft") if versions is not None else None
-        if peft is not None and not PEFT_UPCASTS.contains(peft.version) and load.value in ("float16", "bfloat16"):
+        old = peft is not None and not PEFT_UPCASTS.contains(peft.version)
+        if old and peft is not None and load.value in ("float16", "bfloat16") and not quantized_base(config):
             return Sourced(
                 load.value,
                 Origin.default(f"peft {peft.version} ({peft.source}) creates LoRA weights in the base dtype"),
@@ -60,6 +62,15 @@ def trainable_dtype(
         load.value,
         load.origin.derived("full fine-tune trains the loaded weights") if load.origin.in_file else load.origin,
     )
+
+
+def quantized_base(config: TrainingConfig) -> bool:
+    """Whether the base weights are integers (bitsandbytes 4/8-bit, a GPTQ/AWQ checkpoint): peft
+    before 0.12 gives adapters the base dtype only when the base weight is floating point."""
+    if config.quantization_bits is not None and config.quantization_bits.value in (4, 8):
+        return True
+    model = str(value(config.model, "")).lower()
+    return any(tag in model for tag in ("gptq", "awq"))
 
 
 def amp_flags(config: TrainingConfig) -> Sourced[str | None]:

@@ -23,7 +23,8 @@ Read in deepspeedai/DeepSpeed (master, 2026; older behaviour where noted):
   0.17.6, inferred from PR numbers) ``DDP_BFLOAT16``: the fp16 wrapper with bf16 gradients
   and fp32 master weights. Unsupported mixes raise ``NotImplementedError("unsupported mix
   of {model_dtype=} and {grad_accum_dtype=}")`` (0.17.6+; older: "unsupported mix of model
-  dtype and gradient accumulation type"). Apex AMP with ZeRO asserts "Amp and ZeRO are not
+  dtype and gradient accumulation type"). bf16 with an explicit fp32 ``grad_accum_dtype``
+  keeps ``BF16_Optimizer`` through 0.18.4 and is refused from 0.18.5. Apex AMP with ZeRO asserts "Amp and ZeRO are not
   currently compatible, please use (legacy) fp16 mode which performs similar to amp
   opt_mode=O2"; with fp16/bf16 it raises "Cannot enable both amp with (legacy) fp16 or
   bfloat16 mode".
@@ -77,26 +78,28 @@ from typing import Any
 from ..config import TrainingConfig
 from ..dialects.base import to_bool
 from ..dtypes import parse_dtype
+from ..facts import quote, span
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
 from ..versions import VersionRange, Versions
 from .plan import Override, PrecisionPlan
 
 #: bf16 without ZeRO runs the fp16 wrapper with bf16 gradients (PR #7515); before: BF16_Optimizer
-BF16_NO_ZERO_IN_BF16 = VersionRange("deepspeed", "0.17.6")
+BF16_NO_ZERO_IN_BF16 = span("deepspeed.bf16_no_zero_in_bf16")
+#: without ZeRO, bf16 with an explicit fp32 ``grad_accum_dtype`` still gets ``BF16_Optimizer``
+#: through 0.18.4 (engine.py:1476-1477@0.18.4); 0.18.5 dropped that branch (engine.py:1498-1499@0.18.5)
+BF16_FP32_ACCUM_REFUSED = span("deepspeed.bf16_fp32_accum_refused")
 #: the ``torch_autocast`` section (DeepSpeed 0.17.2, "Enable torch.autocast with ZeRO")
-TORCH_AUTOCAST = VersionRange("deepspeed", "0.17.2")
+TORCH_AUTOCAST = span("deepspeed.torch_autocast")
 #: transformers 5.0 dropped ``fp16_backend`` from the fp16 mismatch key
-HF_V5 = VersionRange("transformers", "5.0.0")
+HF_V5 = span("transformers.v5_fp16_mismatch_key")
 
 #: frameworks that train through the HF Trainer's DeepSpeed integration
 HF_TRAINER = frozenset(("transformers", "trl", "ms-swift", "axolotl", "llamafactory"))
 
-BOTH_ENABLED = "bfloat16 and fp16 modes cannot be simultaneously enabled"
-AMP_AND_ZERO = (
-    "Amp and ZeRO are not currently compatible, please use (legacy) fp16 mode which performs similar to amp opt_mode=O2"
-)
-AMP_AND_HALF = "Cannot enable both amp with (legacy) fp16 or bfloat16 mode"
+BOTH_ENABLED = quote("deepspeed.both_enabled")
+AMP_AND_ZERO = quote("deepspeed.amp_and_zero")
+AMP_AND_HALF = quote("deepspeed.amp_and_half")
 HF_MISMATCH = (
     "Please correct the following DeepSpeed config values that mismatch TrainingArguments values:\n"
     "{mismatches}\nThe easiest method is to set these DeepSpeed config values to 'auto'."
@@ -438,13 +441,18 @@ def _grad_accum(
     if explicit is not None:
         override = None
         if not zero and not apex and explicit.value != model:
-            old_ok = model == "bfloat16" and explicit.value == "float32"
-            if new:
-                text = f"unsupported mix of model_dtype={TORCH[model]} and grad_accum_dtype={TORCH.get(explicit.value)}"
-            elif not old_ok:
-                text = "unsupported mix of model dtype and gradient accumulation type"
-            else:
+            bf16_fp32 = model == "bfloat16" and explicit.value == "float32"
+            refused, known = _version(versions, BF16_FP32_ACCUM_REFUSED) if bf16_fp32 else (True, known)
+            if bf16_fp32 and not refused:
                 text = ""
+            elif new:
+                text = (
+                    quote("deepspeed.unsupported_mix")
+                    .replace("{model_dtype=}", f"model_dtype={TORCH[model]}")
+                    .replace("{grad_accum_dtype=}", f"grad_accum_dtype={TORCH.get(explicit.value)}")
+                )
+            else:
+                text = quote("deepspeed.unsupported_mix_old")
             if text:
                 override = Override(
                     field="grad_accum_dtype",

@@ -49,15 +49,16 @@ from typing import Any
 from ..config import TrainingConfig
 from ..dialects.base import to_bool
 from ..dialects.fsdp_config import STRATEGIES, fsdp_entries
+from ..facts import span
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
 from ..versions import VersionRange, Versions
 from .plan import Override, PrecisionPlan, same_dtype_plan
 
-#: transformers reads ``fsdp_config['version']`` from 5.0.0 (default 1); the default became 2 and
-#: ``cpu_offload`` joined the keys in 5.11.0 (5.9.0 still 1, 5.10.x not checked)
-READS_VERSION = VersionRange("transformers", "5.0.0")
-FSDP2_DEFAULT = VersionRange("transformers", "5.11.0")
+#: transformers reads ``fsdp_config['version']`` from 5.0.0 (default 1); the default became 2
+#: in 5.10.1 (training_args.py:2736@5.10.1; 5.9.0 still 1)
+READS_VERSION = span("transformers.fsdp_reads_version")
+FSDP2_DEFAULT = span("transformers.fsdp2_default")
 #: 5.x names the argument ``activation_checkpointing`` (``gradient_checkpointing`` is its alias)
 AC_ERROR_V5 = (
     "`fsdp_config['activation_checkpointing']` (FSDP's own activation checkpointing) and the "
@@ -68,7 +69,7 @@ AC_ERROR_V4 = (
     "The activation_checkpointing in FSDP config and the gradient_checkpointing in training arg can't be set to "
     "True simultaneously. Please use FSDP's activation_checkpointing logic when using FSDP."
 )
-HF_V5 = VersionRange("transformers", "5.0.0")
+HF_V5 = span("transformers.fsdp_reads_version")
 SWIFT = "ms-swift"
 POLICY = {"float16": "float16", "bfloat16": "bfloat16"}
 

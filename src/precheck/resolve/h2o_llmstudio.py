@@ -11,15 +11,16 @@ fp16/bf16 parameters are cast to float32. ``environment.gpus`` picks the devices
 from __future__ import annotations
 
 from ..config import TrainingConfig
+from ..facts import span
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
-from ..versions import VersionRange, Versions
+from ..versions import Versions
 from .common import is_adapter_training, trainable_dtype
 from .plan import Override, PrecisionPlan, same_dtype_plan
 
 #: releases whose GradScaler ignored the dtype (the fix came with mixed_precision_dtype,
 #: after v1.4.0; release inferred from dates, see rule PC402)
-SCALER_ALWAYS_ON = VersionRange("h2o-llmstudio", None, "1.5.0")
+SCALER_ALWAYS_ON = span("h2o-llmstudio.scaler_always_on")
 
 
 def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:

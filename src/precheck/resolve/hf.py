@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..config import TrainingConfig
+from ..facts import span
 from ..hardware import Hardware
 from ..models import family_of
 from ..provenance import Origin, Sourced
-from ..versions import VersionRange, Versions
+from ..versions import Versions
 from .common import amp_flags, scaler_for, trainable_dtype
 from .fsdp import apply_fsdp
 from .plan import Override, PrecisionPlan, same_dtype_plan
@@ -22,7 +23,7 @@ from .plan import Override, PrecisionPlan, same_dtype_plan
 #: TRL 0.19.0 made ``bf16`` default to ``not fp16`` in every trainer config
 #: (``bf16: Optional[bool] = None``; ``__post_init__``: ``self.bf16 = not (self.fp16) if
 #: self.bf16 is None else self.bf16``); 0.18.2 inherited TrainingArguments' False.
-TRL_BF16_DEFAULT = VersionRange("trl", "0.19.0")
+TRL_BF16_DEFAULT = span("trl.bf16_default")
 
 
 def trl_bf16_default(config: TrainingConfig, versions: Versions) -> Sourced[bool] | None:
@@ -56,7 +57,7 @@ def resolve_trl(config: TrainingConfig, hardware: Hardware, versions: Versions) 
 #: transformers 5.0.0 ``from_pretrained``: ``if dtype is None: dtype = "auto"`` (the
 #: checkpoint's config.json dtype); 4.x left it None: "the model will get loaded in
 #: `torch.float` (fp32)" (``modeling_utils.py``, 4.57.1 vs 5.0.0).
-FROM_PRETRAINED_AUTO = VersionRange("transformers", "5.0.0")
+FROM_PRETRAINED_AUTO = span("transformers.from_pretrained_auto")
 
 
 #: ACCELERATE_MIXED_PRECISION's values as the autocast dtype they give
@@ -78,9 +79,10 @@ def default_load_dtype(versions: Versions) -> Sourced[str]:
 
 def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
     load = config.torch_dtype or default_load_dtype(versions)
+    why = "" if config.torch_dtype is not None else f" ({load.origin.detail})"
     if load.value == "auto" and config.model_dtype is not None:
         native = config.model_dtype
-        load = Sourced(native.value, native.origin.derived("dtype auto: the checkpoint's own config.json dtype"))
+        load = Sourced(native.value, native.origin.derived(f"dtype auto: the checkpoint's own config.json dtype{why}"))
     if load.value == "auto":
         family = family_of(str(config.model.value)) if config.model is not None else None
         if family is not None:

@@ -82,6 +82,7 @@ from typing import Any
 
 from ..config import TrainingConfig
 from ..dialects.lightning import ALIASES, MODE_DTYPE, MODES, QUANTIZE, alias_warning, setting, unify
+from ..facts import span
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
 from ..versions import VersionRange, Versions
@@ -89,15 +90,15 @@ from .common import frameworks_see_bf16
 from .plan import Override, PrecisionPlan
 
 #: "16-mixed", "bf16-mixed", "32-true", "64-true" exist from 2.0.0 (#16783)
-UNIFIED_NAMES = VersionRange("lightning", "2.0.0")
+UNIFIED_NAMES = span("lightning.unified_names")
 #: "16-true", "bf16-true", "transformer-engine[-float16]" from 2.1.0
-HALF_TRUE = VersionRange("lightning", "2.1.0")
+HALF_TRUE = span("lightning.half_true")
 #: the alias warning names ``precision=`` (backticks) from 2.1.0
-ALIAS_TEXT_2_1 = VersionRange("lightning", "2.1.0")
+ALIAS_TEXT_2_1 = span("lightning.alias_text")
 #: FSDP "-mixed": ``MixedPrecision(param_dtype=float32)`` up to 2.5.x
-FSDP_MIXED_FP32_COMPUTE = VersionRange("lightning", None, "2.6.0")
+FSDP_MIXED_FP32_COMPUTE = span("lightning.fsdp_mixed_fp32_compute")
 #: FSDP "-mixed" created the parameters in the half dtype (``module_init_context``)
-FSDP_MIXED_HALF_INIT = VersionRange("lightning", "2.6.0", "2.6.2")
+FSDP_MIXED_HALF_INIT = span("lightning.fsdp_mixed_half_init")
 
 DEEPSPEED_MODES = ("32-true", "16-true", "bf16-true", "16-mixed", "bf16-mixed")
 FSDP_MODES = DEEPSPEED_MODES

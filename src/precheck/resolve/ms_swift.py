@@ -13,10 +13,11 @@ adapter weights to float32 itself (bf16 ones follow peft).
 from __future__ import annotations
 
 from ..config import TrainingConfig
+from ..facts import span
 from ..hardware import Hardware
 from ..models import family_of
 from ..provenance import Origin, Sourced
-from ..versions import VersionRange, Versions
+from ..versions import Versions
 from .common import frameworks_see_bf16, is_adapter_training, scaler_for, trainable_dtype
 from .plan import Override, PrecisionPlan, same_dtype_plan
 
@@ -25,7 +26,7 @@ from .plan import Override, PrecisionPlan, same_dtype_plan
 FP16_UPCAST = "ms-swift converts fp16 trainable (adapter) parameters to float32 (tuner.py)"
 
 #: the releases whose explicit ``--fp16 false`` lost to ``torch_dtype``
-OVERRIDES_FLAGS = VersionRange("ms-swift", "3.0.0", "3.3.1")
+OVERRIDES_FLAGS = span("ms-swift.overrides_flags")
 
 
 def overrides_flags(versions: Versions) -> bool:
@@ -33,9 +34,9 @@ def overrides_flags(versions: Versions) -> bool:
     return info is not None and OVERRIDES_FLAGS.contains(info.version)
 
 
-#: ``get_default_torch_dtype`` from 3.1.0 returns the checkpoint's config.json dtype first;
-#: 3.0.0 chose by the bf16 check first (read in the 3.0.0 and 3.1.0 wheels)
-CONFIG_DTYPE_FIRST = VersionRange("ms-swift", "3.1.0")
+#: ``get_default_torch_dtype`` from 3.0.1 returns the checkpoint's config.json dtype first;
+#: 3.0.0 chose by the bf16 check first (swift/llm/model/register.py:1082-1085@3.0.1)
+CONFIG_DTYPE_FIRST = span("ms-swift.config_dtype_first")
 
 
 def default_dtype(config: TrainingConfig, hardware: Hardware, versions: Versions) -> Sourced[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..config import TrainingConfig
 from ..dtypes import parse_dtype
+from ..facts import span
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
 from ..versions import VersionRange, Versions
@@ -19,7 +20,7 @@ from .common import scaler_for
 from .plan import Override, PrecisionPlan
 
 #: versions that honour gradient_precision=fp32 for every optimizer
-KEEPS_FP32_GRADIENTS = VersionRange("simpletuner", None, "2.2.0")
+KEEPS_FP32_GRADIENTS = VersionRange("simpletuner", None, span("simpletuner.rewrites_fp32_gradients").low)
 BF16_OPTIMIZERS = {"adamw_bf16", "adam_bfloat16"}
 
 

@@ -46,20 +46,21 @@ bd2a0fc through the code index); the same in every release unless noted:
 from __future__ import annotations
 
 from ..config import TrainingConfig
+from ..facts import quote, span
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
-from ..versions import VersionRange, Versions
+from ..versions import Versions
 from .common import frameworks_see_bf16, is_adapter_training, value
 from .plan import PrecisionPlan
 
 #: ``enable_fp8_training`` (torchao float8 in full_finetune_distributed): main after 0.6.1
-FP8_TRAINING = VersionRange("torchtune", "0.7.0")
+FP8_TRAINING = span("torchtune.fp8_training")
 
 FP16_REJECTED = (
-    'every torchtune training recipe rejects fp16 at start with ValueError: "full fp16 training is not '
-    'supported with this recipe. Please use bf16 or fp32 instead." (full, distributed, PPO, QAT recipes) '
-    'or "fp16 precision is not supported in this recipe. Please use fp32 or bf16." '
-    "(lora_finetune_single_device, lora_dpo_single_device, knowledge_distillation_*)"
+    f'every torchtune training recipe rejects fp16 at start with ValueError: "{quote("torchtune.full_fp16_refused")}" '
+    f'(full, distributed, PPO, QAT recipes) or "{quote("torchtune.fp16_refused")}" '
+    "(lora_finetune_single_device, lora_dpo_single_device, knowledge_distillation_*); "
+    "generate, eleuther_eval and quantize take fp16"
 )
 BF16_UNAVAILABLE = (
     'get_dtype raises RuntimeError: "bf16 precision was requested but not available on this hardware. '
@@ -88,7 +89,7 @@ def _dtype(config: TrainingConfig, hardware: Hardware, versions: Versions) -> So
         return Sourced(load.value, raw.origin.derived(f"get_dtype raises ValueError: {message}"))
     # the ``dtype`` key itself (the load dtype's own origin names no key, see the dialect)
     at = raw.origin if raw is not None and raw.origin.in_file else load.origin
-    if load.value == "float16":
+    if load.value == "float16" and "optimizer" in config.keys:  # a training recipe's config
         return Sourced("float16", at.derived(FP16_REJECTED))
     if load.value == "bfloat16" and _uses_gpu(config) and hardware.known and hardware.devices:
         sees, why = frameworks_see_bf16(hardware, versions)

@@ -227,3 +227,15 @@ def edits_for(item: Any, config_path: str, value: Any = None, *, remove: bool = 
 def anchor(config_path: str, *origins: Origin) -> Origin:
     """Where a finding points: the first origin in a file, else the top of the config."""
     return next((o for o in origins if o.in_file), Origin("file", config_path, 1, 1))
+
+
+def unknown_version_note(*origins: Any) -> str:
+    """`` [PKG version not known: ...]`` when a premise came from a framework default whose
+    version precheck took as the newest release; empty otherwise."""
+    for origin in origins:
+        found = re.search(r"([A-Za-z0-9_.-]+) version not known", str(getattr(origin, "detail", None) or ""))
+        if found:
+            name = found.group(1)
+            hint = f"pin it or pass --assume-version {name}==VERSION"
+            return f" [{name} version not known: taken as the newest release; {hint}]"
+    return ""

@@ -387,6 +387,9 @@ def fp16_overflow_prone_model(ctx: Context) -> Iterator[Finding]:
     T5 v1.1, #23918 flan-t5-xl). "Gemma 3 is broken with fp16" (transformers#36822); Unsloth
     switches gemma3, gemma3n and gpt_oss away from float16 because "Loaded as float16 they
     silently NaN/Inf at training time" (unsloth-zoo `FORCE_FLOAT32`).
+    A model loaded through Unsloth (`FastLanguageModel`/`FastModel`, LLaMA-Factory's
+    `use_unsloth`) is not reported: its loader sets `UNSLOTH_FORCE_FLOAT32` for these
+    families when asked for fp16 (`unsloth/models/loader.py:2999-3010@2026.10.9`).
 
     ## Example
     ```yaml
@@ -405,6 +408,9 @@ def fp16_overflow_prone_model(ctx: Context) -> Iterator[Finding]:
     config, plan = ctx.config, ctx.plan
     if not plan.uses_fp16 or _bf16_model_rule_applies(config):
         return
+    unsloth = config.setting("use_unsloth")
+    if unsloth is not None and unsloth.value is True:
+        return  # Unsloth's loader forces float32 for these families itself (loader.py:2999-3010)
     found = overflow_family(config)
     if found is None:
         return

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from ..hardware import Device, devices_label
 from ..provenance import Origin
-from ..resolve.common import BF16_CHECK_COUNTS_EMULATION, is_adapter_training
-from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
+from ..resolve.common import BF16_CHECK_COUNTS_EMULATION, frameworks_see_bf16, is_adapter_training
+from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule, unknown_version_note
 
 
 def used_devices(ctx: Context) -> list[Device]:
@@ -89,7 +89,11 @@ def _what_happens(ctx: Context) -> str:
                 f"with torch {torch.version} ({torch.source}) the run stops at start: "
                 '"Your setup doesn\'t support bf16/gpu."'
             )
-    known = f"torch {torch.version} ({torch.source})" if torch else "torch>=2.3"
+    known = (
+        f"torch {torch.version} ({torch.source})"
+        if torch
+        else "torch>=2.3 (the torch version is not known: pin it or pass --assume-version torch==VERSION)"
+    )
     if ctx.config.framework == "torch" and autocast:
         return f"{known} counts emulation as support, so torch.autocast lets the run start and it runs emulated"
     if ctx.config.framework == "torch":
@@ -103,9 +107,9 @@ def bf16_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     Finds bf16 in the plan on a device without native bf16.
 
     ## What it does
-    Finds bf16 anywhere in the resolved plan (autocast, load dtype, trainable weights)
-    and a device the run computes on whose compute capability is below 8.0 (pre-Ampere
-    NVIDIA: V100, T4, TITAN RTX, GTX 10xx...).
+    Finds bf16 anywhere in the resolved plan (autocast, load dtype, trainable weights,
+    a 4-bit base's `bnb_4bit_compute_dtype`) and a device the run computes on whose
+    compute capability is below 8.0 (pre-Ampere NVIDIA: V100, T4, TITAN RTX, GTX 10xx...).
 
     ## Why is this bad?
     From torch 2.3.0, `torch.cuda.is_bf16_supported()` falls back to allocating a bf16
@@ -113,7 +117,9 @@ def bf16_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     T4; 2.4.0 named that `including_emulation=True`, the default. Up to 2.2.2 it returned
     `major >= 8 and cuda >= 11`, so transformers stopped such runs at start ("Your setup
     doesn't support bf16/gpu."). The message names which case applies when the torch
-    version is known. From 2.3 the frameworks that rely on it (transformers' "Your setup doesn't support
+    version is known. LLaMA-Factory's `pure_bf16` leaves `TrainingArguments.bf16` False:
+    with torch < 2.3 it is LLaMA-Factory that stops the run (PC713), not transformers.
+    From 2.3 the frameworks that rely on it (transformers' "Your setup doesn't support
     bf16/gpu", accelerate's "bf16 mixed precision requires PyTorch >= 1.10 and a
     supported device") do not stop the run. What follows is emulated bf16: matmuls
     without tensor cores at a fraction of fp16 speed, and Triton kernels (torch.compile,
@@ -132,17 +138,26 @@ def bf16_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     fp16 mixed precision (fp32 master weights, fp16 autocast, dynamic loss scaling), or
     fp32. The fix names the key that put bf16 into the plan.
     """
-    if not ctx.plan.uses_bf16:
+    config = ctx.config
+    compute = config.quant_compute_dtype if config.quantization_bits is not None else None
+    quant_bf16 = compute is not None and compute.value == "bfloat16" and compute.origin.in_file
+    if not ctx.plan.uses_bf16 and not quant_bf16:
         return
     lacking = [d for d in used_devices(ctx) if not d.bf16]
     if not lacking:
         return
-    origin = _bf16_origin(ctx)
+    pure = config.pure_bf16
+    if config.framework == "llamafactory" and pure is not None and pure.value is True:
+        flag = config.bf16
+        if (flag is None or not flag.value) and not frameworks_see_bf16(ctx.hardware, ctx.versions)[0]:
+            return  # TrainingArguments.bf16 is False: LLaMA-Factory itself refuses pure_bf16 (PC713)
+    origin = _bf16_origin(ctx) if ctx.plan.uses_bf16 or compute is None else compute.origin
     names = devices_label(lacking)
     source = f" (from {origin})" if origin.kind != "file" else ""
     yield Finding(
         anchor(ctx.config.path, origin),
-        f"the plan uses bf16{source}, but {names} has no native bf16 (needs sm_80+); {_what_happens(ctx)}",
+        f"the plan uses bf16{source}, but {names} has no native bf16 (needs sm_80+); {_what_happens(ctx)}"
+        + unknown_version_note(origin),
         _switch_to_fp16(ctx),
     )
 

@@ -69,11 +69,12 @@ from ..dialects.base import to_bool, to_float, to_int
 from ..dialects.lightning import ALIASES, MODES, alias_warning, setting, unify
 from ..dialects.llama_factory import is_v1
 from ..dtypes import parse_dtype
+from ..facts import quote, span
 from ..provenance import Sourced
 from ..resolve.common import frameworks_see_bf16
 from ..resolve.lightning import NEMO_PLUGIN_INPUTS, flavour
 from ..resolve.llama_factory import megatron_backend
-from ..versions import VersionInfo, VersionRange, version_key
+from ..versions import VersionInfo, version_key
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
 from .device import used_devices
 
@@ -122,10 +123,13 @@ def _torchtune_dtype(config: TrainingConfig) -> Sourced[str] | None:
 @rule("PC701", "torchtune-fp16-rejected", Severity.ERROR, fix_safety=FixSafety.UNSAFE, frameworks=("torchtune",))
 def torchtune_fp16_rejected(ctx: Context) -> Iterator[Finding]:
     """
-    Finds `dtype: fp16` in a torchtune config: every training recipe refuses it at start.
+    Finds `dtype: fp16` in a torchtune training config: every training recipe refuses it at start.
 
     ## What it does
-    Reports a torchtune recipe config whose `dtype` is `fp16`.
+    Reports a torchtune config with an `optimizer` (what every training recipe builds)
+    whose `dtype` is `fp16`. The generation, evaluation and quantization recipes
+    (`generate.py:39`, `eleuther_eval.py:454`, `quantize.py:50`@0.6.1) take fp16 and are
+    not reported: their configs (torchtune's own `generation.yaml`) have no optimizer.
 
     ## Why is this bad?
     torchtune trains in `dtype` itself, with no autocast and no loss scaling, so its recipes
@@ -134,7 +138,8 @@ def torchtune_fp16_rejected(ctx: Context) -> Iterator[Finding]:
     (full_finetune_single_device/distributed, lora_finetune_distributed, the DPO, PPO and QAT
     recipes) or `ValueError: fp16 precision is not supported in this recipe. Please use fp32
     or bf16.` (lora_finetune_single_device, lora_dpo_single_device, knowledge_distillation_*)
-    (pytorch/torchtune `recipes/*.py`, every release from 0.1 to main).
+    (pytorch/torchtune `recipes/full_finetune_single_device.py:126@0.6.1`,
+    `recipes/lora_finetune_single_device.py:132@0.6.1`).
 
     ## Example
     ```yaml
@@ -150,16 +155,15 @@ def torchtune_fp16_rejected(ctx: Context) -> Iterator[Finding]:
     numerics, so the fix is marked unsafe.
     """
     item = _torchtune_dtype(ctx.config)
-    if item is None or item.value != "fp16":
-        return
+    if item is None or item.value != "fp16" or "optimizer" not in ctx.config.keys:
+        return  # no optimizer: generate / eleuther_eval / quantize, which take fp16
     bf16 = _all_bf16(ctx)
     value, why = ("fp32", "the GPUs have no native bf16") if bf16 is False else ("bf16", "bf16 where the GPU has it")
     yield Finding(
         item.origin,
         "`dtype: fp16` is refused by every torchtune training recipe at start: "
-        '"full fp16 training is not supported with this recipe. Please use bf16 or fp32 instead." '
-        '(single-device LoRA/DPO and distillation recipes: "fp16 precision is not supported in this recipe. '
-        'Please use fp32 or bf16.")',
+        f'"{quote("torchtune.full_fp16_refused")}" (single-device LoRA/DPO and distillation recipes: '
+        f'"{quote("torchtune.fp16_refused")}")',
         Fix(f"train in {value} ({why}; fp32 otherwise)", edits_for(item, ctx.config.path, value)),
     )
 
@@ -211,9 +215,9 @@ def torchtune_dtype_spelling(ctx: Context) -> Iterator[Finding]:
 # --- Lightning, LitGPT, NeMo ----------------------------------------------------------------
 
 #: "16-true", "bf16-true", "transformer-engine[-float16]" from 2.1.0
-LIGHTNING_HALF_TRUE = VersionRange("lightning", "2.1.0")
+LIGHTNING_HALF_TRUE = span("lightning.half_true")
 #: the ``-mixed``/``-true`` names from 2.0.0 (#16783); apex removed in 2.0.0 (#16149)
-LIGHTNING_2 = VersionRange("lightning", "2.0.0")
+LIGHTNING_2 = span("lightning.unified_names")
 ALLOWED = (*MODES, 64, 32, 16, "64", "32", "16", "bf16")
 ALLOWED_2_0 = ("16-mixed", "bf16-mixed", "32-true", "64-true", 64, 32, 16, "64", "32", "16", "bf16")
 #: Lightning 2.x name → the 1.x spelling of the same mode
@@ -316,6 +320,23 @@ def _invalid_precision(ctx: Context, raw: str) -> tuple[str, str | None] | None:
     return None
 
 
+def _bf16_mixed_plugin_scaler(config: TrainingConfig) -> Iterator[Finding]:
+    """``MixedPrecision(precision="bf16-mixed", scaler=...)``: the plugin refuses the scaler."""
+    item, scaler = config.precision, config.grad_scaler
+    if item is None or scaler is None or not scaler.value or not scaler.origin.in_file:
+        return
+    if "MixedPrecision plugin" not in str(item.origin.detail) or unify(str(item.value)) != "bf16-mixed":
+        return
+    yield Finding(
+        scaler.origin,
+        f'a MixedPrecision plugin with `precision: {item.value}` is given a `scaler`: Lightning raises "'
+        + quote("lightning.bf16_mixed_no_scaler").replace("{scaler}", "...")
+        + '" before training (bf16 needs no loss scaling)',
+        Fix("remove the `scaler` argument (16-mixed is the mode that uses one)"),
+        related=(item.origin,),
+    )
+
+
 @rule("PC703", "lightning-invalid-precision", Severity.ERROR, fix_safety=FixSafety.UNSAFE, frameworks=("lightning",))
 def lightning_invalid_precision(ctx: Context) -> Iterator[Finding]:
     """
@@ -337,6 +358,9 @@ def lightning_invalid_precision(ctx: Context) -> Iterator[Finding]:
     Allowed precision values: ('transformer-engine', 'transformer-engine-float16', '16-true',
     '16-mixed', 'bf16-true', 'bf16-mixed', '32-true', '64-true', 64, 32, 16, '64', '32',
     '16', 'bf16')`. Lightning 1.x raised `MisconfigurationException` with its own list.
+    A `MixedPrecision` plugin in `trainer.plugins` with `precision: bf16-mixed` and a
+    `scaler` is refused by its constructor: `` `precision='bf16-mixed'` does not use a
+    scaler, found ...`` (`lightning/pytorch/plugins/precision/amp.py:56@2.6.4`).
 
     ## Example
     ```yaml
@@ -355,6 +379,7 @@ def lightning_invalid_precision(ctx: Context) -> Iterator[Finding]:
     in pure half precision instead, so the choice is marked unsafe.
     """
     config = ctx.config
+    yield from _bf16_mixed_plugin_scaler(config)
     item = _precision(config)
     if item is None or _litgpt_bnb(config) is not None:
         return
@@ -790,7 +815,7 @@ def nemo_fsdp_fp8(ctx: Context) -> Iterator[Finding]:
 # --- axolotl --------------------------------------------------------------------------------
 
 #: 0.10.0: TrainingArguments ``bf16 = cfg.bf16 or cfg.bfloat16`` (0.9.x: ``cfg.bf16``)
-AXOLOTL_BFLOAT16_AUTOCASTS = VersionRange("axolotl", "0.10.0")
+AXOLOTL_BFLOAT16_AUTOCASTS = span("axolotl.bfloat16_autocasts")
 
 
 @rule("PC710", "axolotl-float16-ignored", Severity.WARNING, fix_safety=FixSafety.SAFE, frameworks=("axolotl",))
@@ -894,7 +919,7 @@ def axolotl_fp16_with_bfloat16(ctx: Context) -> Iterator[Finding]:
     yield Finding(
         config.fp16.origin,
         "`fp16: true` with `bfloat16: true`: axolotl passes TrainingArguments fp16=True and bf16=True "
-        '(bf16 = bf16 or bfloat16), which raises "ValueError: At most one of fp16 and bf16 can be True, but not both"',
+        f'(bf16 = bf16 or bfloat16), which raises "ValueError: {quote("transformers.fp16_and_bf16")}"',
         Fix("drop fp16 (bfloat16: true already trains in bf16)", edits_for(config.fp16, config.path, False)),
         related=(config.pure_bf16.origin,),
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..facts import quote
 from ..hardware import Device, devices_label
 from .base import Context, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
 from .device import used_devices
@@ -54,12 +55,9 @@ def tf32_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     below 8.0 (V100, T4, TITAN RTX, GTX 10xx).
 
     ## Why is this bad?
-    TrainingArguments' `__post_init__` checks `is_torch_tf32_available()` and stops the
-    run: transformers 4.x raises `ValueError: --tf32 requires Ampere or a newer GPU arch,
-    cuda>=11 and torch>=1.7`. transformers 5.x raises a `ValueError` from the same
-    branch whose text, in 5.23.0, is a copy of the unrelated
-    `--load_best_model_at_end requires the saving steps to be a round multiple of the
-    evaluation steps` message, which sends users looking in the wrong place.
+    TrainingArguments checks `is_torch_tf32_available()` and stops the run with
+    `ValueError: --tf32 requires Ampere or a newer GPU arch, cuda>=11 and torch>=1.7`, in
+    4.x (`__post_init__`) and 5.x alike (`training_args.py:1682@5.23.0`).
 
     ## Example
     ```yaml
@@ -81,7 +79,8 @@ def tf32_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
         names = devices_label(lacking)
         yield Finding(
             anchor(ctx.config.path, tf32.origin),
-            f"`tf32: true` on {names}, which has no TF32 (needs sm_80+): TrainingArguments raises ValueError at start",
+            f"`tf32: true` on {names}, which has no TF32 (needs sm_80+): TrainingArguments raises "
+            f'ValueError("{quote("transformers.tf32_unsupported")}") at start',
             Fix("turn TF32 off", edits_for(tf32, ctx.config.path, False)),
         )
 

@@ -12,14 +12,10 @@ Sources (each rule's docstring names what it relies on):
   ``runtime/fp16/fused_optimizer.py`` ``FP16_Optimizer.step`` skips a step whose fp16 gradients
   overflow ("Overflow detected. Skipping step.") and ``_update_scale`` with a static scale only
   logs "Grad overflow on iteration: %s" / "Using static loss scale of: %s".
-  ``runtime/precision_config.py`` ``DeepSpeedFP16Config``: ``loss_scale`` 0 means dynamic; PR #7889
-  (merged 2026-03-06) rejects a negative or non-finite ``loss_scale`` ("fp16.loss_scale must be >= 0
-  (0 enables dynamic loss scaling)", "fp16.loss_scale must be a finite number (not inf/-inf/nan)"),
-  "This prevents invalid configs from silently initializing and causing NaNs during training";
-  PR #8050 (merged 2026-06-06) rejects ``loss_scale_window`` and ``min_loss_scale`` <= 0
-  ("fp16.loss_scale_window must be > 0"): before it, ``loss_scale_window: 0`` "raises
-  ``ZeroDivisionError`` mid-training" and ``min_loss_scale <= 0`` "collapses dynamic loss scaling".
-  Which release first ships each check is not verified.
+  ``runtime/precision_config.py`` ``DeepSpeedFP16Config``: ``loss_scale`` 0 means dynamic; from
+  0.18.8 a negative or non-finite ``loss_scale`` is refused while parsing, from 0.19.3
+  ``loss_scale_window``/``min_loss_scale`` <= 0 only with fp16 on and ``loss_scale`` 0 (the
+  boundaries and messages are facts in ``data/facts.json``).
 """
 
 from __future__ import annotations
@@ -29,6 +25,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..config import TrainingConfig
+from ..facts import quote, span
 from ..provenance import Sourced
 from ..resolve.deepspeed import raw
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
@@ -181,32 +178,35 @@ def ds_static_loss_scale(ctx: Context) -> Iterator[Finding]:
 # --- PC407 ------------------------------------------------------------------------------------
 
 
-def _invalid(ds: TrainingConfig) -> Iterator[tuple[Sourced[Any], str, str, Any]]:
-    """(setting, what DeepSpeed says, what older releases did, the valid value to use)."""
+def _invalid(ctx: Context, ds: TrainingConfig) -> Iterator[tuple[Sourced[Any], str, Any]]:
+    """(setting, what goes wrong in the run's DeepSpeed release, the valid value to use)."""
+    fp16_on = ctx.plan.loss_scaling.value in ("dynamic", "static")  # DeepSpeed scales only in fp16
     scale = ds.loss_scale
     if scale is not None and scale.origin.in_file:
         value = _number(scale.value)
         if value is not None and (value < 0 or not math.isfinite(value)):
-            message = (
-                "fp16.loss_scale must be >= 0 (0 enables dynamic loss scaling)"
-                if math.isfinite(value)
-                else "fp16.loss_scale must be a finite number (not inf/-inf/nan)"
-            )
-            yield (
-                scale,
-                message,
-                "releases before PR #7889 accepted it as a static scale, which the PR describes as "
-                '"silently initializing and causing NaNs during training"',
-                0,
-            )
+            refused, known = ctx.versions.holds(span("deepspeed.loss_scale_negative"))
+            fact_id = "deepspeed.loss_scale_negative" if math.isfinite(value) else "deepspeed.loss_scale_finite"
+            if refused:
+                yield scale, f'DeepSpeed refuses the config ("{quote(fact_id)}", DeepSpeedFP16Config) [{known}]', 0
+            elif fp16_on:
+                yield scale, f"DeepSpeed takes it as a static fp16 loss scale: the loss turns NaN [{known}]", 0
+    dynamic = fp16_on and (scale is None or _number(scale.value) == 0)
+    if not dynamic:
+        return  # only DynamicLossScaler (fp16, loss_scale 0) reads the window and the floor
     for key, default, before in (
-        ("loss_scale_window", 1000, "`stable_interval % self.scale_window` raises ZeroDivisionError mid-training"),
+        ("loss_scale_window", 1000, "DynamicLossScaler.update_scale divides by it (ZeroDivisionError mid-training)"),
         ("min_loss_scale", 1, "a floor at or below 0 collapses dynamic loss scaling"),
     ):
         item = raw(ds, f"fp16.{key}")
         value = _number(item.value) if item is not None else None
-        if item is not None and value is not None and (value <= 0 or not math.isfinite(value)):
-            yield item, f"fp16.{key} must be > 0", f"releases before PR #8050 accepted it: {before}", default
+        if item is None or value is None or (value > 0 and math.isfinite(value)):
+            continue
+        refused, known = ctx.versions.holds(span(f"deepspeed.{key}"))
+        if refused:
+            yield item, f'DeepSpeed refuses the config ("{quote(f"deepspeed.{key}")}") [{known}]', default
+        else:
+            yield item, f"{before} [{known}]", default
 
 
 @rule("PC407", "ds-invalid-loss-scaler", Severity.ERROR, fix_safety=FixSafety.UNSAFE)
@@ -215,17 +215,21 @@ def ds_invalid_loss_scaler(ctx: Context) -> Iterator[Finding]:
     Finds DeepSpeed fp16 loss-scaler values that cannot work: a negative scale, a zero window.
 
     ## What it does
-    Reports, in a DeepSpeed config, an `fp16.loss_scale` below 0 or not finite, and an
-    `fp16.loss_scale_window` or `fp16.min_loss_scale` at or below 0.
+    Reports, in a DeepSpeed config, an `fp16.loss_scale` below 0 or not finite (from 0.18.8
+    whether or not fp16 is on; before, only in an fp16 run), and an `fp16.loss_scale_window`
+    or `fp16.min_loss_scale` at or below 0 in an fp16 run with dynamic scaling
+    (`loss_scale: 0`), the only place DeepSpeed reads them.
 
     ## Why is this bad?
-    DeepSpeed (`runtime/precision_config.py`, `DeepSpeedFP16Config`) now refuses such a file
-    while parsing it, whether or not fp16 is enabled: `fp16.loss_scale must be >= 0 (0
-    enables dynamic loss scaling)` (PR #7889, merged March 2026) and `fp16.loss_scale_window
-    must be > 0` (PR #8050, merged June 2026). Releases before those checks accepted the
-    values and failed later: a negative or infinite static scale leads to NaN losses, and
-    `loss_scale_window: 0` makes `DynamicLossScaler.update_scale` divide by zero
-    (`stable_interval % self.scale_window`) in the middle of training.
+    From 0.18.8 `DeepSpeedFP16Config._validate_loss_scale` refuses a negative or non-finite
+    scale while parsing the file: "fp16.loss_scale must be >= 0 (0 enables dynamic loss
+    scaling)" (`runtime/precision_config.py:130@0.18.8`); before, it was a static scale that
+    turns the loss into NaN. From 0.19.3 `_validate_dynamic_loss_scale_params` checks the
+    window and the floor `if self.enabled and self.loss_scale == 0`
+    (`runtime/precision_config.py:188-196@0.19.3`): "fp16.loss_scale_window must be > 0 when
+    dynamic loss scaling is enabled (loss_scale=0)"; before, `DynamicLossScaler.update_scale`
+    divides by the window (`stable_interval % self.scale_window`) in the middle of training.
+    Static scaling and bf16/fp32 runs never read either value.
 
     ## Example
     ```json
@@ -243,12 +247,11 @@ def ds_invalid_loss_scaler(ctx: Context) -> Iterator[Finding]:
     ds = _deepspeed(ctx)
     if ds is None:
         return
-    for item, message, before, valid in _invalid(ds):
+    for item, what, valid in _invalid(ctx, ds):
         key = item.origin.key or "fp16"
         shown = f"{item.value:g}" if isinstance(item.value, float) else str(item.value)
         yield Finding(
             anchor(ds.path, item.origin),
-            f"`{key}: {shown}` is not a usable loss-scaler setting: DeepSpeed refuses the config "
-            f'("{message}", DeepSpeedFP16Config); {before}',
+            f"`{key}: {shown}` is not a usable loss-scaler setting: {what}",
             Fix(f"use {valid} (DeepSpeed's default)", edits_for(item, ds.path, valid)),
         )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..facts import quote, span
 from ..models import family_of
 from ..resolve.ms_swift import OVERRIDES_FLAGS
-from ..versions import VersionRange
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, edits_for, rule, written
 from .device import flag_edit, used_devices
 
@@ -93,6 +93,23 @@ def _to_bf16_edits(ctx: Context) -> list[Edit]:
     return edits
 
 
+def _bf16_weights_under_fp16_autocast(ctx: Context) -> Iterator[Finding]:
+    """Weights the file itself loads in bf16, computed under fp16 autocast (H2O LLM Studio)."""
+    config, plan = ctx.config, ctx.plan
+    load = plan.load_dtype
+    written_bf16 = load.value == "bfloat16" and load.origin.kind == "file" and load.origin.path == config.path
+    # bf16 gradients under the GradScaler are PC404's crash, not this
+    if written_bf16 and plan.autocast_dtype.value == "float16" and plan.grad_dtype.value != "bfloat16":
+        yield Finding(
+            load.origin,
+            f"the weights are loaded in bf16 (`{load.origin.key or 'dtype'}`) and computed under fp16 autocast: "
+            "each op casts them to fp16, and a model run in bf16 can overflow fp16's maximum of 65504 "
+            '(NaN losses; H2O LLM Studio stops with "NaN caught in loss during training")',
+            Fix("autocast in bf16 to match the weights (or load them in float32 for fp16 AMP)"),
+            related=(plan.autocast_dtype.origin,) if plan.autocast_dtype.origin.in_file else (),
+        )
+
+
 @rule("PC202", "fp16-on-bf16-model", Severity.WARNING, fix_safety=FixSafety.UNSAFE)
 def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
     """
@@ -104,7 +121,9 @@ def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
     (`precheck.models`, each with the `torch_dtype` its publisher saved in `config.json`
     and where that was read), and reports fp16 autocast or fp16 weights for a family released in bfloat16
     (Llama 3, TinyLlama, Qwen2, Mistral). Llama 2 was released in float16 and is not
-    reported.
+    reported. Also reports weights the file loads in bf16 under fp16 autocast (H2O LLM
+    Studio `backbone_dtype: bfloat16` with `mixed_precision_dtype: float16` and LoRA:
+    `llm_studio/train.py` builds `autocast(dtype=float16)` over the bf16 backbone).
 
     ## Why is this bad?
     A bf16 checkpoint was trained with bf16's range (up to ~3.4e38); its activations can
@@ -126,17 +145,20 @@ def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
     `bf16: true` (and `fp16: false`) where every device supports bf16; otherwise keep
     fp16 with gradient clipping and dynamic loss scaling, or train in fp32.
     """
-    config = ctx.config
-    if config.model is None or not ctx.plan.uses_fp16:
+    config, plan = ctx.config, ctx.plan
+    if config.model is None or not plan.uses_fp16:
+        yield from _bf16_weights_under_fp16_autocast(ctx)
         return
     if config.model_dtype is not None:  # the local checkpoint's own config.json
         native, released = config.model_dtype.value, f"its config.json, {config.model_dtype.origin.location()}"
     else:
         family = family_of(str(config.model.value))
         if family is None:
+            yield from _bf16_weights_under_fp16_autocast(ctx)
             return
         native, released = family.native_dtype, f"{family.name} family"
     if native != "bfloat16":
+        yield from _bf16_weights_under_fp16_autocast(ctx)
         return
     item = ctx.plan.autocast_dtype if ctx.plan.autocast_dtype.value == "float16" else ctx.plan.load_dtype
     origin = item.origin if item.origin.in_file else config.model.origin
@@ -158,8 +180,8 @@ def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
 
 
 #: transformers 4.x TrainingArguments: ``half_precision_backend`` auto|apex|cpu_amp; gone in 5.0.0
-HAS_HALF_PRECISION_BACKEND = VersionRange("transformers", None, "5.0.0")
-NO_HALF_PRECISION_BACKEND = VersionRange("transformers", "5.0.0")
+HAS_HALF_PRECISION_BACKEND = span("transformers.half_precision_backend")
+NO_HALF_PRECISION_BACKEND = span("transformers.half_precision_backend_removed")
 
 
 @rule(
@@ -272,9 +294,12 @@ def fp16_and_bf16(ctx: Context) -> Iterator[Finding]:
     is not among them: its `resolve_dtype` turns fp16 off when bf16 is on.
 
     ## Why is this bad?
-    `TrainingArguments` rejects the pair before training (transformers 4.57 and 5.x
-    `training_args.py`): `ValueError: At most one of fp16 and bf16 can be True, but not
-    both`. Which one was meant is not in the file.
+    `TrainingArguments` rejects the pair before training (`training_args.py:1785@5.23.0`,
+    4.57 alike): `ValueError: At most one of fp16 and bf16 can be True, but not both`.
+    Which one was meant is not in the file. ms-swift 3.0.0 to 3.3.0.post1 never gets
+    there: `_init_torch_dtype` (`swift/llm/argument/base_args/model_args.py:100-115@3.2.2`)
+    rewrites both flags from `torch_dtype` (bf16 when `torch_dtype` is unset and both
+    flags are on), so one of the two flags is ignored silently, as in PC201.
 
     ## Example
     ```yaml
@@ -295,9 +320,25 @@ def fp16_and_bf16(ctx: Context) -> Iterator[Finding]:
         return
     keep_bf16 = ctx.hardware.known and all(d.bf16 for d in used_devices(ctx))
     drop = fp16 if keep_bf16 else bf16
+    later = bf16.origin.line and fp16.origin.line and bf16.origin.line > fp16.origin.line
+    where = bf16.origin if later else fp16.origin
+    message = f'`fp16` and `bf16` are both true: "{quote("transformers.fp16_and_bf16")}"'
+    if ctx.config.framework == "ms-swift":
+        rewrites, known = ctx.versions.holds(OVERRIDES_FLAGS)
+        dtype = ctx.config.torch_dtype
+        if rewrites:
+            wins = "float16" if dtype is not None and dtype.value in ("float16", "float32") else "bfloat16"
+            said = f"`{written(dtype)}`" if dtype is not None else "`torch_dtype` unset: bf16"
+            kept = "fp16" if wins == "float16" else "bf16"
+            message = (
+                f"`fp16` and `bf16` are both true: ms-swift rewrites both from torch_dtype ({said}), so the run "
+                f"trains in {kept} and the other flag is ignored silently [{known}]"
+            )
+        else:
+            message += f" [{known}]"
     yield Finding(
-        bf16.origin if bf16.origin.line and fp16.origin.line and bf16.origin.line > fp16.origin.line else fp16.origin,
-        '`fp16` and `bf16` are both true: "At most one of fp16 and bf16 can be True, but not both"',
+        where,
+        message,
         Fix(
             "keep bf16 (every device supports it)" if keep_bf16 else "keep fp16 (bf16 is not native on every device)",
             edits_for(drop, ctx.config.path, False),

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..resolve.common import PEFT_UPCASTS, is_adapter_training
+from ..resolve.common import PEFT_UPCASTS, is_adapter_training, quantized_base
 from ..resolve.h2o_llmstudio import SCALER_ALWAYS_ON
 from ..versions import VersionRange
-from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
+from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule, unknown_version_note
 
 
 @rule("PC401", "grad-scaler-fp16-gradients", Severity.ERROR, fix_safety=FixSafety.UNSAFE)
@@ -156,8 +156,10 @@ def fp16_lora_adapters_grad_scaler(ctx: Context) -> Iterator[Finding]:
 
     ## Why is this bad?
     Up to peft 0.11.1, `LoraLayer.update_layer` ran
-    `self.to(weight.device, dtype=weight.dtype)`: the adapters took the base layer's
-    float16. Their gradients are then fp16 and `GradScaler.unscale_` raises
+    `self.to(weight.device, dtype=weight.dtype)` when the base weight is floating point
+    (`peft/tuners/lora/layer.py:128-131@0.11.1`): the adapters took the base layer's
+    float16. A 4-bit, 8-bit or GPTQ base holds integer weights (`weight`/`qweight`), so its
+    adapters stay float32 and are not reported. Their gradients are then fp16 and `GradScaler.unscale_` raises
     `ValueError: Attempting to unscale FP16 gradients.` at the first step. peft 0.12.0
     added `get_peft_model(..., autocast_adapter_dtype=True)`, which upcasts fp16/bf16
     adapters to float32 (`tuners_utils._cast_adapter_dtype`).
@@ -179,6 +181,8 @@ def fp16_lora_adapters_grad_scaler(ctx: Context) -> Iterator[Finding]:
         return
     if not is_adapter_training(config, "lora" if config.quantization_bits else "full"):
         return
+    if quantized_base(config):
+        return  # an integer base weight: peft leaves the adapters in float32 (lora/layer.py:128-131@0.11.1)
     origin = anchor(config.path, plan.load_dtype.origin)
     edits = edits_for(config.torch_dtype, config.path, "float32")
     yield Finding(
@@ -249,6 +253,7 @@ def grad_scaler_bf16_gradients(ctx: Context) -> Iterator[Finding]:
     origin = anchor(config.path, plan.autocast_dtype.origin, plan.load_dtype.origin)
     yield Finding(
         origin,
-        f"fp16 mixed precision adds a GradScaler, and the bf16 gradients crash it: {crash}",
+        f"fp16 mixed precision adds a GradScaler, and the bf16 gradients crash it: {crash}"
+        + unknown_version_note(plan.load_dtype.origin, plan.grad_dtype.origin),
         Fix("keep fp32 master weights for fp16 AMP, or train in bf16 mixed precision instead", edits),
     )

@@ -50,6 +50,7 @@ from typing import Any
 
 from ..config import TrainingConfig
 from ..dialects.lightning import unify
+from ..facts import quote, span
 from ..provenance import Origin, Sourced
 from ..resolve.deepspeed import (
     ACCELERATE_IGNORED,
@@ -573,14 +574,16 @@ def ds_apex_amp_conflict(ctx: Context) -> Iterator[Finding]:
 
     ## What it does
     Reports `amp.enabled: true` in a DeepSpeed file whose ZeRO stage is above 0, or whose
-    `fp16`/`bf16` mode is on (after the launcher filled `"auto"`).
+    `fp16`/`bf16` mode is on (after the launcher filled `"auto"`). Every release refuses it:
+    see below. An `amp` key in any other form is PC613 (DeepSpeed 0.19.8 and later).
 
     ## Why is this bad?
-    `DeepSpeedEngine._do_optimizer_sanity_check` (`deepspeed/runtime/engine.py`) asserts
-    `AssertionError: Amp and ZeRO are not currently compatible, please use (legacy) fp16
-    mode which performs similar to amp opt_mode=O2` with ZeRO, and raises
-    `NotImplementedError: Cannot enable both amp with (legacy) fp16 or bfloat16 mode`
-    with fp16/bf16: the engine is never built.
+    Up to 0.19.7 `DeepSpeedEngine._do_optimizer_sanity_check`
+    (`runtime/engine.py:2260-2282@0.19.7`) asserts `Amp and ZeRO are not currently
+    compatible, please use (legacy) fp16 mode which performs similar to amp opt_mode=O2`
+    with ZeRO and raises `NotImplementedError: Cannot enable both amp with (legacy) fp16 or
+    bfloat16 mode` with fp16/bf16. From 0.19.8 `_reject_removed_config_keys`
+    (`runtime/config.py:88,136@0.19.8`) refuses the `amp` key itself. The engine is never built.
 
     ## Example
     ```json
@@ -592,8 +595,8 @@ def ds_apex_amp_conflict(ctx: Context) -> Iterator[Finding]:
     ```
 
     ## Fix
-    Turn apex AMP off and use DeepSpeed's own fp16 (or bf16) mode, which keeps fp32 master
-    weights like apex O2; or drop ZeRO.
+    Turn apex AMP off (from 0.19.8 delete the `amp` section) and use DeepSpeed's own fp16
+    (or bf16) mode, which keeps fp32 master weights like apex O2; or drop ZeRO.
     """
     ds = deepspeed_config(ctx)
     if ds is None:
@@ -616,10 +619,61 @@ def ds_apex_amp_conflict(ctx: Context) -> Iterator[Finding]:
             edits = (*edits, *edits_for(ds.fp16, ds.path, True))
         yield Finding(
             anchor(ds.path, amp.origin),
-            f"apex AMP (`{_key(amp)}`) cannot run here: {text} (_do_optimizer_sanity_check)",
+            f"apex AMP (`{_key(amp)}`) cannot run here: {text} (_do_optimizer_sanity_check; "
+            "from 0.19.8 the `amp` key itself is refused)",
             Fix("turn apex AMP off and use DeepSpeed's fp16/bf16 mode (fp32 master weights, like apex O2)", edits),
             related=(override.winner.origin,) if override.winner.origin.in_file else (),
         )
+
+
+@rule(
+    "PC613",
+    "ds-amp-key-removed",
+    Severity.ERROR,
+    versions=(span("deepspeed.amp_removed"),),
+    affects_latest=False,
+    fix_safety=FixSafety.UNSAFE,
+)
+def ds_amp_key_removed(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds an `amp` key in a DeepSpeed config, which DeepSpeed 0.19.8 and later refuse.
+
+    ## What it does
+    Reports a top-level `amp` section, enabled or not, with or without ZeRO, that PC606 has
+    not already reported. An error with DeepSpeed 0.19.8 or later; a warning when the
+    version is not known (every earlier release accepts the section when it is off or used
+    without ZeRO and fp16/bf16).
+
+    ## Why is this bad?
+    0.19.8 removed the apex integration: `_reject_removed_config_keys`
+    (`runtime/config.py:88,136@0.19.8`) raises `DeepSpeedConfigError: NVIDIA Apex AMP
+    integration has been removed. Use DeepSpeed 'fp16', 'bf16', or 'torch_autocast'
+    instead.` while reading the config, before anything is built.
+
+    ## Example
+    ```json
+    {"amp": {"enabled": false}, "fp16": {"enabled": true}}
+    ```
+    Use instead:
+    ```json
+    {"fp16": {"enabled": true}}
+    ```
+
+    ## Fix
+    Delete the `amp` section; use DeepSpeed's fp16 (or bf16) mode.
+    """
+    ds = deepspeed_config(ctx)
+    if ds is None:
+        return
+    section = ds.setting("amp")
+    if section is None or not section.origin.in_file or any(o.field == "amp" for o in ctx.plan.overrides):
+        return
+    yield Finding(
+        anchor(ds.path, section.origin),
+        f'`amp` is refused while DeepSpeed reads the config: "{quote("deepspeed.amp_removed")}" '
+        "(_reject_removed_config_keys)",
+        Fix("delete the `amp` section; use DeepSpeed's fp16/bf16 mode (fp32 master weights, like apex O2)"),
+    )
 
 
 # --- PC607 --------------------------------------------------------------------------------
@@ -669,8 +723,9 @@ def ds_bf16_grad_accumulation(ctx: Context) -> Iterator[Finding]:
 
     ## Fix
     With ZeRO set `data_types.grad_accum_dtype: fp32` (every stage accepts it since
-    PR #2847; ZeRO-1 without offload then uses `BF16_Optimizer`). Without ZeRO,
-    DeepSpeed 0.17.6+ refuses fp32 accumulation for a bf16 model ("unsupported mix"), so
+    PR #2847; ZeRO-1 without offload then uses `BF16_Optimizer`). Without ZeRO, DeepSpeed
+    accepts it through 0.18.4 (`BF16_Optimizer`, `runtime/engine.py:1476-1477@0.18.4`) and
+    refuses it from 0.18.5 ("unsupported mix", `runtime/engine.py:1498-1499@0.18.5`): there
     use ZeRO stage 1. Costs 4 bytes per parameter of gradient memory.
     """
     ds = deepspeed_config(ctx)
@@ -694,7 +749,8 @@ def ds_bf16_grad_accumulation(ctx: Context) -> Iterator[Finding]:
         'each addition rounds to 8 significant bits, and DeepSpeed itself warns that "BF16 gradient accumulation is '
         'not safe numerically with large number of accumulation steps"',
         Fix(
-            "accumulate in fp32: `data_types.grad_accum_dtype: fp32` with ZeRO (ZeRO stage 1 if the run has none)",
+            "accumulate in fp32: `data_types.grad_accum_dtype: fp32` (without ZeRO only on deepspeed<0.18.5; "
+            "from 0.18.5 add ZeRO stage 1)",
             edits,
         ),
         related=(steps.origin,) if steps.origin.in_file and steps.origin != origin else (),
@@ -771,15 +827,16 @@ def ds_grad_accum_dtype_unsupported(ctx: Context) -> Iterator[Finding]:
     ## What it does
     Reports `data_types.grad_accum_dtype` differing from the model dtype (fp16/bf16/fp32
     mode) in a DeepSpeed run without ZeRO, where the engine has no optimizer for the mix
-    (bf16 with fp32 accumulation was accepted up to 0.17.5).
+    (bf16 with fp32 accumulation is accepted through 0.18.4).
 
     ## Why is this bad?
     `DeepSpeedEngine._do_optimizer_sanity_check` (`deepspeed/runtime/engine.py`) picks an
     optimizer wrapper by dtype pair and raises `NotImplementedError: unsupported mix of
     model_dtype=torch.bfloat16 and grad_accum_dtype=torch.float32` (0.17.6+; older:
     "unsupported mix of model dtype and gradient accumulation type") for any pair it lacks.
-    From 0.17.6 (PR #7515) bf16 without ZeRO runs the fp16 wrapper with bf16 gradients, so
-    the fp32 accumulation of the old `BF16_Optimizer` is only reachable through ZeRO stage 1.
+    bf16 with fp32 accumulation keeps its `BF16_Optimizer` branch through 0.18.4
+    (`runtime/engine.py:1476-1477@0.18.4`); 0.18.5 removed it (`runtime/engine.py:1498-1499@0.18.5`),
+    so there it is only reachable through ZeRO stage 1.
 
     ## Example
     ```json

@@ -341,6 +341,7 @@ class _Runs:
     def _unsloth(self, loader: Call, keys: dict[str, Node]) -> None:
         """``FastLanguageModel.from_pretrained``: dtype None → bf16 where supported, else fp16; 4-bit by default."""
         args = loader.args
+        self._put(keys, "use_unsloth", self._filled(loader, True, named=True))  # its loader forces fp32 (PC209)
         full = args.get("full_finetuning")
         if full is not None and full.value is True:
             self._put(keys, "use_peft", Arg(False, full.key, full.key_at, full.at, full.raw))
@@ -382,6 +383,10 @@ class _Runs:
         for call in self.collector.calls:
             if call.kind == "peft":
                 self._put(root, "use_peft", self._filled(call, True, named=True))
+                checkpointing = call.args.get("use_gradient_checkpointing")  # Unsloth: True or "unsloth"
+                if checkpointing is not None and checkpointing.value in (True, "unsloth"):
+                    c = checkpointing
+                    self._put(root, "gradient_checkpointing", Arg(True, c.key, c.key_at, c.at, c.raw))
                 return
             peft = call.args.get("peft_config") if call.kind == "trainer" else None
             if peft is not None and peft.value is not None:
