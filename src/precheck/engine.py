@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from . import dialects, resolve, sources
+from .bounded_read import read_bytes
 from .config import TrainingConfig
 from .discovery import iter_files
 from .errors import FileTooLarge, InputError, InternalError
@@ -125,6 +126,9 @@ def check(
         report.files.append(result)
         try:
             if os.path.isdir(file):
+                if not named:  # below discovery.MAX_DEPTH
+                    result.skipped = "a folder too deep to search"
+                    continue
                 raise InputError(shown, "this folder cannot be read")
             documents = sources.load_runs(file, shown, hardware) if command is None else _command_runs(command)
             if not documents:
@@ -232,8 +236,7 @@ def for_run(hardware: Hardware, config: TrainingConfig) -> Hardware:
 
 def _looks_like_training_config(file: Path) -> bool:
     try:
-        with file.open("rb") as handle:
-            head = handle.read(256 * 1024).decode("utf-8", errors="replace")
+        head = read_bytes(file)[: 256 * 1024].decode("utf-8", errors="replace")
     except OSError:
         return True
     return bool(_CONFIG_WORDS.search(head))

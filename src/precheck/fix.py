@@ -38,6 +38,7 @@ from typing import Any
 
 import yaml
 
+from .bounded_read import read_bytes
 from .errors import InputError
 from .rules import RULES
 from .rules.base import Edit, Finding, FixSafety
@@ -743,7 +744,7 @@ class SourceFile:
     @classmethod
     def read(cls, path: str) -> SourceFile:
         try:
-            data = Path(path).read_bytes()
+            data = read_bytes(path)
         except OSError as exc:
             raise FixError(f"cannot read {path}: {exc.strerror or exc}") from None
         bom = data.startswith(b"\xef\xbb\xbf")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from .bounded_read import read_text
 from .errors import UsageError
 from .paths import clear as clear_paths
 from .paths import resolved, working_folder
@@ -209,8 +210,8 @@ def _metadata_version(where: Path) -> str | None:
     itself), parsed as the email parser importlib.metadata uses reads it."""
     for candidate in (where / "METADATA", where / "PKG-INFO", where):
         try:
-            text = candidate.read_text(encoding="utf-8")
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+            text = read_text(candidate, errors="strict")
+        except (OSError, UnicodeDecodeError):  # missing, a folder, a FIFO, too large: no answer
             continue
         if text:
             return _header(text, "version")
