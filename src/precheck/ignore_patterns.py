@@ -16,6 +16,7 @@ unclosed ``[``, a trailing ``\\``) matches nothing, as in git, and is reported o
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -25,7 +26,7 @@ from .bounded_read import read_text
 _LITERAL, _ONE, _STAR, _CLASS, _DIRS, _ALL = range(6)
 
 #: POSIX classes git's wildmatch knows inside brackets
-_CLASSES = {
+_CLASSES: dict[str, Callable[[str], bool]] = {
     "alnum": str.isalnum,
     "alpha": str.isalpha,
     "blank": lambda c: c in " \t",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..engine import Report
+from ..escape import printable
 from ..rules.base import Finding, Severity
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -14,8 +15,8 @@ def _plural(n: int, word: str) -> str:
 
 def finding_lines(finding: Finding) -> tuple[str, str | None]:
     origin = finding.origin
-    head = f"{origin.location()}: {finding.rule} {finding.severity} {finding.message}"
-    return head, f"  help: {finding.fix.text()}" if finding.fix else None
+    head = printable(f"{origin.location()}: {finding.rule} {finding.severity} {finding.message}")
+    return head, printable(f"  help: {finding.fix.text()}") if finding.fix else None
 
 
 def summary(report: Report) -> str:
@@ -36,20 +37,20 @@ def summary(report: Report) -> str:
     hardware = report.hardware
     source = getattr(report, "hardware_from", None) or ("--gpu" if hardware.source == "profile" else hardware.source)
     target = hardware.describe() + (f", from {source}" if hardware.known else "")
-    return f"{', '.join(parts)} {where}; hardware: {target}"
+    return printable(f"{', '.join(parts)} {where}; hardware: {target}")
 
 
 def render_plain(report: Report) -> list[str]:
     lines: list[str] = []
     for error in report.errors:
-        lines.append(f"{error}")
+        lines.append(printable(f"{error}"))
     for finding in report.findings:
         head, help_line = finding_lines(finding)
         lines.append(head)
         if help_line:
             lines.append(help_line)
     if report.hardware_note:
-        lines.append(f"info: {report.hardware_note}")
+        lines.append(printable(f"info: {report.hardware_note}"))
     lines.append(summary(report))
     return lines
 
@@ -59,7 +60,10 @@ def print_report(report: Report, color: bool) -> None:
         print("\n".join(render_plain(report)))
         return
     from rich.console import Console
-    from rich.markup import escape
+    from rich.markup import escape as rich_escape
+
+    def escape(text: str) -> str:
+        return rich_escape(printable(text))
 
     console = Console(highlight=False, soft_wrap=True)
     for error in report.errors:

@@ -149,9 +149,15 @@ _SPECIAL = set("@*#?$!-0123456789")
 _ANSI = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "v": "\v"}
 
 
+#: ``${X:-${Y:-...}}`` nested deeper than this is an input error (real scripts nest two or three)
+MAX_NESTING = 50
+
+
 class Lexer:
-    def __init__(self, path: str, src: Src, text: str):
+    def __init__(self, path: str, src: Src, text: str, depth: int = 0):
         self.path = path
+        #: how many ``${X:-...}`` this lexer's text sits inside
+        self.depth = depth
         self.src = src
         #: the whole file's text, for line/column of error messages
         self.text = text
@@ -465,7 +471,9 @@ class Lexer:
         op = next((o for o in (":-", ":=", ":+", ":?", "-", "=", "+", "?") if text.startswith(o, i)), None)
         if op is None:
             return Param(name, "other", None, index, quoted, raw)
-        sub = Lexer(self.path, self.src.slice(i + len(op), inner_end), self.text)
+        if self.depth >= MAX_NESTING:
+            raise self.error(f"parameter expansions nested deeper than {MAX_NESTING} levels; not read", start)
+        sub = Lexer(self.path, self.src.slice(i + len(op), inner_end), self.text, self.depth + 1)
         arg = sub.default_word(quoted)
         return Param(name, op, arg, index, quoted, raw)
 
