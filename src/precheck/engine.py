@@ -20,7 +20,7 @@ from .references import attach
 from .resolve.plan import PrecisionPlan
 from .rules import RULES
 from .rules.base import Context, Finding, Rule, Severity
-from .versions import VersionInfo, Versions, clear_caches, collect
+from .versions import VersionInfo, Versions, check_interpreter, clear_caches, collect
 
 DEVICE_VARIABLES = ("CUDA_DEVICE_ORDER", *VISIBILITY_AMD)
 
@@ -117,7 +117,11 @@ def check(
             "no GPU found: rules that need the target hardware were skipped; "
             "name it with --gpu (e.g. --gpu A100-80GB) or --hardware FILE"
         )
+    if python is not None:  # a bad --python is one error, before any file
+        check_interpreter(python)
     settled = 0
+    #: files other configs name that could not be read: reported once each, at the end
+    broken: list[InputError] = []
     # ``command``: a command line instead of files (``precheck -- CMD``), shown as ``<command line>``
     items = iter_files(list(paths), exclude) if command is None else iter(_command_line())
     for file, shown, named in items:
@@ -140,7 +144,16 @@ def check(
                     report.files.append(result)
                 result.label = document.label
                 result.findings = _check_document(
-                    file, document, result, hardware, environment, active, assumed_versions or {}, python, deep=deep
+                    file,
+                    document,
+                    result,
+                    hardware,
+                    environment,
+                    active,
+                    assumed_versions or {},
+                    python,
+                    deep=deep,
+                    broken=broken,
                 )
         except InputError as error:
             too_large = isinstance(error, FileTooLarge)  # a dataset or tokenizer found by a folder search
@@ -152,6 +165,11 @@ def check(
             if debug:
                 raise
             result.internal = InternalError(shown, error)
+    reported = {str(e) for e in report.errors}
+    for named_error in broken:
+        if str(named_error) not in reported:
+            reported.add(str(named_error))
+            report.files.append(FileResult(named_error.path, error=named_error))
     _settle(report, settled, on_file)
     group_runs(report)
     report.findings.sort(key=lambda f: (f.origin.path or "", f.origin.line or 0, f.origin.column or 0, f.rule))
@@ -253,14 +271,15 @@ def _check_document(
     python: str | None,
     *,
     deep: bool = False,
+    broken: list[InputError] | None = None,
 ) -> list[Finding]:
-    """One run's document through dialects → resolve → rules."""
+    """One run's document through dialects → resolve → rules (``broken``: see :func:`attach`)."""
     dialect = dialects.detect(document)
     if dialect is None:
         return []
     result.dialect = dialect.name
     config = dialect.read(document, environment)
-    result.attached = [*_merged_files(document), *attach(config, file, environment)]
+    result.attached = [*_merged_files(document), *attach(config, file, environment, broken=broken)]
     hardware = for_run(hardware, config)
     wanted = {config.framework, *ALWAYS_ASKED, *_rule_packages()}
     versions = collect(str(file), wanted, assumed, python)
