@@ -151,6 +151,9 @@ _ANSI = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E"
 
 #: ``${X:-${Y:-...}}`` nested deeper than this is an input error (real scripts nest two or three)
 MAX_NESTING = 50
+#: the most words and operators one text (a script, a recipe, a ``-c`` string) may hold: a
+#: long launch script has a few thousand; reading a 4 MB one-line command would take minutes
+MAX_TOKENS = 100_000
 
 
 class Lexer:
@@ -223,6 +226,11 @@ class Lexer:
                 word = self.word()
                 if word is not None:
                     out.append(word)
+                    if len(out) > MAX_TOKENS:
+                        raise self.error(
+                            f"more than {MAX_TOKENS:,} words and operators: larger than any launch script; not read",
+                            self.i - 1,
+                        )
         return out
 
     # -- here-documents ------------------------------------------------------------------------
