@@ -312,7 +312,7 @@ def test_a_folder_search_follows_no_file_symlink_out_of_the_folder(tmp_path: Pat
         ("string.yaml", GOOD + "note: 'text # precheck: ignore-file'\n"),
         ("block.yaml", GOOD + "note: |\n  text\n  # precheck: ignore-file\n"),
         ("string.toml", 'model_name_or_path = "m"\nfp16 = true\nbf16 = true\nnote = "a # precheck: ignore-file"\n'),
-        ("multi.toml", 'model_name_or_path = "m"\nfp16 = true\nbf16 = true\nnote = """\n# precheck: ignore-file\n"""\n'),
+        ("multi.toml", 'model_name_or_path = "m"\nfp16 = true\nbf16 = true\nnote = """\n# precheck: ignore-file\n"""'),
         ("string.py", "from transformers import TrainingArguments\nx = '# precheck: ignore-file'\n"
          "args = TrainingArguments(output_dir='o', fp16=True, bf16=True)\n"),
         ("run.sh", "echo '# precheck: ignore-file'\naccelerate launch --mixed_precision fp16 train.py --bf16\n"),
