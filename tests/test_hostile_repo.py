@@ -485,6 +485,15 @@ def test_a_broken_file_named_by_a_config_keeps_the_config_findings(tmp_path: Pat
     assert "train.yaml:4:1: PC205" in result.stdout and "-1" not in result.stdout
 
 
+def test_a_broken_model_config_json_keeps_the_config_findings(tmp_path: Path) -> None:
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_text('{"torch_dtype": "bfloat16",\n')
+    (tmp_path / "train.yaml").write_text(GOOD.replace("model_name_or_path: m", "model_name_or_path: model"))
+    result = run("train.yaml", cwd=tmp_path)
+    assert result.returncode == 2 and "config.json:2:1: invalid JSON" in result.stdout
+    assert "train.yaml:4:1: PC205" in result.stdout
+
+
 # --- large files ------------------------------------------------------------------------------
 
 

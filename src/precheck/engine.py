@@ -161,6 +161,9 @@ def check(
                 result.error = error
             else:
                 result.skipped = f"not parsable and not a training config ({error.message})"
+        except MemoryError:  # not a bug: the file is too much for the memory precheck may use
+            result.findings = []
+            result.error = InputError(shown, "not enough memory to read this file; not checked")
         except Exception as error:  # a bug: name the file, keep checking the others
             if debug:
                 raise

@@ -83,7 +83,13 @@ def attach(
     if config.model is not None and isinstance(config.model.value, str) and config.model.value:
         folder = locate(config.model.value, file.parent)
         if folder is not None and folder.is_dir():
-            shown = read_model_folder(config, folder)
+            try:
+                shown = read_model_folder(config, folder)
+            except InputError as error:  # a broken config.json: that file's error
+                if broken is None:
+                    raise
+                broken.append(error)
+                shown = None
             if shown:
                 read.append(shown)
     for role, ref in config.references.items():
