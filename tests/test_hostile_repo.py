@@ -260,6 +260,23 @@ def test_the_gitignore_matcher_agrees_with_git_check_ignore(tmp_path: Path) -> N
     assert disagree == []
 
 
+def test_the_regular_expression_shortcut_agrees_with_the_linear_matcher() -> None:
+    """Simple patterns (one ``*`` at most) use a regular expression; it answers as the
+    position-set matcher does."""
+    from precheck.ignore_patterns import _run, compile_pattern
+
+    paths = [*GIT_PATHS, "a/b/c/d.yaml", "x.yaml/y", "deep/" * 30 + "f.yaml", "new\nline.yaml"]
+    checked = 0
+    for pattern in GIT_PATTERNS:
+        compiled = compile_pattern(pattern, PurePosixPath("."), "test")
+        if compiled is None or compiled.fast is None:
+            continue
+        checked += 1
+        for path in paths:
+            assert (compiled.fast.fullmatch(path) is not None) == _run(compiled.tokens, path), (pattern, path)
+    assert checked > 15
+
+
 def test_exclude_and_per_file_ignores_use_the_same_linear_matcher(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[tool.precheck]\nexclude = ["*a*a*a*a*a*a*a*ab"]\nper-file-ignores = {"*a*a*a*a*a*a*a*a*ac" = ["PC205"]}\n'

@@ -15,6 +15,7 @@ unclosed ``[``, a trailing ``\\``) matches nothing, as in git, and is reported o
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -76,9 +77,14 @@ class Pattern:
     base: PurePosixPath
     #: the line as written
     text: str = ""
+    #: the same pattern as a regular expression, for patterns that cannot backtract much
+    #: (one ``*`` at most, ``**`` only in front or at the end): faster in the common case
+    fast: re.Pattern[str] | None = None
 
     def match(self, path: str) -> bool:
-        """Whether the whole of ``path`` (relative to ``base``) matches."""
+        """Whether ``path`` (relative to ``base``) or one of the folders in it matches."""
+        if self.fast is not None:
+            return self.fast.fullmatch(path) is not None
         return _run(self.tokens, path)
 
 
@@ -177,10 +183,13 @@ def _closure(tokens: tuple[Token, ...], states: set[int]) -> set[int]:
 
 
 def _run(tokens: tuple[Token, ...], text: str) -> bool:
-    """Simulate the pattern on ``text``: at most 2*len(tokens)+1 positions per character."""
+    """Simulate the pattern on ``text``: at most 2*len(tokens)+1 positions per character.
+    True when the whole text, or a part of it ending before a ``/`` (a folder), matches."""
     end = len(tokens)
     states = _closure(tokens, {0})
     for char in text:
+        if char == "/" and end in states:
+            return True
         following: set[int] = set()
         for state in states:
             if state < 0:  # inside a **/: any characters, then a "/" ends the folders
@@ -250,7 +259,30 @@ def compile_pattern(line: str, base: PurePosixPath, source: str | None = None) -
         return None
     if not anchored:  # a name: at any depth
         tokens = ((_DIRS, None), *tokens)
-    return Pattern(tokens, negated, dirs_only, base, line.rstrip("\r\n"))
+    return Pattern(tokens, negated, dirs_only, base, line.rstrip("\r\n"), _fast(tokens))
+
+
+def _fast(tokens: tuple[Token, ...]) -> re.Pattern[str] | None:
+    """A regular expression for a pattern that cannot make it backtrack more than linearly."""
+    kinds = [kind for kind, _ in tokens]
+    inner = kinds[1:-1] if len(kinds) > 2 else []
+    if _CLASS in kinds or kinds.count(_STAR) > 1 or _DIRS in inner or _ALL in inner or _DIRS in kinds[-1:]:
+        return None
+    if kinds[:1] == [_ALL] and len(kinds) > 1:
+        return None
+    out = []
+    for kind, value in tokens:
+        if kind == _LITERAL:
+            out.append(re.escape(str(value)))
+        elif kind == _ONE:
+            out.append("[^/]")
+        elif kind == _STAR:
+            out.append("[^/]*")
+        elif kind == _DIRS:
+            out.append("(?:.*/)?")
+        else:
+            out.append(".*")
+    return re.compile("".join(out) + "(?:/.*)?", re.DOTALL)
 
 
 def _report(source: str, line: str, why: str) -> None:
@@ -290,9 +322,8 @@ def ignored(patterns: list[Pattern], relative: PurePosixPath, is_dir: bool) -> b
 
 
 def _matches(pattern: Pattern, parts: tuple[str, ...], is_dir: bool) -> bool:
-    for count in range(len(parts), 0, -1):  # the path itself, then the folders above it
-        if count == len(parts) and pattern.dirs_only and not is_dir:
-            continue
-        if pattern.match("/".join(parts[:count])):
-            return True
-    return False
+    """The path itself, or one of the folders above it (only those for a folder pattern
+    and a file)."""
+    if pattern.dirs_only and not is_dir:
+        parts = parts[:-1]
+    return bool(parts) and pattern.match("/".join(parts))
