@@ -67,7 +67,7 @@ def walk(folder: Path, exclude: list[str] | None = None) -> tuple[list[Path], li
                 continue
             if ignored(patterns, here / name, is_dir=False):
                 continue
-            if entry.is_symlink() and not _inside(Path(entry.path), inside):
+            if entry.is_symlink() and not (_inside(Path(entry.path), inside) and _is_file(entry)):
                 continue
             found.append(Path(entry.path))
         for entry in reversed(folders):  # popped in name order
@@ -76,6 +76,13 @@ def walk(folder: Path, exclude: list[str] | None = None) -> tuple[list[Path], li
                 continue
             pending.append((Path(entry.path), here / entry.name, depth + 1, patterns))
     return found, unreadable, too_deep
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
 
 
 def _inside(link: Path, folder: Path) -> bool:
