@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
+from .escape import printable
 from .gpu_db import GpuModel, custom_model, database
 from .hardware import Device, Hardware, cuda_order, env_order, with_visibility
 
@@ -328,7 +329,7 @@ def to_hardware(result: ProbeResult, env: Mapping[str, str], source: str = "prob
         Device(
             index=g.pci_index,
             model=model_of(g),
-            name=g.name,
+            name=printable(g.name),  # a driver tool's or a file's text: no escape sequences in messages
             memory_gib=round(g.memory_mib / 1024, 1),
             pci_index=g.pci_index,
             pci_bus_id=g.pci_bus_id,
