@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from . import dialects, resolve, sources
-from .bounded_read import read_bytes
+from .bounded_read import Refused, read_bytes
 from .config import TrainingConfig
 from .discovery import iter_files
 from .errors import FileTooLarge, InputError, InternalError
@@ -258,6 +258,8 @@ def for_run(hardware: Hardware, config: TrainingConfig) -> Hardware:
 def _looks_like_training_config(file: Path) -> bool:
     try:
         head = read_bytes(file)[: 256 * 1024].decode("utf-8", errors="replace")
+    except Refused:  # a FIFO, a device, a kernel file: not a config
+        return False
     except OSError:
         return True
     return bool(_CONFIG_WORDS.search(head))
