@@ -86,11 +86,17 @@ def test_project_config_versions(repo: Path) -> None:
 
 
 def test_python_flag_reads_another_environment(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
-    site = tmp_path_factory.mktemp("other-env")
-    write(site, "trl-0.18.2.dist-info/METADATA", "Metadata-Version: 2.1\nName: trl\nVersion: 0.18.2\n")
-    other = site / "python"
-    other.write_text(f'#!/bin/sh\nPYTHONPATH="{site}" exec "{sys.executable}" "$@"\n')
-    other.chmod(0o755)
+    # a real virtual environment: --python runs it isolated (-I), so PYTHONPATH tricks do not count
+    env = tmp_path_factory.mktemp("other-env")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True, timeout=120)
+    other = env / "bin" / "python"
+    site = subprocess.run(
+        [str(other), "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    write(Path(site), "trl-0.18.2.dist-info/METADATA", "Metadata-Version: 2.1\nName: trl\nVersion: 0.18.2\n")
     code, rules, versions = check(repo, "--python", str(other))
     assert (code, rules) == (0, []) and versions["trl"] == {"version": "0.18.2", "source": "installed"}
     bad = subprocess.run(

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .errors import UsageError
+from .errors import InputError, UsageError
 
 if TYPE_CHECKING:
     from . import api
@@ -145,9 +145,20 @@ def _fix(report: api.Report, diff: bool, unsafe: bool, run: Callable[[], api.Rep
         print(f"precheck: would fix {counted}", file=sys.stderr)
         report_internal(report)
         return 2 if report.errors or report.internal_errors else 1 if fixes.changes else 0
-    apply(fixes)
+    failures = apply(fixes)  # a file that cannot be written is its own error; the others are fixed
+    if failures:
+        counted += f"; {len(failures)} of the files could not be written"
     print(f"precheck: fixed {counted}", file=sys.stderr)
-    return run() if fixes.changes else report
+    fixed = run() if fixes.changes else report
+    _add_errors(fixed, failures)
+    return fixed
+
+
+def _add_errors(report: Report, errors: list[InputError]) -> None:
+    from .engine import FileResult
+
+    for error in errors:
+        report.files.append(FileResult(error.path, error=error))
 
 
 def hardware_from_flags(gpu: list[str] | None, hardware_file: str | None) -> Hardware | None:

@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from . import dialects, resolve, sources
+from .bounded_read import Refused, read_bytes
 from .config import TrainingConfig
 from .discovery import iter_files
 from .errors import FileTooLarge, InputError, InternalError
@@ -20,7 +21,7 @@ from .references import attach
 from .resolve.plan import PrecisionPlan
 from .rules import RULES
 from .rules.base import Context, Finding, Rule, Severity
-from .versions import VersionInfo, Versions, clear_caches, collect
+from .versions import VersionInfo, Versions, check_interpreter, clear_caches, collect
 
 DEVICE_VARIABLES = ("CUDA_DEVICE_ORDER", *VISIBILITY_AMD)
 
@@ -119,7 +120,11 @@ def check(
             "no GPU found: rules that need the target hardware were skipped; "
             "name it with --gpu (e.g. --gpu A100-80GB) or --hardware FILE"
         )
+    if python is not None:  # a bad --python is one error, before any file
+        check_interpreter(python)
     settled = 0
+    #: files other configs name that could not be read: reported once each, at the end
+    broken: list[InputError] = []
     # ``command``: a command line instead of files (``precheck -- CMD``), shown as ``<command line>``
     items = iter_files(list(paths), exclude) if command is None else iter(_command_line())
     for file, shown, named in items:
@@ -128,6 +133,9 @@ def check(
         report.files.append(result)
         try:
             if os.path.isdir(file):
+                if not named:  # below discovery.MAX_DEPTH
+                    result.skipped = "a folder too deep to search"
+                    continue
                 raise InputError(shown, "this folder cannot be read")
             documents = sources.load_runs(file, shown, hardware) if command is None else _command_runs(command)
             if not documents:
@@ -139,7 +147,16 @@ def check(
                     report.files.append(result)
                 result.label = document.label
                 result.findings = _check_document(
-                    file, document, result, hardware, environment, active, assumed_versions or {}, python, deep=deep
+                    file,
+                    document,
+                    result,
+                    hardware,
+                    environment,
+                    active,
+                    assumed_versions or {},
+                    python,
+                    deep=deep,
+                    broken=broken,
                 )
         except InputError as error:
             too_large = isinstance(error, FileTooLarge)  # a dataset or tokenizer found by a folder search
@@ -147,10 +164,18 @@ def check(
                 result.error = error
             else:
                 result.skipped = f"not parsable and not a training config ({error.message})"
+        except MemoryError:  # not a bug: the file is too much for the memory precheck may use
+            result.findings = []
+            result.error = InputError(shown, "not enough memory to read this file; not checked")
         except Exception as error:  # a bug: name the file, keep checking the others
             if debug:
                 raise
             result.internal = InternalError(shown, error)
+    reported = {str(e) for e in report.errors}
+    for named_error in broken:
+        if str(named_error) not in reported:
+            reported.add(str(named_error))
+            report.files.append(FileResult(named_error.path, error=named_error))
     _settle(report, settled, on_file)
     group_runs(report)
     _note_counts(report)
@@ -283,8 +308,9 @@ def devices_asked(config: TrainingConfig) -> int | None:
 
 def _looks_like_training_config(file: Path) -> bool:
     try:
-        with file.open("rb") as handle:
-            head = handle.read(256 * 1024).decode("utf-8", errors="replace")
+        head = read_bytes(file)[: 256 * 1024].decode("utf-8", errors="replace")
+    except Refused:  # a FIFO, a device, a kernel file: not a config
+        return False
     except OSError:
         return True
     return bool(_CONFIG_WORDS.search(head))
@@ -301,14 +327,15 @@ def _check_document(
     python: str | None,
     *,
     deep: bool = False,
+    broken: list[InputError] | None = None,
 ) -> list[Finding]:
-    """One run's document through dialects → resolve → rules."""
+    """One run's document through dialects → resolve → rules (``broken``: see :func:`attach`)."""
     dialect = dialects.detect(document)
     if dialect is None:
         return []
     result.dialect = dialect.name
     config = dialect.read(document, environment)
-    result.attached = [*_merged_files(document), *attach(config, file, environment)]
+    result.attached = [*_merged_files(document), *attach(config, file, environment, broken=broken)]
     asked = for_run(hardware, config)
     if not hardware.count_known and asked.count_known:
         result.devices_asked = len(asked.all_devices)

@@ -22,14 +22,10 @@ removed and the original is untouched.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import json
-import os
 import re
 import shlex
-import stat
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from json.decoder import scanstring  # type: ignore[attr-defined]
@@ -38,7 +34,9 @@ from typing import Any
 
 import yaml
 
+from .bounded_read import Refused, read_bytes
 from .errors import InputError
+from .fix_write import repository_root, write_atomic
 from .rules import RULES
 from .rules.base import Edit, Finding, FixSafety
 from .sources import FORMATS, parse, script_kind
@@ -743,7 +741,7 @@ class SourceFile:
     @classmethod
     def read(cls, path: str) -> SourceFile:
         try:
-            data = Path(path).read_bytes()
+            data = read_bytes(path)
         except OSError as exc:
             raise FixError(f"cannot read {path}: {exc.strerror or exc}") from None
         bom = data.startswith(b"\xef\xbb\xbf")
@@ -856,32 +854,21 @@ def _replacements(edits: Iterable[Edit], sources: dict[str, SourceFile]) -> dict
     return out
 
 
-def write_atomic(path: str | Path, data: bytes) -> None:
-    """Replace the file's content at once: a temporary file beside it, then ``os.replace``."""
-    target = Path(path).resolve()  # a symlink's target is rewritten; the link stays
-    mode = stat.S_IMODE(target.stat().st_mode)
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".precheck", dir=target.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
-
-
-def apply(fixes: FixPlan) -> None:
-    """Write each changed file (atomically); a file that cannot be written is an input error
-    (a read-only checkout is not a bug), the files written before it keep their fixes."""
+def apply(fixes: FixPlan) -> list[InputError]:
+    """Write each changed file (atomically). A file that cannot be written is that file's
+    input error, at the first finding its fix was for (a read-only checkout is not a bug);
+    the other files are still written."""
+    failures = []
     for change in fixes.changes:
         try:
             write_atomic(change.path, change.source.encode(change.after))
         except OSError as exc:
-            raise InputError(change.path, f"cannot write the fix: {exc.strerror or exc}") from None
+            first = change.findings[0].origin if change.findings else None
+            line = first.line if first is not None and first.path == change.path else None
+            column = first.column if line is not None and first is not None else None
+            reason = str(exc) if isinstance(exc, Refused) else (exc.strerror or str(exc))
+            failures.append(InputError(change.path, f"cannot write the fix: {reason}", line, column))
+    return failures
 
 
 def sarif_changes(finding: Finding) -> dict[str, tuple[str, list[Replacement]]] | None:
@@ -910,6 +897,7 @@ __all__ = [
     "apply_replacements",
     "plan",
     "plan_fixes",
+    "repository_root",
     "sarif_changes",
     "write_atomic",
 ]

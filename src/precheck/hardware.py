@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from .errors import UsageError
+from .escape import printable
 from .gpu_db import GpuModel, custom_model, database
 
 HardwareSource = Literal["profile", "probe", "file", "none"]
@@ -165,7 +166,7 @@ def select_visible(devices: list[Device], value: str) -> tuple[list[Device], str
     for raw in value.split(","):
         entry = raw.strip()
         match: Device | None = None
-        if re.fullmatch(r"\d+", entry):
+        if re.fullmatch(r"[0-9]+", entry):  # ASCII digits only: CUDA does not read "０" as 0
             position = int(entry) if len(entry) <= 18 else len(devices)  # a longer number is past every device
             match = devices[position] if position < len(devices) else None
         elif entry.startswith("GPU-"):
@@ -174,8 +175,9 @@ def select_visible(devices: list[Device], value: str) -> tuple[list[Device], str
         elif entry.startswith("MIG-"):
             match = _mig_instance(devices, entry)
         if match is None or match in chosen:
+            what = "repeats a device listed before it" if match is not None else "names no device"
             note = (
-                f"CUDA_VISIBLE_DEVICES={value!r}: entry {entry!r} names no device "
+                f"CUDA_VISIBLE_DEVICES={printable(value)!r}: entry {printable(entry)!r} {what} "
                 f"(there are {len(devices)}); CUDA ignores it and every entry after it"
             )
             return chosen, note

@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from .bounded_read import read_text
+
 #: (canonical name, version, 1-based line)
 Pin = tuple[str, str, int]
 
@@ -42,10 +44,8 @@ def canonical(name: str) -> str:
 
 
 def _lines(path: Path) -> list[str]:
-    try:
-        if path.stat().st_size > 8 * 1024 * 1024:
-            return []
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    try:  # a FIFO, a device or /proc file, or an oversized file is no evidence
+        return read_text(path).splitlines()
     except OSError:
         return []
 

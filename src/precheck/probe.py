@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
+from .escape import printable
 from .gpu_db import GpuModel, custom_model, database
 from .hardware import Device, Hardware, cuda_order, env_order, with_visibility
 
@@ -328,7 +329,7 @@ def to_hardware(result: ProbeResult, env: Mapping[str, str], source: str = "prob
         Device(
             index=g.pci_index,
             model=model_of(g),
-            name=g.name,
+            name=printable(g.name),  # a driver tool's or a file's text: no escape sequences in messages
             memory_gib=round(g.memory_mib / 1024, 1),
             pci_index=g.pci_index,
             pci_bus_id=g.pci_bus_id,
@@ -376,30 +377,70 @@ def result_to_json(result: ProbeResult) -> dict[str, Any]:
 
 
 def load_hardware_file(path: str, env: Mapping[str, str]) -> Hardware:
-    """Hardware from a file written by ``precheck probe --json``."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except (OSError, ValueError) as exc:
-        raise InputError(path, f"not a precheck probe file: {exc}") from None
+    """Hardware from a file written by ``precheck probe --json``; a bad entry is an input
+    error at its line and column."""
+    import math
+
+    from .sources import read_text
+    from .sources.json_source import parse_json
+    from .sources.nodes import Node
+
+    document = parse_json(path, read_text(Path(path), path))
+    data = document.root.plain()
     if not isinstance(data, dict) or data.get("version") != PROBE_SCHEMA or not isinstance(data.get("devices"), list):
         raise InputError(path, f'not a precheck probe file (expected {{"version": {PROBE_SCHEMA}, "devices": [...]}})')
-    try:
-        gpus = [
+    devices = document.root.get("devices")
+    assert devices is not None and isinstance(devices.value, list)
+
+    def bad(node: Node, message: str) -> InputError:
+        line, column = node.anchor
+        return InputError(path, f"bad device entry: {message}", line, column)
+
+    def text_field(item: Node, name: str, required: bool = False) -> str | None:
+        node = item.get(name)
+        if node is None or node.value is None:
+            if required:
+                raise bad(item, f"{name!r} is missing")
+            return None
+        if not isinstance(node.value, str):
+            raise bad(node, f"{name!r} must be a string, not {node.raw or node.plain()!r}")
+        return node.value
+
+    def number_field(item: Node, name: str, required: bool = False) -> float | None:
+        node = item.get(name)
+        if node is None or node.value is None:
+            if required:
+                raise bad(item, f"{name!r} is missing")
+            return None
+        value = node.value
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise bad(node, f"{name!r} must be a finite number of MiB, not {node.raw or value!r}")
+        return float(value)
+
+    gpus = []
+    for item in devices.value:
+        if not isinstance(item.value, dict):
+            raise bad(item, "each device must be a JSON object")
+        index = item.get("pci_index")
+        if index is None or isinstance(index.value, bool) or not isinstance(index.value, int):
+            raise bad(index or item, "'pci_index' must be an integer")
+        mig_node = item.get("mig")
+        mig = []
+        for entry in mig_node.value if mig_node is not None and isinstance(mig_node.value, list) else []:
+            if not isinstance(entry.value, dict):
+                raise bad(entry, "each MIG instance must be a JSON object")
+            mig.append((text_field(entry, "uuid", True) or "", text_field(entry, "profile", True) or ""))
+        gpus.append(
             RawGpu(
-                pci_index=int(item["pci_index"]),
-                name=str(item["name"]),
-                memory_mib=float(item["memory_mib"]),
-                compute_capability=item.get("compute_capability"),
-                pci_bus_id=item.get("pci_bus_id"),
-                uuid=item.get("uuid"),
-                memory_free_mib=item.get("memory_free_mib"),
-                mig=[(str(m["uuid"]), str(m["profile"])) for m in item.get("mig", [])],
+                pci_index=index.value,
+                name=text_field(item, "name", True) or "",
+                memory_mib=number_field(item, "memory_mib", True) or 0.0,
+                compute_capability=text_field(item, "compute_capability"),
+                pci_bus_id=text_field(item, "pci_bus_id"),
+                uuid=text_field(item, "uuid"),
+                memory_free_mib=number_field(item, "memory_free_mib"),
+                mig=mig,
             )
-            for item in data["devices"]
-        ]
-    except (KeyError, TypeError, ValueError, OverflowError) as exc:
-        raise InputError(path, f"bad device entry: {exc}") from None
+        )
     result = ProbeResult(gpus, str(data.get("method", "file")), data.get("driver"), data.get("cuda"), [])
     return to_hardware(result, env, "file")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
+from .bounded_read import read_text
 from .errors import InputError, PrecheckError
 from .ignore_patterns import Pattern, compile_pattern, ignored
 from .paths import resolved
@@ -100,7 +101,7 @@ class ProjectConfig:
 def _table(path: Path) -> dict[str, Node] | None:
     """The keys of precheck's table in one file, or None when the file has none."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, errors="strict")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(str(path), f"cannot read precheck's configuration: {exc}") from None
     if path.name == "pyproject.toml":

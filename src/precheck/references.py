@@ -14,6 +14,7 @@ from . import dialects, sources
 from .config import TrainingConfig
 from .dialects.base import origin_of
 from .dtypes import parse_dtype
+from .errors import InputError
 from .provenance import Sourced
 from .sources import SourceNote
 
@@ -65,17 +66,30 @@ def read_model_folder(config: TrainingConfig, folder: Path) -> str | None:
     return shown
 
 
-def attach(config: TrainingConfig, file: Path, env: Mapping[str, str], depth: int = 0) -> list[str]:
+def attach(
+    config: TrainingConfig,
+    file: Path,
+    env: Mapping[str, str],
+    depth: int = 0,
+    broken: list[InputError] | None = None,
+) -> list[str]:
     """Read the files ``config`` names into ``config.attached``; the paths read (as shown).
 
     A named file that cannot be found becomes a ``missing-reference`` note; one that
-    cannot be parsed raises :class:`~precheck.errors.InputError` naming that file.
+    cannot be parsed raises :class:`~precheck.errors.InputError` naming that file, or,
+    given ``broken``, is added to it and passed over (the config's own findings stay).
     """
     read: list[str] = []
     if config.model is not None and isinstance(config.model.value, str) and config.model.value:
         folder = locate(config.model.value, file.parent)
         if folder is not None and folder.is_dir():
-            shown = read_model_folder(config, folder)
+            try:
+                shown = read_model_folder(config, folder)
+            except InputError as error:  # a broken config.json: that file's error
+                if broken is None:
+                    raise
+                broken.append(error)
+                shown = None
             if shown:
                 read.append(shown)
     for role, ref in config.references.items():
@@ -104,10 +118,16 @@ def attach(config: TrainingConfig, file: Path, env: Mapping[str, str], depth: in
         if dialect is None:
             continue
         shown = _display(target)
-        doc = sources.load(target, shown)  # an unparsable file raises InputError naming it
+        try:
+            doc = sources.load(target, shown)  # an unparsable file raises InputError naming it
+        except InputError as error:
+            if broken is None:
+                raise
+            broken.append(error)
+            continue
         attached = dialect.read(doc, env)
         if depth + 1 < MAX_DEPTH:
-            read.extend(attach(attached, target, env, depth + 1))
+            read.extend(attach(attached, target, env, depth + 1, broken))
         config.attached[role] = attached
         read.append(shown)
     return read

@@ -21,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .bounded_read import read_text
 from .errors import UsageError
 from .paths import clear as clear_paths
 from .paths import resolved, working_folder
@@ -321,8 +322,8 @@ def _metadata_version(where: Path) -> str | None:
     itself), parsed as the email parser importlib.metadata uses reads it."""
     for candidate in (where / "METADATA", where / "PKG-INFO", where):
         try:
-            text = candidate.read_text(encoding="utf-8")
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+            text = read_text(candidate, errors="strict")
+        except (OSError, UnicodeDecodeError):  # missing, a folder, a FIFO, too large: no answer
             continue
         if text:
             return _header(text, "version")
@@ -346,19 +347,63 @@ def _header(text: str, wanted: str) -> str | None:
     return value
 
 
+#: how long ``--python`` may take to answer, and the most output read from it
+INTERPRETER_TIMEOUT_S = 10
+INTERPRETER_OUTPUT_BYTES = 1024 * 1024
+#: interpreters that failed to answer in this run: asked once, not once per file
+_FAILED: dict[str, str] = {}
+
+
+def check_interpreter(python: str) -> None:
+    """Raise :class:`UsageError` once, before any file is checked, when ``--python`` cannot
+    answer (a missing path, not a Python, too slow)."""
+    _ask_interpreter(python, ())
+
+
 @lru_cache(maxsize=64)
 def _ask_interpreter(python: str, names: tuple[str, ...]) -> dict[str, str]:
+    """Ask ``python`` for versions: in isolated mode (``-I``: no current folder or script
+    folder on ``sys.path``, so a ``json.py`` in the repository is not imported; no
+    ``PYTHON*`` variables, no user site), from a neutral folder, in its own process group,
+    killed with everything it started after :data:`INTERPRETER_TIMEOUT_S`."""
     import json
+    import signal
     import subprocess
+    import tempfile
 
+    if python in _FAILED:
+        raise UsageError(_FAILED[python])
+    data = None
+    why = ""
     try:
-        command = [python, "-c", _METADATA_SCRIPT, *names]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=15, check=False)
-        data = json.loads(done.stdout) if done.returncode == 0 else None
-    except (OSError, ValueError, subprocess.TimeoutExpired):
+        with tempfile.TemporaryFile() as output:
+            process = subprocess.Popen(
+                [python, "-I", "-c", _METADATA_SCRIPT, *names],
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.DEVNULL,
+                cwd=tempfile.gettempdir(),
+                start_new_session=True,
+            )
+            try:
+                code = process.wait(timeout=INTERPRETER_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                code = None
+                why = f" (no answer in {INTERPRETER_TIMEOUT_S} s)"
+            finally:  # its children too: nothing it started outlives the check
+                with contextlib.suppress(OSError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+            output.seek(0)
+            text = output.read(INTERPRETER_OUTPUT_BYTES)
+        data = json.loads(text) if code == 0 else None
+    except OSError as exc:
+        why = f" ({exc.strerror or exc})"
+    except ValueError:
         data = None
     if not isinstance(data, dict):
-        raise UsageError(f"--python {python}: not a Python interpreter precheck can ask for package versions")
+        _FAILED[python] = f"--python {python}: not a Python interpreter precheck can ask for package versions{why}"
+        raise UsageError(_FAILED[python])
     return {str(k): str(v) for k, v in data.items()}
 
 
@@ -449,6 +494,7 @@ def clear_caches() -> None:
     """Forget what earlier runs read: a long-lived process (the Python API) sees edited pins,
     project configurations and installs. The engine calls it at the start of every check."""
     clear_paths()
+    _FAILED.clear()
     for cached in (
         _folders_from,
         _display,

@@ -7,15 +7,16 @@ nothing else is printed, so ``grep``, editors' error parsers and ``wc -l`` work 
 from __future__ import annotations
 
 from ..engine import Report
+from ..escape import printable
 from ..rules.base import Finding
 from .headline import headline
 
 
 def line(finding: Finding) -> str:
-    return f"{finding.origin.location()}: {finding.rule} {finding.severity} {headline(finding.message)}"
+    return printable(f"{finding.origin.location()}: {finding.rule} {finding.severity} {headline(finding.message)}")
 
 
 def render(report: Report) -> str:
-    lines = [str(error) for error in report.errors]
+    lines = [printable(str(error)) for error in report.errors]
     lines.extend(line(finding) for finding in report.findings)
     return "\n".join(lines)

@@ -10,6 +10,7 @@ The message is the finding's headline, the fix its second line. The summary line
 from __future__ import annotations
 
 from ..engine import Report
+from ..escape import printable
 from ..rules.base import Finding, Severity
 from .headline import headline
 from .text import summary
@@ -18,7 +19,8 @@ LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "n
 
 
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """The toolkit's escapes, then any other control character as ``\\xNN`` (:mod:`precheck.escape`)."""
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(text: str) -> str:

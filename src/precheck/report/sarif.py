@@ -15,6 +15,7 @@ since viewers show messages and rarely fixes. Files that could not be read are
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..engine import Report
+from ..escape import json_safe
 from ..rules import RULES
 from ..rules.base import Finding, Rule, Severity
 from ..sources.nodes import position
@@ -38,7 +40,8 @@ def uri(path: str) -> str:
             candidate = candidate.resolve().relative_to(Path.cwd().resolve())
         except (OSError, ValueError):
             return candidate.as_uri()
-    return quote(candidate.as_posix().removeprefix("./"), safe="/-._~")
+    # os.fsencode: a file name that is not UTF-8 (lone surrogates here) is percent-encoded as its bytes
+    return quote(os.fsencode(candidate.as_posix().removeprefix("./")), safe="/-._~")
 
 
 def section(doc: str, title: str) -> str:
@@ -161,7 +164,7 @@ def document(report: Report) -> dict[str, Any]:
 
 
 def render(report: Report) -> str:
-    return json.dumps(document(report), indent=2, ensure_ascii=False)
+    return json_safe(json.dumps(document(report), indent=2, ensure_ascii=False))
 
 
 __all__ = ["document", "render", "uri"]

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..engine import Report
 from ..errors import InputError
+from ..escape import printable
 from ..rules.base import Finding, FixSafety, Severity
 from .headline import headline
 
@@ -41,8 +42,9 @@ _TOKEN = re.compile(r"[\w.\-]+")
 
 
 def shown(text: str) -> str:
-    """A string from the user's files or environment, as printed."""
-    return text
+    """A string from the user's files or environment, as printed: control characters
+    escaped (:func:`precheck.escape.printable`), so a config cannot drive the terminal."""
+    return printable(text)
 
 
 def _plural(n: int, word: str) -> str:

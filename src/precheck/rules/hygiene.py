@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ..provenance import Origin
 from ..sources import script_kind
+from ..sources.suppressions import malformed
 from ..suppression import FILE, Suppression, from_notes
 from .base import Context, Finding, Fix, Severity, rule
 
@@ -228,8 +229,9 @@ def unused_suppression(ctx: Context) -> Iterator[Finding]:
 
     ## What it does
     Reports an inline `# precheck: ignore[CODE]` whose rule reports nothing on its line, a
-    `# precheck: ignore-file[CODE]` whose rule reports nothing in its file, and a code in a
-    suppression that is not a rule. Off by default: turn it on with
+    `# precheck: ignore-file[CODE]` whose rule reports nothing in its file, a code in a
+    suppression that is not a rule, and a comment that starts like a suppression but is not
+    one (`# precheck: ignore[PC205` with no `]`), which silences nothing. Off by default: turn it on with
     `--show-unused-suppressions` or `--extend-select PC907` (like ruff's RUF100).
 
     ## Why is this bad?
@@ -249,6 +251,12 @@ def unused_suppression(ctx: Context) -> Iterator[Finding]:
     ## Fix
     Delete the comment, or the codes in it that silence nothing.
     """
+    pending = [ctx.config]
+    while pending:  # comments that look like suppressions but are not: they silence nothing
+        config = pending.pop(0)
+        for note in malformed(config.notes):
+            yield Finding(Origin("file", config.path, note.line, note.column), note.message, Fix("fix the comment"))
+        pending.extend(config.attached.values())
     found = list(_suppressions(ctx))
     if not found:
         return

@@ -18,6 +18,7 @@ import sys
 from json.decoder import scanstring  # type: ignore[attr-defined]
 
 from ..errors import InputError
+from ..escape import shorten
 from .nodes import Document, Node, SourceNote
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -134,7 +135,7 @@ class _Reader:
                 self.notes.append(
                     SourceNote(
                         "duplicate-key",
-                        f"duplicate key `{key}` (first at line {first.key_line}); the later value wins",
+                        f"duplicate key `{shorten(key)}` (first at line {first.key_line}); the later value wins",
                         key_line,
                         key_column,
                         key,

@@ -7,6 +7,8 @@ it sits under, spelled as in the file, and where that key starts: findings point
 
 from __future__ import annotations
 
+import bisect
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,6 +99,16 @@ class Document:
 
 
 def position(text: str, offset: int) -> tuple[int, int]:
-    """1-based line and column of the character at ``offset`` in ``text``."""
-    line = text.count("\n", 0, offset) + 1
-    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+    """1-based line and column of the character at ``offset`` in ``text``.
+
+    The line starts of the last text asked about are kept (a table and a binary search):
+    a reader asking for every node's position costs O(log n) a node, not O(n)."""
+    global _LAST
+    if _LAST[0] is not text:
+        _LAST = (text, [0, *(m.end() for m in re.finditer("\n", text))])
+    starts = _LAST[1]
+    index = bisect.bisect_right(starts, offset) - 1
+    return index + 1, offset - starts[index] + 1
+
+
+_LAST: tuple[str | None, list[int]] = (None, [0])

@@ -163,6 +163,7 @@ class _Runs:
     def __init__(self, path: str, text: str, code: str, tree: ast.Module, where: Where, hardware: Hardware | None):
         self.path = path
         self.text = text
+        self.code = code
         self.where = where
         self.cell_of: Callable[[int], tuple[Cell, int]] | None = None
         self.runtime = Runtime(hardware)
@@ -185,7 +186,7 @@ class _Runs:
         for written, place, why in self.collector.unknown:
             line, column = self.where(place)
             notes.append(SourceNote("unresolved-value", f"`{written}` is left out: {why}", line, column))
-        notes.extend(scan_suppressions(self.text, "python"))
+        notes.extend(scan_suppressions(self.code, "python", self.where))
         env = {key: self._node(arg, key) for key, arg in self.collector.environ.items() if _plain(arg.value)}
         return Document(self.path, "python", Node(root, 1, 1), self.text, notes, dialect, env, label)
 

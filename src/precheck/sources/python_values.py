@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -141,6 +142,8 @@ class Runtime:
     unsloth: bool = False
     #: what each answer rested on, for notes: (expression, explanation)
     answers: list[str] = field(default_factory=list)
+    #: the size of the values arithmetic has produced in this file (see MAX_EVALUATED)
+    evaluated: int = 0
 
     def device(self, what: str) -> Device | Unknown | None:
         """The current CUDA device; None when the run sees no GPU."""
@@ -230,6 +233,39 @@ _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
 }
 _CONVERSIONS: dict[str, Callable[[Any], Any]] = {"bool": bool, "int": int, "float": float, "str": str}
 
+#: the largest string (characters) or integer (bits / 4, about its hex digits) one
+#: operation may produce: settings are short, and a script must not be able to make
+#: precheck build gigabytes (``'a' * 10**9``) or spin on huge powers
+MAX_VALUE_SIZE = 100_000
+#: the most characters (and integer bits / 4) all operations of one file may produce
+MAX_EVALUATED = 16 * 1024 * 1024
+_WIDTH = re.compile(r"%[^a-zA-Z%]*?(\d+)")
+
+
+def _size(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, int):
+        return value.bit_length() // 4 + 1
+    return 1
+
+
+def _result_size(op: ast.operator, left: Any, right: Any) -> int:
+    """An upper bound on the size (see :func:`_size`) of ``left op right``, without computing it."""
+    if isinstance(op, ast.Mult) and isinstance(left, str) != isinstance(right, str):
+        text, count = (left, right) if isinstance(left, str) else (right, left)
+        return len(text) * max(int(count), 0) if isinstance(count, int) else 1
+    if isinstance(op, ast.Mod) and isinstance(left, str):
+        widths = sum(int(w) if len(w) < 12 else 10**12 for w in _WIDTH.findall(left))  # %09999d, %.9999f
+        return len(left) + widths + _size(right)
+    if isinstance(op, ast.Pow) and isinstance(left, int) and isinstance(right, int) and right > 0:
+        return (left.bit_length() * right) // 4 + 1
+    return _size(left) + _size(right)
+
+
+def _cut(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
 
 class Evaluator:
     """Evaluates expressions against the names bound so far (``env``)."""
@@ -283,12 +319,7 @@ class Evaluator:
             for side in (left, right):
                 if isinstance(side, Unknown):
                     return side
-            if isinstance(expr.op, ast.Pow) and isinstance(right, (int, float)) and abs(right) <= 64:
-                return left**right
-            apply = _BINARY.get(type(expr.op))
-            if apply is None or not all(isinstance(v, (int, float, str)) for v in (left, right)):
-                return Unknown(f"`{self.text(expr)}`")
-            return apply(left, right)
+            return self._arithmetic(expr, left, right)
         if isinstance(expr, (ast.Tuple, ast.List)):
             items = [self._eval(e) for e in expr.elts]
             return tuple(items) if isinstance(expr, ast.Tuple) else items
@@ -305,6 +336,26 @@ class Evaluator:
             self.env[expr.target.id] = value
             return value
         return Unknown(f"`{self.text(expr)}` cannot be computed without running the script")
+
+    def _arithmetic(self, expr: ast.BinOp, left: Any, right: Any) -> Any:
+        """``left op right`` on numbers and strings, within the evaluation budget: a result
+        too large to be a setting (``'a' * 5 * 10**9``, ``(10**64)**64``, ``'%0999999999d' % 1``)
+        is :class:`Unknown`, never computed."""
+        if not all(isinstance(v, (int, float, str)) for v in (left, right)):
+            return Unknown(f"`{self.text(expr)}`")
+        if isinstance(expr.op, ast.Pow):
+            if not isinstance(right, (int, float)) or abs(right) > 64:
+                return Unknown(f"`{self.text(expr)}`")
+            apply: Callable[[Any, Any], Any] | None = operator.pow
+        else:
+            apply = _BINARY.get(type(expr.op))
+        if apply is None:
+            return Unknown(f"`{self.text(expr)}`")
+        size = _result_size(expr.op, left, right)
+        self.runtime.evaluated += size
+        if size > MAX_VALUE_SIZE or self.runtime.evaluated > MAX_EVALUATED:
+            return Unknown(f"`{_cut(self.text(expr))}` is too large to compute (precheck's evaluation budget)")
+        return apply(left, right)
 
     def _attribute(self, expr: ast.Attribute) -> Any:
         qualname = self.names.qualname(expr)

@@ -149,9 +149,18 @@ _SPECIAL = set("@*#?$!-0123456789")
 _ANSI = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "v": "\v"}
 
 
+#: ``${X:-${Y:-...}}`` nested deeper than this is an input error (real scripts nest two or three)
+MAX_NESTING = 50
+#: the most words and operators one text (a script, a recipe, a ``-c`` string) may hold: a
+#: long launch script has a few thousand; reading a 4 MB one-line command would take minutes
+MAX_TOKENS = 100_000
+
+
 class Lexer:
-    def __init__(self, path: str, src: Src, text: str):
+    def __init__(self, path: str, src: Src, text: str, depth: int = 0):
         self.path = path
+        #: how many ``${X:-...}`` this lexer's text sits inside
+        self.depth = depth
         self.src = src
         #: the whole file's text, for line/column of error messages
         self.text = text
@@ -217,6 +226,11 @@ class Lexer:
                 word = self.word()
                 if word is not None:
                     out.append(word)
+                    if len(out) > MAX_TOKENS:
+                        raise self.error(
+                            f"more than {MAX_TOKENS:,} words and operators: larger than any launch script; not read",
+                            self.i - 1,
+                        )
         return out
 
     # -- here-documents ------------------------------------------------------------------------
@@ -465,7 +479,9 @@ class Lexer:
         op = next((o for o in (":-", ":=", ":+", ":?", "-", "=", "+", "?") if text.startswith(o, i)), None)
         if op is None:
             return Param(name, "other", None, index, quoted, raw)
-        sub = Lexer(self.path, self.src.slice(i + len(op), inner_end), self.text)
+        if self.depth >= MAX_NESTING:
+            raise self.error(f"parameter expansions nested deeper than {MAX_NESTING} levels; not read", start)
+        sub = Lexer(self.path, self.src.slice(i + len(op), inner_end), self.text, self.depth + 1)
         arg = sub.default_word(quoted)
         return Param(name, op, arg, index, quoted, raw)
 

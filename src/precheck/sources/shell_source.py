@@ -73,6 +73,9 @@ _PREFIXES: dict[str, set[str]] = {
     "caffeinate": set(),
 }
 _SHELLS = {"sh", "bash", "dash", "zsh", "ksh"}
+#: the most characters the variable expansions of one file may produce: a launch script
+#: expands to a few kilobytes, and doubling a variable 24 times must not take gigabytes
+MAX_EXPANDED = 1_000_000
 _DIRNAME_SCRIPT = re.compile(r'^\$\(dirname\s+"?\$(?:0|\{?BASH_SOURCE(?:\[0\])?\}?)"?\)(.*)$')
 
 
@@ -142,6 +145,8 @@ class Shell:
         self.runs = runs
         #: how many ``bash other.sh`` this script was reached through
         self.depth = 0
+        #: characters variable expansions have produced in this file, shared with subshells
+        self.expanded = [0]
 
     def child(self) -> Shell:
         """A subshell (``sh -c``, a Makefile recipe line): the exported variables only."""
@@ -149,6 +154,7 @@ class Shell:
         shell.vars = {k: v for k, v in self.vars.items() if k in self.exported}
         shell.exported = set(self.exported)
         shell.env = dict(self.env)
+        shell.expanded = self.expanded
         return shell
 
     # -- expansion -----------------------------------------------------------------------------
@@ -225,6 +231,14 @@ class Shell:
             fields.unresolved.append(f"`{part.raw.text}` ({what})")
             fields.add(part.raw.text, part.raw.at, False)
             return
+        size = len(value.text) + sum(len(e.text) for e in value.elements or [])
+        self.expanded[0] += size
+        if self.expanded[0] > MAX_EXPANDED:  # A1="$A0$A0", A2="$A1$A1"...: not built
+            fields.unresolved.append(
+                f"`{part.raw.text}` (expands to more than {MAX_EXPANDED:,} characters in all: precheck's budget)"
+            )
+            fields.add(part.raw.text, part.raw.at, False)
+            return
         if value.elements is not None:
             if part.index in ("@", "*"):
                 for n, element in enumerate(value.elements):
@@ -233,12 +247,12 @@ class Shell:
                             fields.end(force=True)
                         else:
                             fields.add(" ", [element.at[0] if element.at else 0], split)
-                    fields.unresolved.extend(element.unresolved)
+                    fields.unresolved.extend(u for u in element.unresolved if u not in fields.unresolved)
                     fields.add(element.text, element.at, split)
                 return
             index = int(part.index) if part.index and part.index.isdigit() else 0
             value = value.elements[index] if index < len(value.elements) else Value("", [])
-        fields.unresolved.extend(value.unresolved)
+        fields.unresolved.extend(u for u in value.unresolved if u not in fields.unresolved)
         fields.add(value.text, value.at, split)
 
     # -- commands ------------------------------------------------------------------------------
@@ -289,7 +303,11 @@ class Shell:
             if value.elements is not None or old.elements is not None:
                 value = Value("", [], elements=[*(old.elements or [old]), *(value.elements or [value])])
             else:
-                value = Value(old.text + value.text, old.at + value.at, old.unresolved + value.unresolved)
+                value = Value(
+                    old.text + value.text,
+                    old.at + value.at,
+                    [*old.unresolved, *(u for u in value.unresolved if u not in old.unresolved)],
+                )
         self.vars[name] = value
         if export:
             self.exported.add(name)
@@ -389,7 +407,11 @@ class Shell:
                 value.at = [arg.offset(found.end() - 1) + 1]
             if found.group(2) and var in self.vars:
                 old = self.vars[var]
-                value = Value(old.text + value.text, old.at + value.at, old.unresolved + value.unresolved)
+                value = Value(
+                    old.text + value.text,
+                    old.at + value.at,
+                    [*old.unresolved, *(u for u in value.unresolved if u not in old.unresolved)],
+                )
             self.vars[var] = value
             if export:
                 self.exported.add(var)

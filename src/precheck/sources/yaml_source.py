@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from ..errors import InputError
+from ..escape import shorten
 from .nodes import Document, Node, SourceNote
 
 try:  # the C loader is several times faster; PyYAML without libyaml lacks it
@@ -243,7 +244,9 @@ class _Converter:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 merged.extend(self._merge_sources(value_node))
                 continue
-            key = str(self._scalar(key_node)) if isinstance(key_node, yaml.ScalarNode) else "?"
+            if not isinstance(key_node, yaml.ScalarNode):  # ``? [a, b]``: no setting has such a key
+                continue
+            key = str(self._scalar(key_node))
             child = self.convert(value_node)
             if child.key is not None and child.key != key:  # shared through an alias
                 child = Node(child.value, child.line, child.column, raw=child.raw, quoted=child.quoted)
@@ -255,7 +258,7 @@ class _Converter:
                 self.notes.append(
                     SourceNote(
                         "duplicate-key",
-                        f"duplicate key `{key}` (first at line {first.key_line}); the later value wins",
+                        f"duplicate key `{shorten(key)}` (first at line {first.key_line}); the later value wins",
                         child.key_line,
                         child.key_column,
                         key,

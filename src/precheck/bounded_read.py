@@ -1,0 +1,113 @@
+"""The one way precheck reads a file from the repository: regular files only, bounded.
+
+Every file under check is untrusted input (a pull request adds it). A FIFO or a
+character device (``requirements.txt -> /dev/zero``) would hang the run or fill its
+memory, and files under ``/proc`` and ``/sys`` claim a size of 0 and then block
+(``/proc/kmsg``) or never end. So a file is opened with ``O_NONBLOCK`` (opening a FIFO
+does not wait for a writer), checked with ``fstat`` *after* opening (no swap between
+check and use), refused unless it is a regular file outside the kernel's pseudo file
+systems, and read up to a size limit (more than that is refused, not truncated).
+
+Side files (pins, lock files, ignore files, the project configuration, hardware files,
+installed packages' ``METADATA``) go through the same reader and the same limit as the
+configs themselves.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+#: files larger than this are refused with a clear message rather than read: the largest
+#: real config is tens of kilobytes, and PyYAML's nodes take some 70 bytes of memory per
+#: byte of YAML (16 MiB: about 1.1 GB and 20 s)
+MAX_BYTES = 16 * 1024 * 1024
+
+#: pseudo file systems whose files lie about their size or block on read
+_PSEUDO = ("/proc", "/sys", "/dev")
+
+
+class Refused(OSError):
+    """A file precheck will not read: not a regular file, a kernel pseudo file, too large.
+
+    An :class:`OSError`, so readers of side files that treat an unreadable file as
+    "no evidence" treat a refused one the same way."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class TooLarge(Refused):
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"file is {describe_size(size)}, over the {describe_size(limit)} limit")
+        self.size = size
+        self.limit = limit
+
+
+def describe_size(size: int) -> str:
+    """``16 MiB``, ``16.95 MiB``, ``512 KiB``, or bytes: a size over a limit never reads
+    as equal to it."""
+    for unit, scale in (("MiB", 1024 * 1024), ("KiB", 1024)):
+        if size >= scale:
+            if size % scale == 0:
+                return f"{size // scale} {unit}"
+            shown = f"{size / scale:.2f}"
+            if shown.endswith(".00"):  # 16.00 MiB: too close to the whole number to tell
+                return f"{size} bytes"
+            return f"{shown} {unit}"
+    return f"{size} bytes"
+
+
+def _pseudo(path: str) -> bool:
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return False
+    return any(real == root or real.startswith(root + "/") for root in _PSEUDO)
+
+
+def read_bytes(path: str | Path, limit: int = MAX_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes.
+
+    Raises :class:`TooLarge` or :class:`Refused` (both ``OSError``) for what it will not
+    read, and ``OSError`` (``FileNotFoundError``, ``IsADirectoryError``...) for what it cannot.
+    """
+    text = os.fspath(path)
+    if _pseudo(text):
+        raise Refused("a kernel or device file, not a config; not read")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    handle = os.open(text, flags)
+    try:
+        info = os.fstat(handle)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(21, "is a directory", text)
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused("not a regular file (a pipe, socket or device); not read")
+        if info.st_size > limit:
+            raise TooLarge(info.st_size, limit)
+        chunks: list[bytes] = []
+        total = 0
+        while True:  # a file that grows while read is cut off at the limit, not followed
+            chunk = os.read(handle, min(1024 * 1024, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise TooLarge(total, limit)
+        return b"".join(chunks)
+    finally:
+        os.close(handle)
+
+
+def read_text(path: str | Path, limit: int = MAX_BYTES, errors: str = "replace") -> str:
+    """A side file's text (UTF-8, BOM dropped); see :func:`read_bytes` for what it raises."""
+    return read_bytes(path, limit).decode("utf-8-sig", errors=errors)
+
+
+__all__ = ["MAX_BYTES", "Refused", "TooLarge", "describe_size", "read_bytes", "read_text"]
