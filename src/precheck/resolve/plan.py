@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from ..provenance import Sourced
@@ -42,14 +43,56 @@ CORE_FIELDS = (
 )
 
 
+class OverrideKind(Enum):
+    """What a framework does with the losing setting; rules match on this, never on the prose."""
+
+    #: the framework takes another value (the generic case: the prose says which and why)
+    REPLACED = "replaced"
+    #: DeepSpeed asserts "bfloat16 and fp16 modes cannot be simultaneously enabled"
+    BOTH_ENABLED = "both-enabled"
+    #: DeepSpeed raises NotImplementedError for apex amp with its fp16/bf16 mode (``error``)
+    AMP_AND_HALF = "amp-and-half"
+    #: DeepSpeed asserts that apex amp and ZeRO are incompatible (``error``)
+    AMP_AND_ZERO = "amp-and-zero"
+    #: DeepSpeed's torch_autocast section next to its fp16/bf16 mode
+    AUTOCAST_AND_HALF = "autocast-and-half"
+    #: DeepSpeed raises NotImplementedError("unsupported mix ...") for a dtype pair (``error``, ``basis``)
+    UNSUPPORTED_MIX = "unsupported-mix"
+    #: a DeepSpeed precision section without ``enabled``: DeepSpeed's default false applies
+    NOT_ENABLED = "not-enabled"
+    #: accelerate adds ``bf16: {"enabled": false}``, so DeepSpeed ignores the legacy ``bfloat16``
+    LEGACY_BF16_IGNORED = "legacy-bf16-ignored"
+    #: transformers' trainer_config_finalize ValueError: a DeepSpeed value disagrees with
+    #: TrainingArguments (``mismatch``: this key's line; ``accelerate_error``: raised first, if any)
+    HF_MISMATCH = "hf-mismatch"
+    #: accelerate's set_mixed_precision ValueError: the other dtype is on in the DeepSpeed file (``error``)
+    ACCELERATE_OTHER_DTYPE = "accelerate-other-dtype"
+    #: accelerate keeps an explicit DeepSpeed value that contradicts mixed_precision, silently
+    SILENT_KEEP = "silent-keep"
+    #: `accelerate launch` refuses an accelerate setting beside a deepspeed_config_file (``error``)
+    ACCELERATE_IGNORED = "accelerate-ignored"
+
+
 @dataclass(slots=True)
 class Override:
-    """A value the framework replaced: the user's setting lost to another source."""
+    """A value the framework replaced: the user's setting lost to another source.
+
+    ``kind`` and the data fields are what rules read; ``reason`` is the prose for
+    ``precheck explain`` and is never matched."""
 
     field: str
     winner: Sourced[Any]
     loser: Sourced[Any]
     reason: str
+    kind: OverrideKind = OverrideKind.REPLACED
+    #: the message of the exception the framework raises, verbatim (without the exception's name)
+    error: str | None = None
+    #: HF_MISMATCH: this setting's line of transformers' message (``- ds key=value vs hf name=value``)
+    mismatch: str | None = None
+    #: HF_MISMATCH: accelerate's set_mixed_precision message, raised before transformers' check
+    accelerate_error: str | None = None
+    #: the version fact the decision rests on, as the resolver states it (``deepspeed 0.17.6 installed``)
+    basis: str | None = None
 
 
 @dataclass(slots=True)
