@@ -17,7 +17,7 @@ import pytest
 
 from helpers import Case, run_case
 from precheck import resolve
-from precheck.resolve.plan import OverrideKind, PrecisionPlan
+from precheck.plan import OverrideKind, PrecisionPlan
 
 
 def ds(**sections: object) -> str:

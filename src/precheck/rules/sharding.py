@@ -49,10 +49,10 @@ from typing import Any
 
 from ..config import TrainingConfig
 from ..dialects.lightning import unify
+from ..plan import OverrideKind
 from ..provenance import Origin, Sourced
 from ..resolve.deepspeed import BOTH_ENABLED, HF_TRAINER
 from ..resolve.lightning import flavour
-from ..resolve.plan import OverrideKind
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
 from .device import used_devices
 
