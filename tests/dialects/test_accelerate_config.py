@@ -11,7 +11,7 @@ from precheck import dialects, resolve
 from precheck.config import TrainingConfig
 from precheck.engine import check
 from precheck.hardware import Hardware, from_specs
-from precheck.resolve.plan import PrecisionPlan
+from precheck.resolve.plan import OverrideKind, PrecisionPlan
 from precheck.sources import parse
 from precheck.versions import VersionInfo, Versions
 
@@ -327,7 +327,8 @@ def test_deepspeed_file_through_the_engine(tmp_path: Path) -> None:
     # no mixed_precision: the launcher exports "no", DeepSpeed's "auto" sections are filled off
     assert plan.param_dtype.value == "float32"
     refused = plan.override_of("zero_stage")
-    assert refused is not None and "When using `deepspeed_config_file`" in refused.reason
+    assert refused is not None and refused.kind is OverrideKind.ACCELERATE_IGNORED
+    assert refused.error is not None and refused.error.startswith("When using `deepspeed_config_file`")
     assert refused.loser.origin.line == 4
     assert {f.rule for f in report.findings} >= {"PC605"}
 
@@ -341,7 +342,7 @@ def test_mixed_precision_beside_a_deepspeed_file_is_refused(tmp_path: Path) -> N
     [result] = [r for r in report.files if r.path.endswith("acc.yaml")]
     assert result.plan is not None
     override = result.plan.override_of("mixed_precision")
-    assert override is not None and "When using `deepspeed_config_file`" in override.reason
+    assert override is not None and override.kind is OverrideKind.ACCELERATE_IGNORED
     assert result.plan.param_dtype.value == "bfloat16"  # the auto sections are filled from bf16
 
 

@@ -78,7 +78,7 @@ from ..provenance import Origin, Sourced
 from ..sources import Node
 from ..versions import Versions
 from .deepspeed import ACCELERATE_IGNORED, Switches, engine
-from .plan import Override, PrecisionPlan
+from .plan import Override, OverrideKind, PrecisionPlan
 
 HALF = {"fp16": "float16", "bf16": "bfloat16", "fp8": "bfloat16"}
 MULTI = (
@@ -301,6 +301,8 @@ def _refused_beside_file(config: TrainingConfig, overrides: list[Override]) -> N
                     reason="with a deepspeed_config_file `accelerate launch` refuses accelerate's own DeepSpeed "
                     "settings: DeepSpeedPlugin._deepspeed_config_checks raises ValueError "
                     f'"{ACCELERATE_IGNORED}"',
+                    kind=OverrideKind.ACCELERATE_IGNORED,
+                    error=ACCELERATE_IGNORED,
                 )
             )
 

@@ -82,7 +82,7 @@ from ..facts import quote, span
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
 from ..versions import VersionRange, Versions
-from .plan import Override, PrecisionPlan
+from .plan import Override, OverrideKind, PrecisionPlan
 
 #: bf16 without ZeRO runs the fp16 wrapper with bf16 gradients (PR #7515); before: BF16_Optimizer
 BF16_NO_ZERO_IN_BF16 = span("deepspeed.bf16_no_zero_in_bf16")
@@ -219,6 +219,8 @@ def engine(
                 loser=bf16,
                 reason=f'DeepSpeed asserts "{BOTH_ENABLED}" (DeepSpeedConfig._initialize_params): the engine is '
                 "never created; the plan shows fp16, which DeepSpeed checks first",
+                kind=OverrideKind.BOTH_ENABLED,
+                error=BOTH_ENABLED,
             )
         )
     amp = ds.amp if ds.amp is not None and ds.amp.value else None
@@ -229,10 +231,27 @@ def engine(
         fields = _half(ds, switch, name)
         if amp is not None:
             reason = f'DeepSpeed raises NotImplementedError("{AMP_AND_HALF}") (_do_optimizer_sanity_check)'
-            overrides.append(Override(field="amp", winner=switch, loser=amp, reason=reason))
+            overrides.append(
+                Override(
+                    field="amp",
+                    winner=switch,
+                    loser=amp,
+                    reason=reason,
+                    kind=OverrideKind.AMP_AND_HALF,
+                    error=AMP_AND_HALF,
+                )
+            )
         if autocast_cfg is not None:
             reason = "DeepSpeed's torch_autocast cannot be combined with its fp16/bf16 mode (PR #6993)"
-            overrides.append(Override(field="autocast_dtype", winner=switch, loser=autocast_cfg, reason=reason))
+            overrides.append(
+                Override(
+                    field="autocast_dtype",
+                    winner=switch,
+                    loser=autocast_cfg,
+                    reason=reason,
+                    kind=OverrideKind.AUTOCAST_AND_HALF,
+                )
+            )
         model = HALF[name]
     elif amp is not None:
         fields = _apex(ds, amp, as_loaded)
@@ -243,6 +262,8 @@ def engine(
                     winner=stage,
                     loser=amp,
                     reason=f'DeepSpeed asserts "{AMP_AND_ZERO}" (_do_optimizer_sanity_check)',
+                    kind=OverrideKind.AMP_AND_ZERO,
+                    error=AMP_AND_ZERO,
                 )
             )
         model = "float32"
@@ -460,6 +481,9 @@ def _grad_accum(
                     loser=explicit,
                     reason=f'DeepSpeed raises NotImplementedError("{text}") without ZeRO '
                     f"(_do_optimizer_sanity_check) [{known}]",
+                    kind=OverrideKind.UNSUPPORTED_MIX,
+                    error=text,
+                    basis=known,
                 )
         return explicit, override
     if model == "bfloat16" and not zero:
@@ -607,6 +631,7 @@ def _hf_switches(
                         reason=f'the DeepSpeed {name} section has no `enabled` key: transformers fills only an "auto" '
                         "value (fill_match) and accelerate adds only a missing section, so DeepSpeed's default "
                         f"enabled=false applies and the run trains without {name}",
+                        kind=OverrideKind.NOT_ENABLED,
                     )
                 )
         else:
@@ -636,6 +661,7 @@ def _added_section(ds: TrainingConfig, name: str, mixed: Sourced[str]) -> tuple[
         reason='accelerate\'s set_mixed_precision adds `bf16: {"enabled": false}` when the DeepSpeed config has no '
         "`bf16` key, and DeepSpeed then ignores the legacy `bfloat16` section (get_bfloat16_config reads it only "
         "without `bf16`): the run trains without bf16",
+        kind=OverrideKind.LEGACY_BF16_IGNORED,
     )
 
 
@@ -690,18 +716,26 @@ def _mismatch_overrides(
     present: dict[str, bool],
 ) -> list[Override]:
     first = ""
+    accelerate: str | None = None
     out: list[Override] = []
     if mixed.value in ("fp16", "bf16", "fp8"):
         other = "bf16" if mixed.value == "fp16" else "fp16"
         if present[other] and values[other].value:
-            text = ACCELERATE_OTHER_DTYPE.format(mixed_precision=mixed.value, other=other)
+            text = accelerate = ACCELERATE_OTHER_DTYPE.format(mixed_precision=mixed.value, other=other)
             first = (
                 "accelerate raises ValueError when the Trainer creates its Accelerator "
                 f'(DeepSpeedPlugin.set_mixed_precision): "{text}"; '
             )
             if not any(p[0] == other for p in pending):
                 out.append(
-                    Override(field=other, winner=values[other], loser=Sourced(False, mixed.origin), reason=first[:-2])
+                    Override(
+                        field=other,
+                        winner=values[other],
+                        loser=Sourced(False, mixed.origin),
+                        reason=first[:-2],
+                        kind=OverrideKind.ACCELERATE_OTHER_DTYPE,
+                        error=text,
+                    )
                 )
     if not pending:
         return out
@@ -710,7 +744,19 @@ def _mismatch_overrides(
         f"{first}transformers raises ValueError in train() "
         f'(HfTrainerDeepSpeedConfig.trainer_config_finalize): "{message}"'
     )
-    return out + [Override(field=name, winner=winner, loser=loser, reason=reason) for name, winner, loser, _ in pending]
+    return out + [
+        Override(
+            field=name,
+            winner=winner,
+            loser=loser,
+            reason=reason,
+            kind=OverrideKind.HF_MISMATCH,
+            error=message,
+            mismatch=line,
+            accelerate_error=accelerate,
+        )
+        for name, winner, loser, line in pending
+    ]
 
 
 # --- accelerate ---------------------------------------------------------------------------
@@ -747,6 +793,7 @@ def _accelerate_switches(main: TrainingConfig, ds: TrainingConfig) -> tuple[Swit
                         reason="accelerate leaves an explicit DeepSpeed value alone (set_mixed_precision: "
                         f"fill_match(..., must_match=False)): mixed_precision {mixed.value} does not enable {name}, "
                         f"the DeepSpeed engine trains without it",
+                        kind=OverrideKind.SILENT_KEEP,
                     )
                 )
         else:
@@ -763,6 +810,8 @@ def _accelerate_switches(main: TrainingConfig, ds: TrainingConfig) -> tuple[Swit
                     winner=values[other],
                     loser=Sourced(False, mixed.origin),
                     reason=f'accelerate raises ValueError (DeepSpeedPlugin.set_mixed_precision): "{text}"',
+                    kind=OverrideKind.ACCELERATE_OTHER_DTYPE,
+                    error=text,
                 )
             )
     named_file = "deepspeed" in main.references  # an inline plugin (zero_stage...) has no such check
@@ -780,6 +829,8 @@ def _accelerate_switches(main: TrainingConfig, ds: TrainingConfig) -> tuple[Swit
                 reason="with a deepspeed_config_file the DeepSpeed file decides precision, and `accelerate launch` "
                 "refuses a mixed_precision in the accelerate config: DeepSpeedPlugin._deepspeed_config_checks raises "
                 f'ValueError "{ACCELERATE_IGNORED}"',
+                kind=OverrideKind.ACCELERATE_IGNORED,
+                error=ACCELERATE_IGNORED,
             )
         )
     return Switches(values["fp16"], values["bf16"], _integrated_stage(ds)), overrides

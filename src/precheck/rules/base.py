@@ -16,7 +16,7 @@ from ..versions import VersionRange
 if TYPE_CHECKING:
     from ..config import TrainingConfig
     from ..hardware import Hardware
-    from ..resolve.plan import PrecisionPlan
+    from ..plan import PrecisionPlan
     from ..versions import Versions
 
 

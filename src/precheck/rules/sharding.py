@@ -44,21 +44,15 @@ and ``plan.overrides``, which these rules read):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
 from ..config import TrainingConfig
 from ..dialects.lightning import unify
 from ..facts import quote, span
+from ..plan import OverrideKind
 from ..provenance import Origin, Sourced
-from ..resolve.deepspeed import (
-    ACCELERATE_IGNORED,
-    AMP_AND_HALF,
-    AMP_AND_ZERO,
-    BOTH_ENABLED,
-    HF_TRAINER,
-)
+from ..resolve.deepspeed import BOTH_ENABLED, HF_TRAINER
 from ..resolve.lightning import flavour
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
 from .device import used_devices
@@ -75,9 +69,6 @@ BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_ac
 
 HF_MISMATCH_HEAD = "Please correct the following DeepSpeed config values that mismatch TrainingArguments values:"
 HF_MISMATCH_TAIL = "The easiest method is to set these DeepSpeed config values to 'auto'."
-_ACCELERATE_OTHER = re.compile(
-    r"`--mixed_precision` arg cannot be set to `\w+` when `\w+` is set in the DeepSpeed config file\."
-)
 #: micro-batches per step from which bf16 accumulation is reported (PC607): DeepSpeed warns of
 #: "large number of accumulation steps" without a number; every bf16 addition rounds the running
 #: sum to 8 significant bits, and with 16 or more additions the rounding of partial sums that
@@ -433,16 +424,6 @@ def ds_auto_needs_hf_launcher(ctx: Context) -> Iterator[Finding]:
 
 # --- PC605 --------------------------------------------------------------------------------
 
-#: resolver reasons (precheck.resolve.deepspeed) that mean "the DeepSpeed value and the
-#: launcher's precision disagree": the text to look for, and whether the run stops
-_SILENT_KEEP = "accelerate leaves an explicit DeepSpeed value alone"
-_NO_ENABLED = "section has no `enabled` key"
-
-
-def _mismatch_line(reason: str, key: str) -> str | None:
-    found = re.search(rf"- ds {re.escape(key)}=[^\n\"]*", reason)
-    return found.group(0) if found else None
-
 
 def _is_dual_enable(ds: TrainingConfig | None) -> bool:
     return ds is not None and bool(ds.fp16 and ds.fp16.value and ds.bf16 and ds.bf16.value)
@@ -502,9 +483,9 @@ def ds_launcher_mismatch(ctx: Context) -> Iterator[Finding]:
         return
     dual = _is_dual_enable(ds)
     for override in ctx.plan.overrides:
-        reason = override.reason
+        kind = override.kind
         field, winner, loser = override.field, override.winner, override.loser
-        if ACCELERATE_IGNORED in reason:
+        if kind is OverrideKind.ACCELERATE_IGNORED:
             yield Finding(
                 anchor(ctx.config.path, loser.origin),
                 f"`{_key(loser)}` is set in the accelerate config next to a DeepSpeed config file: `accelerate launch` "
@@ -523,23 +504,23 @@ def ds_launcher_mismatch(ctx: Context) -> Iterator[Finding]:
         key = _key(winner)
         against = _describe(loser)
         texts: list[str] = []
-        accelerate = _ACCELERATE_OTHER.search(reason)
+        accelerate = override.error if kind is OverrideKind.ACCELERATE_OTHER_DTYPE else override.accelerate_error
         if accelerate and field in ("fp16", "bf16") and winner.value is True:
-            texts.append(f'accelerate raises ValueError "{accelerate.group(0)}" (DeepSpeedPlugin.set_mixed_precision)')
-        line = _mismatch_line(reason, key) if HF_MISMATCH_HEAD in reason else None
+            texts.append(f'accelerate raises ValueError "{accelerate}" (DeepSpeedPlugin.set_mixed_precision)')
+        line = override.mismatch if kind is OverrideKind.HF_MISMATCH else None
         if line is not None:
             texts.append(
                 f'transformers raises ValueError in train() (trainer_config_finalize): "{HF_MISMATCH_HEAD} '
                 f'{line} {HF_MISMATCH_TAIL}"'
             )
         head = f"`{key}: {_spelled(winner)}` in the DeepSpeed config contradicts {against}"
-        if _SILENT_KEEP in reason:
+        if kind is OverrideKind.SILENT_KEEP:
             head = f"`{key}: {_spelled(winner)}` in the DeepSpeed config is kept although {against}"
             texts.append(
                 'accelerate fills only `"auto"` (fill_match(..., must_match=False)), so the run trains without '
                 f"{field}, silently"
             )
-        if _NO_ENABLED in reason:
+        if kind is OverrideKind.NOT_ENABLED:
             head = f"the DeepSpeed `{field}` section has no `enabled` key while {against}"
             texts.append(
                 'transformers fills only `"enabled": "auto"` and accelerate adds only a missing section, so '
@@ -605,17 +586,17 @@ def ds_apex_amp_conflict(ctx: Context) -> Iterator[Finding]:
         if override.field != "amp":
             continue
         amp = override.loser
-        if AMP_AND_ZERO in override.reason:
+        if override.kind is OverrideKind.AMP_AND_ZERO:
             text = (
-                f'with ZeRO stage {override.winner.value}{_where(override.winner)} DeepSpeed asserts "{AMP_AND_ZERO}"'
+                f'with ZeRO stage {override.winner.value}{_where(override.winner)} DeepSpeed asserts "{override.error}"'
             )
-        elif AMP_AND_HALF in override.reason:
+        elif override.kind is OverrideKind.AMP_AND_HALF:
             mode = "fp16" if _key(override.winner).startswith("fp16") else "bf16"
-            text = f'with {mode} mode{_where(override.winner)} DeepSpeed raises NotImplementedError("{AMP_AND_HALF}")'
+            text = f'with {mode} mode{_where(override.winner)} DeepSpeed raises NotImplementedError("{override.error}")'
         else:
             continue
         edits = edits_for(amp, ds.path, False)
-        if AMP_AND_ZERO in override.reason and ds.fp16 is not None:
+        if override.kind is OverrideKind.AMP_AND_ZERO and ds.fp16 is not None:
             edits = (*edits, *edits_for(ds.fp16, ds.path, True))
         yield Finding(
             anchor(ds.path, amp.origin),
@@ -853,10 +834,9 @@ def ds_grad_accum_dtype_unsupported(ctx: Context) -> Iterator[Finding]:
     """
     ds = deepspeed_config(ctx)
     override = ctx.plan.override_of("grad_accum_dtype")
-    if ds is None or override is None or "NotImplementedError" not in override.reason:
+    if ds is None or override is None or override.kind is not OverrideKind.UNSUPPORTED_MIX:
         return
     explicit = override.loser
-    text = re.search(r'NotImplementedError\("([^"]+)"\)', override.reason)
     model = override.winner.value
     wants_fp32_bf16 = model == "bfloat16" and explicit.value == "float32"
     if wants_fp32_bf16 and ds.zero_stage is not None:
@@ -866,12 +846,12 @@ def ds_grad_accum_dtype_unsupported(ctx: Context) -> Iterator[Finding]:
             f"accumulate in the model dtype ({DS_DTYPE.get(str(model), model)})",
             edits_for(explicit, ds.path, DS_DTYPE.get(str(model), model)),
         )
-    tail = override.reason[override.reason.rfind("[") :] if override.reason.endswith("]") else ""
+    tail = f"[{override.basis}]" if override.basis else ""
     yield Finding(
         anchor(ds.path, explicit.origin),
         f"`{_key(explicit)}: {DS_DTYPE.get(str(explicit.value), explicit.value)}` with a "
         f"{DS_DTYPE.get(str(model), model)} model and no ZeRO: DeepSpeed raises NotImplementedError"
-        f'("{text.group(1) if text else "unsupported mix"}") (_do_optimizer_sanity_check) {tail}'.rstrip(),
+        f'("{override.error or "unsupported mix"}") (_do_optimizer_sanity_check) {tail}'.rstrip(),
         fix,
     )
 
