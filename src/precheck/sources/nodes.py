@@ -91,3 +91,14 @@ def position(text: str, offset: int) -> tuple[int, int]:
     """1-based line and column of the character at ``offset`` in ``text``."""
     line = text.count("\n", 0, offset) + 1
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset where each line of ``text`` starts (for ``bisect``: the line of an offset
+    is ``bisect_right(starts, offset)``)."""
+    starts = [0]
+    find, at = text.find, text.find("\n")
+    while at >= 0:
+        starts.append(at + 1)
+        at = find("\n", at + 1)
+    return starts

@@ -17,40 +17,183 @@ that runs another language (``%%bash``, ``%%writefile``...) is skipped; ``%%capt
 
 from __future__ import annotations
 
+import bisect
+import json
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from json.decoder import scanstring  # type: ignore[attr-defined]
+from json.scanner import make_scanner
+from typing import Any
 
 from ..errors import InputError
-from .json_source import parse_json
-from .nodes import Node
+from .json_source import MAX_DEPTH, parse_json
+from .nodes import Node, line_starts
 
 #: cell magics whose body is still Python
 _PYTHON_CELL_MAGICS = {"capture", "time", "timeit", "prun", "debug"}
 #: a line that IPython, not Python, reads: ``%magic``, ``!command``, ``x = !command``, ``x = %magic``
 _IPYTHON_LINE = re.compile(r"^\s*(?:[%!]|[\w.,\s]+=\s*[%!]\w)")
 _ESCAPES = {'"', "\\", "/", "b", "f", "n", "r", "t"}
+_WS = re.compile(r"[ \t\n\r]*")
+#: skips one JSON value in C, returning where it ends (the document is known to be valid)
+_skip_value = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+
+#: a source string of a cell: (line, column) of its opening quote, the token as written, its text
+_Piece = tuple[tuple[int, int], str, str]
+Places = list[list[tuple[int, int]]]
 
 
 @dataclass(slots=True)
 class Cell:
-    """One code cell: its Python text and where each of its characters is in the file."""
+    """One code cell: its Python text and where each of its characters is in the file.
+
+    Where its characters sit is worked out only when a position is asked for (a finding,
+    a syntax error): most cells never need one."""
 
     #: 1-based position of the cell among all the notebook's cells
     number: int
     code: str
+    #: computes :attr:`places` on first use
+    locate: Callable[[], Places] | None = field(default=None, repr=False, compare=False)
     #: per code line (0-based), the (file line, file column) of each character and of the line's end
-    places: list[list[tuple[int, int]]]
+    _places: Places | None = field(default=None, repr=False)
+
+    @property
+    def places(self) -> Places:
+        if self._places is None:
+            self._places = self.locate() if self.locate is not None else []
+        return self._places
 
     def where(self, line: int, column: int) -> tuple[int, int]:
         """File position of the 1-based ``line`` and 0-based character ``column`` of the cell's code."""
-        if not self.places:
+        places = self.places
+        if not places:
             return 1, 1
-        row = self.places[min(max(line - 1, 0), len(self.places) - 1)]
+        row = places[min(max(line - 1, 0), len(places) - 1)]
         return row[min(max(column, 0), len(row) - 1)]
 
 
 def code_cells(path: str, text: str) -> list[Cell]:
-    """The notebook's code cells, in order (raises :class:`InputError` on a file that is not a notebook)."""
+    """The notebook's code cells, in order (raises :class:`InputError` on a file that is not a notebook).
+
+    The file is read by the standard library's C decoder; the position-keeping reader of
+    :mod:`.json_source` runs only on a file the decoder refuses (or one nested deeper than
+    it allows), to say where the file is wrong exactly as it does for a JSON config."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        data = _REFUSED
+    if data is _REFUSED or _too_deep(data):
+        return _positional_cells(path, text)
+    cells = data.get("cells") if isinstance(data, dict) else None
+    if not isinstance(cells, list):
+        start = _WS.match(text).end()  # type: ignore[union-attr]
+        line, column = _where(line_starts(text), start)
+        raise InputError(path, 'not a Jupyter notebook: no "cells" list', line, column)
+    sources = _Sources(text)
+    out = []
+    for number, cell in enumerate(cells, start=1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code" or "source" not in cell:
+            continue
+        source = cell["source"]
+        pieces = source if isinstance(source, list) else [source]
+        code = "".join(p for p in pieces if isinstance(p, str))
+        python, kept = _python_only(code)
+        out.append(Cell(number, python, sources.locator(number - 1) if kept else None))
+    return out
+
+
+_REFUSED = object()
+
+
+def _too_deep(data: Any) -> bool:
+    """A value nested deeper than the position-keeping reader allows (it refuses those)."""
+    stack = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        for child in children:
+            if depth + 1 > MAX_DEPTH:
+                return True
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+    return False
+
+
+def _where(starts: list[int], offset: int) -> tuple[int, int]:
+    index = bisect.bisect_right(starts, offset) - 1
+    return index + 1, offset - starts[index] + 1
+
+
+class _Sources:
+    """Where the ``source`` strings of each cell are in a valid notebook's text, found on
+    the first request: the cells list and each cell's keys are walked, every other value
+    is skipped by the C scanner."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.pieces: list[list[_Piece]] | None = None
+
+    def locator(self, index: int) -> Callable[[], Places]:
+        return lambda: _assemble(self.cell(index))
+
+    def cell(self, index: int) -> list[_Piece]:
+        if self.pieces is None:
+            self.pieces = self._find()
+        return self.pieces[index] if index < len(self.pieces) else []
+
+    def _find(self) -> list[list[_Piece]]:
+        text = self.text
+        starts = line_starts(text)
+        found: list[list[_Piece]] = []
+        cells = self._member(_WS.match(text).end(), "cells")  # type: ignore[union-attr]
+        if cells is None:
+            return found
+        for element in self._elements(cells):
+            source = self._member(element, "source") if text.startswith("{", element) else None
+            pieces: list[_Piece] = []
+            if source is not None:
+                strings = self._elements(source) if text.startswith("[", source) else [source]
+                for start in strings:
+                    if text.startswith('"', start):
+                        decoded, end = scanstring(text, start + 1, True)
+                        pieces.append((_where(starts, start), text[start:end], decoded))
+            found.append(pieces)
+        return found
+
+    def _member(self, start: int, name: str) -> int | None:
+        """Where the value of the object at ``start`` under key ``name`` starts (the last
+        one when the key repeats, as the decoder keeps it)."""
+        text, found = self.text, None
+        if not text.startswith("{", start):
+            return None
+        pos = _WS.match(text, start + 1).end()  # type: ignore[union-attr]
+        while text.startswith('"', pos):
+            key, pos = scanstring(text, pos + 1, True)
+            pos = _WS.match(text, pos).end() + 1  # type: ignore[union-attr]  # past ':'
+            pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+            if key == name:
+                found = pos
+            pos = _WS.match(text, _skip_value(text, pos)[1]).end()  # type: ignore[union-attr]
+            if text.startswith(",", pos):
+                pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+        return found
+
+    def _elements(self, start: int) -> list[int]:
+        """Where each element of the array at ``start`` starts."""
+        text, out = self.text, []
+        pos = _WS.match(text, start + 1).end()  # type: ignore[union-attr]
+        while not text.startswith("]", pos):
+            out.append(pos)
+            pos = _WS.match(text, _skip_value(text, pos)[1]).end()  # type: ignore[union-attr]
+            if text.startswith(",", pos):
+                pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+        return out
+
+
+def _positional_cells(path: str, text: str) -> list[Cell]:
+    """The code cells read with positions throughout (raises on a file that is not valid JSON)."""
     document = parse_json(path, text)
     cells = document.root.get("cells")
     if cells is None or not isinstance(cells.value, list):
@@ -62,27 +205,31 @@ def code_cells(path: str, text: str) -> list[Cell]:
         if kind is None or kind.value != "code" or source is None:
             continue
         pieces = source.value if isinstance(source.value, list) else [source]
-        strings = [p for p in pieces if isinstance(p, Node) and isinstance(p.value, str)]
-        code, places = _assemble(strings)
-        out.append(Cell(number, *_python_only(code, places)))
+        strings = [
+            ((p.line, p.column), p.raw or "", p.value)
+            for p in pieces
+            if isinstance(p, Node) and isinstance(p.value, str)
+        ]
+        places = _assemble(strings)
+        code, kept = _python_only("".join(s for _, _, s in strings))
+        out.append(Cell(number, code, None, places if kept else []))
     return out
 
 
-def _assemble(strings: list[Node]) -> tuple[str, list[list[tuple[int, int]]]]:
-    """Join a cell's source strings, keeping each decoded character's place in the JSON text."""
-    chars: list[str] = []
-    places: list[list[tuple[int, int]]] = [[]]
-    for node in strings:
-        decoded = str(node.value)
-        offsets = _raw_offsets(node.raw or "", len(decoded))
+def _assemble(strings: list[_Piece]) -> Places:
+    """For a cell's source strings, each decoded character's place in the JSON text."""
+    places: Places = [[]]
+    for (line, column), raw, decoded in strings:
+        offsets = _raw_offsets(raw, len(decoded))
+        row = places[-1]
         for index, char in enumerate(decoded):
-            places[-1].append((node.line, node.column + offsets[index]))
-            chars.append(char)
+            row.append((line, column + offsets[index]))
             if char == "\n":
-                places.append([])
+                row = []
+                places.append(row)
     for row in places:  # a position for "the end of the line" (a caret after the last character)
-        row.append((row[-1][0], row[-1][1] + 1) if row else (strings[-1].line if strings else 1, 1))
-    return "".join(chars), places
+        row.append((row[-1][0], row[-1][1] + 1) if row else (strings[-1][0][0] if strings else 1, 1))
+    return places
 
 
 def _raw_offsets(raw: str, length: int) -> list[int]:
@@ -109,14 +256,15 @@ def _raw_offsets(raw: str, length: int) -> list[int]:
     return offsets
 
 
-def _python_only(code: str, places: list[list[tuple[int, int]]]) -> tuple[str, list[list[tuple[int, int]]]]:
-    """Blank out what IPython reads rather than Python (see the module docstring)."""
+def _python_only(code: str) -> tuple[str, bool]:
+    """Blank out what IPython reads rather than Python (see the module docstring); False
+    when the whole cell is another language's (a ``%%bash`` cell: no code, no places)."""
     lines = code.split("\n")
     first = lines[0].strip() if lines else ""
     if first.startswith("%%"):
         magic = first[2:].split(maxsplit=1)[0] if len(first) > 2 else ""
         if magic not in _PYTHON_CELL_MAGICS:
-            return "", []
+            return "", False
         lines[0] = ""
     kept = ["" if _IPYTHON_LINE.match(line) else line for line in lines]
-    return "\n".join(kept), places
+    return "\n".join(kept), True
