@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .python_index import ModuleIndex
 from .python_values import Dtype, Evaluator, Names, Runtime, Source, Unknown, truth
 
 #: TrainingArguments and its subclasses that add no precision switches
@@ -174,7 +175,8 @@ class Collector:
     def __init__(self, tree: ast.Module, code: str, runtime: Runtime):
         self.tree = tree
         self.source = Source(code)
-        self.names = Names.of(tree)
+        self.index = ModuleIndex(tree)  # one walk: what the rest looks up in the tree
+        self.names = Names.of(tree, self.index.bindings)
         self.runtime = runtime
         self.runtime.unsloth = self.names.imported_from("unsloth")
         self.calls: list[Call] = []
@@ -184,9 +186,9 @@ class Collector:
         #: the script calls ``.backward()``: a training loop
         self.backward = False
         #: names (``model``, ``self.model``) whose parameters the script trains
-        self.models: set[str] = set(_parameter_owners(tree))
+        self.models: set[str] = set(_parameter_owners(self.index.calls))
         #: classes the file defines that subclass ``nn.Module``
-        self.modules = {c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and _is_module(c, self.names)}
+        self.modules = {c.name for c in self.index.classes if _is_module(c, self.names)}
         #: values (keys as written) that could not be read, for notes: (key, where, why)
         self.unknown: list[tuple[str, tuple[int, int], str]] = []
 
@@ -204,7 +206,7 @@ class Collector:
     def run(self) -> None:
         env: dict[str, Any] = {"__name__": "__main__"}
         self.block(self.tree.body, env, inference=False)
-        for node in ast.walk(self.tree):
+        for node in self.index.functions:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 local = dict(env)
                 arguments = node.args
@@ -326,7 +328,7 @@ class Collector:
 
     def scan(self, expr: ast.expr, env: dict[str, Any], inference: bool, model_target: bool = False) -> None:
         """Record the calls inside ``expr``, innermost first (so an argument built by a call is known)."""
-        for node in _post_order(expr):
+        for node in self.index.calls_in(expr):
             if not isinstance(node, ast.Call) or id(node) in self._seen:
                 continue
             func = node.func
@@ -424,22 +426,6 @@ def cast_dtype(call: Call) -> Arg | None:
     return None
 
 
-def _post_order(expr: ast.AST) -> list[ast.AST]:
-    """The nodes of ``expr``, children before parents (iterative: expressions nest deeply)."""
-    out: list[ast.AST] = []
-    stack: list[tuple[ast.AST, bool]] = [(expr, False)]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            out.append(node)
-            continue
-        if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        stack.append((node, True))
-        stack.extend((child, False) for child in reversed(list(ast.iter_child_nodes(node))))
-    return out
-
-
 def _dotted(expr: ast.expr) -> str | None:
     parts: list[str] = []
     while isinstance(expr, ast.Attribute):
@@ -450,10 +436,10 @@ def _dotted(expr: ast.expr) -> str | None:
     return ".".join([expr.id, *reversed(parts)])
 
 
-def _parameter_owners(tree: ast.Module) -> list[str]:
+def _parameter_owners(calls: list[ast.Call]) -> list[str]:
     """``model`` in ``AdamW(model.parameters())``: the objects whose parameters are trained."""
     owners = []
-    for node in ast.walk(tree):
+    for node in calls:
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
