@@ -21,16 +21,20 @@ _BINDS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: what a statement's expression does not look into (as :func:`_post_order` before)
 _OPAQUE = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-#: per node type, the fields that may hold nodes (``ctx`` holds only Load/Store/Del)
-_FIELDS: dict[type, tuple[str, ...]] = {}
+#: fields that hold no call, no statement and nothing that could: names, contexts, operators
+_LEAF_FIELDS = {"ctx", "op", "ops", "id", "attr", "arg", "name", "module", "level", "kind", "type_comment"}
+#: per node type, the fields that may hold a call or a statement
+_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Name: ()}
 
 
 def _children(node: ast.AST) -> list[ast.AST]:
-    """``ast.iter_child_nodes(node)`` as a list, without the expression contexts."""
+    """The children of ``node`` that may hold a call or a statement, in the order of
+    ``ast.iter_child_nodes`` (which also yields contexts, operators and import aliases)."""
     kind = type(node)
     fields = _FIELDS.get(kind)
     if fields is None:
-        fields = _FIELDS[kind] = tuple(f for f in kind._fields if f != "ctx")
+        leaves = _LEAF_FIELDS | ({"names"} if kind in (ast.Import, ast.ImportFrom) else set())
+        fields = _FIELDS[kind] = tuple(f for f in kind._fields if f not in leaves)
     out: list[ast.AST] = []
     for name in fields:
         value = getattr(node, name, None)
@@ -56,35 +60,43 @@ class ModuleIndex:
         #: ids of the nodes whose parent is a statement, or is not an expression: the roots
         #: a statement's expressions are read from
         self._roots: set[int] = set()
+        #: the children of the nodes below statements
+        self._kids: dict[int, list[ast.AST]] = {}
         self._walk(tree)
 
     def _walk(self, tree: ast.AST) -> None:
-        # depth-first, so that each node can be told after its children whether it holds a
-        # call; ast.walk's breadth-first order is each depth's nodes in depth-first order
-        visited: list[tuple[int, int, ast.AST]] = []  # (depth, visit number, node)
-        holds, roots = self._holds_call, self._roots
-        stack: list[tuple[ast.AST, int, list[ast.AST] | None]] = [(tree, 0, None)]
+        # depth-first, keeping the path from the root: a call marks the nodes above it as
+        # holding one, up to its statement or a lambda. ast.walk's breadth-first order is
+        # each depth's nodes in depth-first order: found by a stable sort on the depth.
+        found: list[tuple[int, int, ast.AST]] = []  # (depth, visit number, node)
+        holds, roots, kids_of = self._holds_call, self._roots, self._kids
+        path: list[ast.AST] = []
+        stack: list[tuple[ast.AST, int]] = [(tree, 0)]
         while stack:
-            node, depth, kids = stack.pop()
-            if kids is not None:  # after the children
-                if not isinstance(node, ast.stmt) and (
-                    isinstance(node, ast.Call)
-                    or (not isinstance(node, ast.Lambda) and any(id(kid) in holds for kid in kids))
-                ):
-                    holds.add(id(node))
-                if not isinstance(node, ast.expr):
-                    roots.update(id(kid) for kid in kids if isinstance(kid, ast.expr))
-                continue
-            if isinstance(node, (*_BINDS, ast.Call)):
-                visited.append((depth, len(visited), node))
+            node, depth = stack.pop()
+            del path[depth:]
+            path.append(node)
+            if isinstance(node, ast.expr):
+                if depth and not isinstance(path[depth - 1], ast.expr):
+                    roots.add(id(node))
+                if isinstance(node, ast.Call):
+                    found.append((depth, len(found), node))
+                    level = depth
+                    while level >= 0:
+                        above = path[level]
+                        if isinstance(above, (ast.stmt, ast.Lambda)) or id(above) in holds:
+                            break
+                        holds.add(id(above))
+                        level -= 1
+            elif isinstance(node, _BINDS):
+                found.append((depth, len(found), node))
             kids = _children(node)
             if kids:
-                stack.append((node, depth, kids))
-                stack.extend((kid, depth + 1, None) for kid in reversed(kids))
-            elif isinstance(node, ast.Call):  # pragma: no cover - a call always has its callee
-                holds.add(id(node))
-        visited.sort(key=lambda entry: (entry[0], entry[1]))
-        for _, _, node in visited:
+                if not isinstance(node, ast.stmt):
+                    kids_of[id(node)] = kids
+                stack.extend((kid, depth + 1) for kid in reversed(kids))
+        found.sort(key=lambda entry: (entry[0], entry[1]))
+        for _, _, node in found:
             if isinstance(node, ast.Call):
                 self.calls.append(node)
                 continue
@@ -112,7 +124,8 @@ class ModuleIndex:
                     yield node
                 continue
             stack.append((node, True))
-            stack.extend((kid, False) for kid in reversed(_children(node)) if id(kid) in holds)
+            kids = self._kids.get(id(node), ())
+            stack.extend((kid, False) for kid in reversed(kids) if id(kid) in holds)
 
 
 def _post_order(expr: ast.AST) -> list[ast.AST]:
