@@ -28,6 +28,10 @@ with autocast(u()) as v, w(v()):
 match m(n()):
     case [1, 2] if o(p()):
         pass
+    case {"a": 1, **rest} | C(x=True, y=None) | {"b": K.c}:
+        g(rest)
+    case True | None as w if h(w):
+        pass
 for i in q(r()):
     s[t()] = u(v(w()))
 f"{a(b())!r:{c()}}"

@@ -99,6 +99,10 @@ _MODEL_CLASS = re.compile(r"^(?:Auto\w*Model\w*|\w*(?:Model|LMHeadModel)|\w+For[
 _NOT_MODEL = re.compile(r"Tokenizer|Config|Processor|Extractor|^Peft")
 
 
+#: a name not bound yet
+_ABSENT = object()
+
+
 @dataclass(slots=True)
 class Arg:
     """An argument of a call: its value and where it is (code line, 0-based character column)."""
@@ -280,7 +284,10 @@ class Collector:
             local = dict(env)
             self.block(body, local, inference)
             results.append(local)
-        for name in {n for r in results for n in r}:
+        # what a branch bound or rebound (the others are as before; a value unequal to itself, NaN, is merged too)
+        changed = {n for r in results for n, v in r.items() if v is not env.get(n, _ABSENT)}
+        changed.update(n for n, v in env.items() if not v == v)  # noqa: SIM201 (as the merge compares)
+        for name in changed:
             values = [r.get(name, Unknown(f"`{name}` is not set on every path")) for r in results]
             first = values[0]
             same = all(type(v) is type(first) and v == first for v in values[1:])

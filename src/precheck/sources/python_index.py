@@ -23,20 +23,27 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _OPAQUE = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 #: fields that hold no call, no statement and nothing that could: names, contexts, operators
 _LEAF_FIELDS = {"ctx", "op", "ops", "id", "attr", "arg", "name", "module", "level", "kind", "type_comment"}
+#: fields that hold plain values (a string, a number, a list of names), never nodes
+_SCALAR_FIELDS = {"conversion", "is_async", "simple", "tag", "lineno", "names", "rest", "asname"}
 #: per node type, the fields that may hold a call or a statement
-_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Name: ()}
+_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Name: (), ast.MatchSingleton: ()}
+
+
+def _fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node type that may hold a call or a statement (each holds a node, a
+    list of nodes, or None), in order; names, contexts, operators and import aliases are left out."""
+    fields = _FIELDS.get(kind)
+    if fields is None:
+        leaves = _LEAF_FIELDS | ({"names"} if kind in (ast.Import, ast.ImportFrom) else set())
+        fields = _FIELDS[kind] = tuple(f for f in kind._fields if f not in leaves and f not in _SCALAR_FIELDS)
+    return fields
 
 
 def _children(node: ast.AST) -> list[ast.AST]:
     """The children of ``node`` that may hold a call or a statement, in the order of
     ``ast.iter_child_nodes`` (which also yields contexts, operators and import aliases)."""
-    kind = type(node)
-    fields = _FIELDS.get(kind)
-    if fields is None:
-        leaves = _LEAF_FIELDS | ({"names"} if kind in (ast.Import, ast.ImportFrom) else set())
-        fields = _FIELDS[kind] = tuple(f for f in kind._fields if f not in leaves)
     out: list[ast.AST] = []
-    for name in fields:
+    for name in _fields(type(node)):
         value = getattr(node, name, None)
         if isinstance(value, ast.AST):
             out.append(value)
@@ -70,31 +77,46 @@ class ModuleIndex:
         # each depth's nodes in depth-first order: found by a stable sort on the depth.
         found: list[tuple[int, int, ast.AST]] = []  # (depth, visit number, node)
         holds, roots, kids_of = self._holds_call, self._roots, self._kids
+        expr, call, stmt, binds, stops = ast.expr, ast.Call, ast.stmt, _BINDS, (ast.stmt, ast.Lambda)
+        fields_of = _FIELDS
         path: list[ast.AST] = []
         stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+        pop, push = stack.pop, stack.append
         while stack:
-            node, depth = stack.pop()
+            node, depth = pop()
             del path[depth:]
             path.append(node)
-            if isinstance(node, ast.expr):
-                if depth and not isinstance(path[depth - 1], ast.expr):
+            if isinstance(node, expr):
+                if depth and not isinstance(path[depth - 1], expr):
                     roots.add(id(node))
-                if isinstance(node, ast.Call):
+                if isinstance(node, call):
                     found.append((depth, len(found), node))
                     level = depth
                     while level >= 0:
                         above = path[level]
-                        if isinstance(above, (ast.stmt, ast.Lambda)) or id(above) in holds:
+                        if isinstance(above, stops) or id(above) in holds:
                             break
                         holds.add(id(above))
                         level -= 1
-            elif isinstance(node, _BINDS):
+            elif isinstance(node, binds):
                 found.append((depth, len(found), node))
-            kids = _children(node)
+            fields = fields_of.get(type(node))
+            if fields is None:
+                fields = _fields(type(node))
+            if not fields:
+                continue
+            kids: list[ast.AST] = []
+            for name in fields:
+                value = getattr(node, name, None)
+                if isinstance(value, list):
+                    kids.extend(item for item in value if isinstance(item, ast.AST))
+                elif value is not None:
+                    kids.append(value)
             if kids:
-                if not isinstance(node, ast.stmt):
+                if not isinstance(node, stmt):
                     kids_of[id(node)] = kids
-                stack.extend((kid, depth + 1) for kid in reversed(kids))
+                for kid in reversed(kids):
+                    push((kid, depth + 1))
         found.sort(key=lambda entry: (entry[0], entry[1]))
         for _, _, node in found:
             if isinstance(node, ast.Call):
