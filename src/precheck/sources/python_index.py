@@ -29,7 +29,7 @@ _SCALAR_FIELDS = {"conversion", "is_async", "simple", "tag", "lineno", "names", 
 _FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Name: (), ast.MatchSingleton: ()}
 
 
-def _fields(kind: type) -> tuple[str, ...]:
+def _fields(kind: type[ast.AST]) -> tuple[str, ...]:
     """The fields of a node type that may hold a call or a statement (each holds a node, a
     list of nodes, or None), in order; names, contexts, operators and import aliases are left out."""
     fields = _FIELDS.get(kind)
