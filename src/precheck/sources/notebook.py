@@ -20,8 +20,9 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import accumulate
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from json.scanner import make_scanner
 from typing import Any
@@ -54,24 +55,67 @@ class Cell:
     #: 1-based position of the cell among all the notebook's cells
     number: int
     code: str
-    #: computes :attr:`places` on first use
-    locate: Callable[[], Places] | None = field(default=None, repr=False, compare=False)
-    #: per code line (0-based), the (file line, file column) of each character and of the line's end
-    _places: Places | None = field(default=None, repr=False)
+    #: finds the cell's source strings in the file, on first use (None: a cell of another language)
+    locate: Callable[[], list[_Piece]] | None = field(default=None, repr=False, compare=False)
+    _located: _Located | None = field(default=None, repr=False, compare=False)
+
+    def _where(self) -> _Located | None:
+        if self._located is None and self.locate is not None:
+            self._located = _Located(self.locate())
+        return self._located
 
     @property
     def places(self) -> Places:
-        if self._places is None:
-            self._places = self.locate() if self.locate is not None else []
-        return self._places
+        """Per code line (0-based), the (file line, file column) of each character and of the line's end."""
+        located = self._where()
+        return [] if located is None else [located.row(r) for r in range(len(located.rows))]
 
     def where(self, line: int, column: int) -> tuple[int, int]:
         """File position of the 1-based ``line`` and 0-based character ``column`` of the cell's code."""
-        places = self.places
-        if not places:
+        located = self._where()
+        if located is None:
             return 1, 1
-        row = places[min(max(line - 1, 0), len(places) - 1)]
-        return row[min(max(column, 0), len(row) - 1)]
+        return located.at(min(max(line - 1, 0), len(located.rows) - 1), column)
+
+
+class _Located:
+    """Where the characters of a cell's source strings are in the file, worked out per line
+    of code as they are asked for."""
+
+    def __init__(self, pieces: list[_Piece]):
+        self.pieces = pieces
+        decoded = [text for _, _, text in pieces]
+        self.starts = [0, *accumulate(map(len, decoded))][:-1] if pieces else []
+        full = "".join(decoded)
+        self.length = len(full)
+        #: offset in the decoded code of each line's first character
+        self.rows = line_starts(full)
+        self.offsets: dict[int, list[int]] = {}
+
+    def char(self, offset: int) -> tuple[int, int]:
+        index = bisect.bisect_right(self.starts, offset) - 1
+        (line, column), raw, decoded = self.pieces[index]
+        offsets = self.offsets.get(index)
+        if offsets is None:
+            offsets = self.offsets[index] = _raw_offsets(raw, len(decoded))
+        return line, column + offsets[offset - self.starts[index]]
+
+    def at(self, row: int, column: int) -> tuple[int, int]:
+        """Place of the character at 0-based ``column`` of 0-based line ``row`` (the line's end past it)."""
+        start = self.rows[row]
+        end = self.rows[row + 1] if row + 1 < len(self.rows) else self.length
+        column = min(max(column, 0), end - start)
+        if column < end - start:
+            return self.char(start + column)
+        if end > start:  # a caret after the last character
+            line, last = self.char(end - 1)
+            return line, last + 1
+        return (self.pieces[-1][0][0] if self.pieces else 1), 1
+
+    def row(self, row: int) -> list[tuple[int, int]]:
+        start = self.rows[row]
+        end = self.rows[row + 1] if row + 1 < len(self.rows) else self.length
+        return [self.at(row, column) for column in range(end - start + 1)]
 
 
 def code_cells(path: str, text: str) -> list[Cell]:
@@ -133,23 +177,29 @@ class _Sources:
 
     def __init__(self, text: str):
         self.text = text
-        self.pieces: list[list[_Piece]] | None = None
+        self.found: list[list[_Piece]] = []
+        self.walk: Iterator[list[_Piece]] | None = None
 
-    def locator(self, index: int) -> Callable[[], Places]:
-        return lambda: _assemble(self.cell(index))
+    def locator(self, index: int) -> Callable[[], list[_Piece]]:
+        return lambda: self.cell(index)
 
     def cell(self, index: int) -> list[_Piece]:
-        if self.pieces is None:
-            self.pieces = self._find()
-        return self.pieces[index] if index < len(self.pieces) else []
+        """The source strings of the ``index``-th cell (0-based), the cells before it walked once."""
+        if self.walk is None:
+            self.walk = self._find()
+        while len(self.found) <= index:
+            pieces = next(self.walk, None)
+            if pieces is None:
+                return []
+            self.found.append(pieces)
+        return self.found[index]
 
-    def _find(self) -> list[list[_Piece]]:
+    def _find(self) -> Iterator[list[_Piece]]:
         text = self.text
         starts = line_starts(text)
-        found: list[list[_Piece]] = []
         cells = self._member(_WS.match(text).end(), "cells")  # type: ignore[union-attr]
         if cells is None:
-            return found
+            return
         for element in self._elements(cells):
             source = self._member(element, "source") if text.startswith("{", element) else None
             pieces: list[_Piece] = []
@@ -159,8 +209,7 @@ class _Sources:
                     if text.startswith('"', start):
                         decoded, end = scanstring(text, start + 1, True)
                         pieces.append((_where(starts, start), text[start:end], decoded))
-            found.append(pieces)
-        return found
+            yield pieces
 
     def _member(self, start: int, name: str) -> int | None:
         """Where the value of the object at ``start`` under key ``name`` starts (the last
@@ -180,16 +229,15 @@ class _Sources:
                 pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
         return found
 
-    def _elements(self, start: int) -> list[int]:
+    def _elements(self, start: int) -> Iterator[int]:
         """Where each element of the array at ``start`` starts."""
-        text, out = self.text, []
+        text = self.text
         pos = _WS.match(text, start + 1).end()  # type: ignore[union-attr]
         while not text.startswith("]", pos):
-            out.append(pos)
+            yield pos
             pos = _WS.match(text, _skip_value(text, pos)[1]).end()  # type: ignore[union-attr]
             if text.startswith(",", pos):
                 pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-        return out
 
 
 def _positional_cells(path: str, text: str) -> list[Cell]:
@@ -210,26 +258,13 @@ def _positional_cells(path: str, text: str) -> list[Cell]:
             for p in pieces
             if isinstance(p, Node) and isinstance(p.value, str)
         ]
-        places = _assemble(strings)
         code, kept = _python_only("".join(s for _, _, s in strings))
-        out.append(Cell(number, code, None, places if kept else []))
+        out.append(Cell(number, code, _given(strings) if kept else None))
     return out
 
 
-def _assemble(strings: list[_Piece]) -> Places:
-    """For a cell's source strings, each decoded character's place in the JSON text."""
-    places: Places = [[]]
-    for (line, column), raw, decoded in strings:
-        offsets = _raw_offsets(raw, len(decoded))
-        row = places[-1]
-        for index, char in enumerate(decoded):
-            row.append((line, column + offsets[index]))
-            if char == "\n":
-                row = []
-                places.append(row)
-    for row in places:  # a position for "the end of the line" (a caret after the last character)
-        row.append((row[-1][0], row[-1][1] + 1) if row else (strings[-1][0][0] if strings else 1, 1))
-    return places
+def _given(pieces: list[_Piece]) -> Callable[[], list[_Piece]]:
+    return lambda: pieces
 
 
 def _raw_offsets(raw: str, length: int) -> list[int]:

@@ -100,7 +100,7 @@ def _notebook(path: str, text: str, hardware: Hardware | None) -> list[Document]
     offset = 0
     for cell in cells:
         try:
-            tree = _parse(cell.code, f"{path} cell {cell.number}")
+            tree = _parse_from(cell.code, f"{path} cell {cell.number}", offset)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
             if not _TRAINING_WORDS.search(cell.code):
                 continue  # a cell precheck does not need (IPython-only syntax...)
@@ -109,7 +109,6 @@ def _notebook(path: str, text: str, hardware: Hardware | None) -> list[Document]
             raise InputError(
                 path, f"Python syntax error in cell {cell.number}: {_error_message(error)}", file_line, file_column
             ) from None
-        ast.increment_lineno(tree, offset)
         bodies.extend(tree.body)
         starts.append(offset + 1)
         used.append(cell)
@@ -412,6 +411,18 @@ def _value(value: Any, line: int, column: int) -> Any:
     if isinstance(value, dict):
         return {k: Node(_value(v, line, column), line, column, k, line, column) for k, v in value.items()}
     return value
+
+
+def _parse_from(code: str, filename: str, offset: int) -> ast.Module:
+    """``_parse(code)`` with its lines counted from ``offset + 1``, as ``ast.increment_lineno``
+    would count them, without a walk over the tree: blank lines before the code. A cell
+    that does not parse so is parsed as it is, for its own error and line numbers."""
+    try:
+        return _parse("\n" * offset + code, filename)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = _parse(code, filename)
+        ast.increment_lineno(tree, offset)
+        return tree
 
 
 def _parse(code: str, filename: str) -> ast.Module:
