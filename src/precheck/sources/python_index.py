@@ -25,6 +25,8 @@ _OPAQUE = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _LEAF_FIELDS = {"ctx", "op", "ops", "id", "attr", "arg", "name", "module", "level", "kind", "type_comment"}
 #: fields that hold plain values (a string, a number, a list of names), never nodes
 _SCALAR_FIELDS = {"conversion", "is_async", "simple", "tag", "lineno", "names", "rest", "asname"}
+#: nodes that hold nothing: the walk does not visit them (an expression that is one has no call)
+_LEAVES = {ast.Constant, ast.Name}
 #: per node type, the fields that may hold a call or a statement
 _FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Name: (), ast.MatchSingleton: ()}
 
@@ -78,7 +80,7 @@ class ModuleIndex:
         found: list[tuple[int, int, ast.AST]] = []  # (depth, visit number, node)
         holds, roots, kids_of = self._holds_call, self._roots, self._kids
         expr, call, stmt, binds, stops = ast.expr, ast.Call, ast.stmt, _BINDS, (ast.stmt, ast.Lambda)
-        fields_of = _FIELDS
+        fields_of, leaves = _FIELDS, _LEAVES
         path: list[ast.AST] = []
         stack: list[tuple[ast.AST, int]] = [(tree, 0)]
         pop, push = stack.pop, stack.append
@@ -109,8 +111,8 @@ class ModuleIndex:
             for name in fields:
                 value = getattr(node, name, None)
                 if isinstance(value, list):
-                    kids.extend(item for item in value if isinstance(item, ast.AST))
-                elif value is not None:
+                    kids.extend(item for item in value if isinstance(item, ast.AST) and type(item) not in leaves)
+                elif value is not None and type(value) not in leaves:
                     kids.append(value)
             if kids:
                 if not isinstance(node, stmt):
