@@ -301,5 +301,7 @@ def _python_only(code: str) -> tuple[str, bool]:
         if magic not in _PYTHON_CELL_MAGICS:
             return "", False
         lines[0] = ""
-    kept = ["" if _IPYTHON_LINE.match(line) else line for line in lines]
+    if "%" not in code and "!" not in code:  # every IPython line has one of them
+        return "\n".join(lines), True
+    kept = ["" if ("%" in line or "!" in line) and _IPYTHON_LINE.match(line) else line for line in lines]
     return "\n".join(kept), True
