@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from precheck.sources.python_index import ModuleIndex, _post_order
+from precheck.sources.python_index import PARAMETER_METHODS, ModuleIndex, _post_order
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECTS = ROOT.parent / "shared" / "projects"
@@ -40,19 +40,36 @@ class C(e()):
     attr = f(g())
 try:
     pass
-except h() as err:
+except h(w.parameters()) as err:
     i(err)
+@decorate(
+    a.parameters()
+)
+@other
+def h(x=b.named_parameters(), *, y: k(c.parameters()) = 1):
+    pass
+opt = AdamW(
+    self.model
+    .parameters(), lr=(lambda: d.parameters())()
+)
+class D(base(e.parameters())):
+    pass
 """
 
 
-def _check(tree: ast.AST) -> int:
-    index = ModuleIndex(tree)
+def _check(tree: ast.AST, code: str | None = None) -> int:
+    index = ModuleIndex(tree, code)
     walk = list(ast.walk(tree))
     binds = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     assert index.bindings == [n for n in walk if isinstance(n, binds)]
     assert index.functions == [n for n in walk if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     assert index.classes == [n for n in walk if isinstance(n, ast.ClassDef)]
-    assert index.calls == [n for n in walk if isinstance(n, ast.Call)]
+    wanted = [
+        id(n)
+        for n in walk
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in PARAMETER_METHODS
+    ]
+    assert sorted(id(n) for n in index.parameter_calls) == sorted(wanted)
     checked = 0
     for node in walk:  # every expression, the roots read in one pass and the others by a walk
         if isinstance(node, ast.expr):
@@ -63,6 +80,7 @@ def _check(tree: ast.AST) -> int:
 
 def test_index_matches_the_walks_on_odd_code() -> None:
     assert _check(ast.parse(ODD)) > 100
+    assert _check(ast.parse(ODD), ODD) > 100
 
 
 def test_deep_expressions_are_walked_without_recursion() -> None:
@@ -83,5 +101,6 @@ def test_index_matches_the_walks_on_real_scripts() -> None:
     assert files
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        trees = [ast.parse(f.read_text(encoding="utf-8", errors="replace")) for f in files]
-    assert sum(_check(tree) for tree in trees) > 1000
+        texts = [f.read_text(encoding="utf-8", errors="replace") for f in files]
+        texts = [text.replace("\r\n", "\n").replace("\r", "\n") for text in texts]
+    assert sum(_check(ast.parse(text), text) for text in texts) > 1000

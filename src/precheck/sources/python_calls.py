@@ -179,7 +179,7 @@ class Collector:
     def __init__(self, tree: ast.Module, code: str, runtime: Runtime):
         self.tree = tree
         self.source = Source(code)
-        self.index = ModuleIndex(tree)  # one walk: what the rest looks up in the tree
+        self.index = ModuleIndex(tree, code)  # one walk: what the rest looks up in the tree
         self.names = Names.of(tree, self.index.bindings)
         self.runtime = runtime
         self.runtime.unsloth = self.names.imported_from("unsloth")
@@ -190,7 +190,7 @@ class Collector:
         #: the script calls ``.backward()``: a training loop
         self.backward = False
         #: names (``model``, ``self.model``) whose parameters the script trains
-        self.models: set[str] = set(_parameter_owners(self.index.calls))
+        self.models: set[str] = set(_parameter_owners(self.index.parameter_calls))
         #: classes the file defines that subclass ``nn.Module``
         self.modules = {c.name for c in self.index.classes if _is_module(c, self.names)}
         #: values (keys as written) that could not be read, for notes: (key, where, why)

@@ -1,112 +1,143 @@
-"""One pass over a Python module's tree, collecting what the readers look up in it.
+"""One walk over a Python module's statements, collecting what the readers look up in it.
 
 The readers of :mod:`.python_calls` used to walk the whole tree once per question (the
 imports and definitions, the classes, the ``.parameters()`` calls, the functions) and the
-expression of every statement once more to find its calls: most of the time spent on a
-real repository. :class:`ModuleIndex` visits every node once and keeps:
-
-- the nodes that bind names (imports, function and class definitions), the functions,
-  the classes and every call, each in the order :func:`ast.walk` yields them (breadth
-  first), so that what is read from them comes out in the same order;
-- which expressions hold a call, so that the calls of a statement's expression are found
-  without visiting the parts that hold none (:meth:`ModuleIndex.calls_in`).
+expression of every statement once more, through ``ast.iter_child_nodes``, to find its
+calls: most of the time spent on a real repository. :class:`ModuleIndex` walks the
+statements once and keeps the nodes that bind names (imports, function and class
+definitions), the functions and the classes, each in the order :func:`ast.walk` yields
+them (breadth first), so that what is read from them comes out in the same order; and
+the ``.parameters()`` / ``.named_parameters()`` calls, looked for only in the statements
+whose lines hold the word. :meth:`ModuleIndex.calls_in` lists the calls of an expression
+in one pass over it, skipping names, constants, contexts and operators.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+import bisect
 
 _BINDS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-#: what a statement's expression does not look into (as :func:`_post_order` before)
+#: what a statement's expression does not look into (as ``_post_order`` did before)
 _OPAQUE = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-#: fields that hold no call, no statement and nothing that could: names, contexts, operators
+#: fields that hold no call and nothing that could: names, contexts, operators
 _LEAF_FIELDS = {"ctx", "op", "ops", "id", "attr", "arg", "name", "module", "level", "kind", "type_comment"}
 #: fields that hold plain values (a string, a number, a list of names), never nodes
 _SCALAR_FIELDS = {"conversion", "is_async", "simple", "tag", "lineno", "names", "rest", "asname"}
-#: nodes that hold nothing: the walk does not visit them (an expression that is one has no call)
+#: the fields that hold statements (or the handlers and cases that hold them)
+_BODIES = {"body", "orelse", "finalbody", "handlers", "cases"}
+#: nodes that hold nothing: never visited (an expression that is one has no call)
 _LEAVES = {ast.Constant, ast.Name}
-#: per node type, the fields that may hold a call or a statement
+#: per node type: the fields that may hold a call, outside statement bodies
 _FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Name: (), ast.MatchSingleton: ()}
+#: per node type: the fields that hold statements
+_STATEMENT_FIELDS: dict[type, tuple[str, ...]] = {}
+#: methods whose receiver is a trained model (``AdamW(model.parameters())``)
+PARAMETER_METHODS = ("parameters", "named_parameters")
 
 
 def _fields(kind: type[ast.AST]) -> tuple[str, ...]:
-    """The fields of a node type that may hold a call or a statement (each holds a node, a
-    list of nodes, or None), in order; names, contexts, operators and import aliases are left out."""
     fields = _FIELDS.get(kind)
     if fields is None:
-        leaves = _LEAF_FIELDS | ({"names"} if kind in (ast.Import, ast.ImportFrom) else set())
-        fields = _FIELDS[kind] = tuple(f for f in kind._fields if f not in leaves and f not in _SCALAR_FIELDS)
+        skip = _LEAF_FIELDS | _SCALAR_FIELDS
+        if issubclass(kind, (ast.stmt, ast.excepthandler, ast.mod, ast.match_case)):
+            skip = skip | _BODIES
+        fields = _FIELDS[kind] = tuple(f for f in kind._fields if f not in skip)
+    return fields
+
+
+def _statement_fields(kind: type[ast.AST]) -> tuple[str, ...]:
+    fields = _STATEMENT_FIELDS.get(kind)
+    if fields is None:
+        holds = issubclass(kind, (ast.stmt, ast.excepthandler, ast.mod)) or kind is ast.match_case
+        fields = _STATEMENT_FIELDS[kind] = tuple(f for f in kind._fields if holds and f in _BODIES)
     return fields
 
 
 def _children(node: ast.AST) -> list[ast.AST]:
-    """The children of ``node`` that may hold a call or a statement, in the order of
-    ``ast.iter_child_nodes`` (which also yields contexts, operators and import aliases)."""
+    """The children of ``node`` outside its statement bodies that may hold a call, in the
+    order of ``ast.iter_child_nodes``."""
     out: list[ast.AST] = []
     for name in _fields(type(node)):
         value = getattr(node, name, None)
-        if isinstance(value, ast.AST):
+        if isinstance(value, list):
+            out.extend(item for item in value if isinstance(item, ast.AST) and type(item) not in _LEAVES)
+        elif value is not None and type(value) not in _LEAVES:
             out.append(value)
-        elif isinstance(value, list):
-            out.extend(item for item in value if isinstance(item, ast.AST))
     return out
 
 
 class ModuleIndex:
-    """What one walk over ``tree`` finds (see the module docstring)."""
+    """What one walk over the statements of ``tree`` finds (see the module docstring).
 
-    def __init__(self, tree: ast.AST):
+    ``code``: the text ``tree`` was parsed from, when its lines are the tree's lines (no
+    ``\\r``): the ``.parameters()`` calls are then looked for only in the statements whose
+    lines name them."""
+
+    def __init__(self, tree: ast.AST, code: str | None = None):
         #: imports and definitions, in ``ast.walk`` order
         self.bindings: list[ast.stmt] = []
-        #: functions (sync and async), classes and calls, each in ``ast.walk`` order
+        #: functions (sync and async) and classes, each in ``ast.walk`` order
         self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self.classes: list[ast.ClassDef] = []
-        self.calls: list[ast.Call] = []
-        #: ids of the nodes (below statements) whose expression holds a call outside a lambda
-        self._holds_call: set[int] = set()
-        #: ids of the nodes whose parent is a statement, or is not an expression: the roots
-        #: a statement's expressions are read from
-        self._roots: set[int] = set()
-        #: the children of the nodes below statements
-        self._kids: dict[int, list[ast.AST]] = {}
-        self._walk(tree)
+        #: the calls of ``.parameters()`` and ``.named_parameters()``
+        self.parameter_calls: list[ast.Call] = []
+        lines = None if code is None or "\r" in code else _lines_naming(code, "parameters")
+        self._walk(tree, lines)
 
-    def _walk(self, tree: ast.AST) -> None:
-        # depth-first, keeping the path from the root: a call marks the nodes above it as
-        # holding one, up to its statement or a lambda. ast.walk's breadth-first order is
-        # each depth's nodes in depth-first order: found by a stable sort on the depth.
-        found: list[tuple[int, int, ast.AST]] = []  # (depth, visit number, node)
-        holds, roots, kids_of = self._holds_call, self._roots, self._kids
-        expr, call, stmt, binds, stops = ast.expr, ast.Call, ast.stmt, _BINDS, (ast.stmt, ast.Lambda)
-        fields_of, leaves = _FIELDS, _LEAVES
-        path: list[ast.AST] = []
+    def _walk(self, tree: ast.AST, lines: list[int] | None) -> None:
+        # ast.walk's breadth-first order is each depth's nodes in depth-first order: found
+        # by a stable sort on the depth
+        found: list[tuple[int, int, ast.stmt]] = []
         stack: list[tuple[ast.AST, int]] = [(tree, 0)]
-        pop, push = stack.pop, stack.append
         while stack:
-            node, depth = pop()
-            del path[depth:]
-            path.append(node)
-            if isinstance(node, expr):
-                if depth and not isinstance(path[depth - 1], expr):
-                    roots.add(id(node))
-                if isinstance(node, call):
-                    found.append((depth, len(found), node))
-                    level = depth
-                    while level >= 0:
-                        above = path[level]
-                        if isinstance(above, stops) or id(above) in holds:
-                            break
-                        holds.add(id(above))
-                        level -= 1
-            elif isinstance(node, binds):
+            node, depth = stack.pop()
+            if isinstance(node, _BINDS):
                 found.append((depth, len(found), node))
+            if lines is None or _spans(node, lines):
+                self._parameter_calls(node)
+            kids: list[ast.AST] = []
+            for name in _statement_fields(type(node)):
+                kids.extend(getattr(node, name, None) or ())
+            stack.extend((kid, depth + 1) for kid in reversed(kids))
+        found.sort(key=lambda entry: (entry[0], entry[1]))
+        for _, _, statement in found:
+            self.bindings.append(statement)
+            if isinstance(statement, _FUNCTIONS):
+                self.functions.append(statement)
+            elif isinstance(statement, ast.ClassDef):
+                self.classes.append(statement)
+
+    def _parameter_calls(self, statement: ast.AST) -> None:
+        """The ``.parameters()`` calls of a statement outside its bodies (lambdas included)."""
+        stack = _children(statement)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute) and func.attr in PARAMETER_METHODS:
+                    self.parameter_calls.append(node)
+            stack.extend(_children(node))
+
+    def calls_in(self, expr: ast.AST) -> list[ast.Call]:
+        """The calls inside ``expr``, innermost first (children before parents, in the order
+        of ``ast.iter_child_nodes``), not looking into lambdas."""
+        out: list[ast.Call] = []
+        if isinstance(expr, _OPAQUE):
+            return out
+        stack: list[tuple[ast.AST, bool]] = [(expr, False)]
+        pop, push, fields_of, leaves = stack.pop, stack.append, _FIELDS, _LEAVES
+        while stack:
+            node, done = pop()
+            if done:
+                out.append(node)  # type: ignore[arg-type]
+                continue
+            if isinstance(node, ast.Call):
+                push((node, True))
             fields = fields_of.get(type(node))
             if fields is None:
                 fields = _fields(type(node))
-            if not fields:
-                continue
             kids: list[ast.AST] = []
             for name in fields:
                 value = getattr(node, name, None)
@@ -114,46 +145,39 @@ class ModuleIndex:
                     kids.extend(item for item in value if isinstance(item, ast.AST) and type(item) not in leaves)
                 elif value is not None and type(value) not in leaves:
                     kids.append(value)
-            if kids:
-                if not isinstance(node, stmt):
-                    kids_of[id(node)] = kids
-                for kid in reversed(kids):
-                    push((kid, depth + 1))
-        found.sort(key=lambda entry: (entry[0], entry[1]))
-        for _, _, node in found:
-            if isinstance(node, ast.Call):
-                self.calls.append(node)
-                continue
-            assert isinstance(node, ast.stmt)
-            self.bindings.append(node)
-            if isinstance(node, _FUNCTIONS):
-                self.functions.append(node)
-            elif isinstance(node, ast.ClassDef):
-                self.classes.append(node)
+            for kid in reversed(kids):
+                if not isinstance(kid, _OPAQUE):
+                    push((kid, False))
+        return out
 
-    def calls_in(self, expr: ast.AST) -> Iterator[ast.Call]:
-        """The calls inside ``expr``, innermost first (children before parents, as
-        ``ast.iter_child_nodes`` orders them), not looking into lambdas."""
-        if id(expr) not in self._roots:
-            yield from (node for node in _post_order(expr) if isinstance(node, ast.Call))
-            return
-        holds = self._holds_call
-        if id(expr) not in holds:
-            return
-        stack: list[tuple[ast.AST, bool]] = [(expr, False)]
-        while stack:
-            node, done = stack.pop()
-            if done:
-                if isinstance(node, ast.Call):
-                    yield node
-                continue
-            stack.append((node, True))
-            kids = self._kids.get(id(node), ())
-            stack.extend((kid, False) for kid in reversed(kids) if id(kid) in holds)
+
+def _lines_naming(code: str, word: str) -> list[int]:
+    """The 1-based lines of ``code`` where ``word`` occurs, in order."""
+    out: list[int] = []
+    line, counted = 1, 0
+    at = code.find(word)
+    while at >= 0:
+        line += code.count("\n", counted, at)
+        counted = at
+        out.append(line)
+        at = code.find(word, at + len(word))
+    return out
+
+
+def _spans(node: ast.AST, lines: list[int]) -> bool:
+    """``node`` (a statement) covers one of ``lines`` (sorted)."""
+    first, last = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    if first is None or last is None:
+        return True
+    for decorator in getattr(node, "decorator_list", ()):  # above the ``def`` line
+        first = min(first, decorator.lineno)
+    index = bisect.bisect_left(lines, first)
+    return index < len(lines) and lines[index] <= last
 
 
 def _post_order(expr: ast.AST) -> list[ast.AST]:
-    """The nodes of ``expr``, children before parents (iterative: expressions nest deeply)."""
+    """The nodes of ``expr``, children before parents, not looking into lambdas: what the
+    readers walked before :meth:`ModuleIndex.calls_in` (kept for the tests that compare them)."""
     out: list[ast.AST] = []
     stack: list[tuple[ast.AST, bool]] = [(expr, False)]
     while stack:
