@@ -104,3 +104,22 @@ def test_index_matches_the_walks_on_real_scripts() -> None:
         texts = [f.read_text(encoding="utf-8", errors="replace") for f in files]
         texts = [text.replace("\r\n", "\n").replace("\r", "\n") for text in texts]
     assert sum(_check(ast.parse(text), text) for text in texts) > 1000
+
+
+def test_every_training_word_holds_a_gate_word() -> None:
+    """The substring test before the regex must let through every text the regex matches:
+    each top-level alternative of the regex names one of the gate's words."""
+    from precheck.sources.python_source import _TRAINING_GATE, _TRAINING_WORDS
+
+    alternatives, depth, current = [], 0, ""
+    for char in _TRAINING_WORDS.pattern:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "|" and depth == 0:
+            alternatives.append(current)
+            current = ""
+        else:
+            current += char
+    alternatives.append(current)
+    assert len(alternatives) >= 4
+    for alternative in alternatives:
+        assert any(word in alternative for word in _TRAINING_GATE), alternative

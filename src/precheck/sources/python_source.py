@@ -58,6 +58,15 @@ _TRAINING_WORDS = re.compile(
     r"TrainingArguments|\b(?:SFT|DPO|GRPO|ORPO|KTO|Reward|PPO|CPO|BCO|PRM|OnlineDPO|RLOO|NashMD|XPO|GKD|GSPO|"
     r"IterativeSFT)Config\b|GradScaler|\.backward\s*\("
 )
+#: a word that every match of _TRAINING_WORDS holds: tested first (a substring search is
+#: many times faster than the regex, and most files hold none)
+_TRAINING_GATE = ("TrainingArguments", "Config", "GradScaler", "backward")
+
+
+def _training_words(text: str) -> bool:
+    return any(word in text for word in _TRAINING_GATE) and _TRAINING_WORDS.search(text) is not None
+
+
 #: keys of the model a run loads, read beside the training arguments
 _MODEL_KEYS = ("attn_implementation", "load_in_4bit", "load_in_8bit", "bnb_4bit_compute_dtype", "bnb_4bit_quant_type")
 #: TRL ``ModelConfig`` fields that are run keys as they are
@@ -78,10 +87,10 @@ Where = Callable[[tuple[int, int]], tuple[int, int]]
 def parse_code(path: str, text: str, kind: str, hardware: Hardware | None) -> list[Document]:
     """The runs a ``.py`` file (``kind`` "python") or ``.ipynb`` notebook ("notebook") configures."""
     if kind == "notebook":
-        if not _TRAINING_WORDS.search(text):
+        if not _training_words(text):
             return []
         return _notebook(path, text, hardware)
-    if not _TRAINING_WORDS.search(text):
+    if not _training_words(text):
         return []
     code = text.replace("\r\n", "\n").replace("\r", "\n")  # line numbers as ast counts them
     try:
@@ -102,7 +111,7 @@ def _notebook(path: str, text: str, hardware: Hardware | None) -> list[Document]
         try:
             tree = _parse_from(cell.code, f"{path} cell {cell.number}", offset)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
-            if not _TRAINING_WORDS.search(cell.code):
+            if not _training_words(cell.code):
                 continue  # a cell precheck does not need (IPython-only syntax...)
             line, column = _error_place(error)
             file_line, file_column = cell.where(line or 1, (column or 1) - 1)
