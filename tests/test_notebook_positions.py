@@ -151,7 +151,7 @@ CELLS = [
 ]
 
 
-@pytest.mark.parametrize("offset", [0, 1, 7, 300])
+@pytest.mark.parametrize("offset", [0, 1, 7, 300, 50_000])
 @pytest.mark.parametrize("code", CELLS, ids=range(len(CELLS)))
 def test_cells_parsed_at_an_offset_as_increment_lineno_would_number_them(code: str, offset: int) -> None:
     import ast

@@ -425,13 +425,16 @@ def _value(value: Any, line: int, column: int) -> Any:
 def _parse_from(code: str, filename: str, offset: int) -> ast.Module:
     """``_parse(code)`` with its lines counted from ``offset + 1``, as ``ast.increment_lineno``
     would count them, without a walk over the tree: blank lines before the code. A cell
-    that does not parse so is parsed as it is, for its own error and line numbers."""
-    try:
-        return _parse("\n" * offset + code, filename)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        tree = _parse(code, filename)
-        ast.increment_lineno(tree, offset)
-        return tree
+    that does not parse so is parsed as it is, for its own error and line numbers; so is a
+    small cell far down a long notebook (the blank lines would cost more than the walk)."""
+    if offset <= 2_000 + 8 * len(code):
+        try:
+            return _parse("\n" * offset + code, filename)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass
+    tree = _parse(code, filename)
+    ast.increment_lineno(tree, offset)
+    return tree
 
 
 def _parse(code: str, filename: str) -> ast.Module:
