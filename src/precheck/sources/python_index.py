@@ -33,6 +33,10 @@ _LEAVES = {ast.Constant, ast.Name}
 _FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Name: (), ast.MatchSingleton: ()}
 #: per node type: the fields that hold statements
 _STATEMENT_FIELDS: dict[type, tuple[str, ...]] = {}
+#: per node type: :func:`_fields` last first
+_BACKWARDS: dict[type, tuple[str, ...]] = {}
+#: what :meth:`ModuleIndex.calls_in` does not visit: leaves, and lambdas (not looked into)
+_SKIP = {ast.Constant, ast.Name, ast.Lambda}
 #: methods whose receiver is a trained model (``AdamW(model.parameters())``)
 PARAMETER_METHODS = ("parameters", "named_parameters")
 
@@ -126,28 +130,27 @@ class ModuleIndex:
         out: list[ast.Call] = []
         if isinstance(expr, _OPAQUE):
             return out
-        stack: list[tuple[ast.AST, bool]] = [(expr, False)]
-        pop, push, fields_of, leaves = stack.pop, stack.append, _FIELDS, _LEAVES
+        stack: list[ast.AST | tuple[ast.Call]] = [expr]
+        pop, push, backwards, skip = stack.pop, stack.append, _BACKWARDS, _SKIP
         while stack:
-            node, done = pop()
-            if done:
-                out.append(node)  # type: ignore[arg-type]
+            node = pop()
+            if isinstance(node, tuple):  # a call whose children are done
+                out.append(node[0])
                 continue
-            if isinstance(node, ast.Call):
-                push((node, True))
-            fields = fields_of.get(type(node))
+            kind = type(node)
+            if kind is ast.Call:
+                push((node,))  # type: ignore[arg-type]
+            fields = backwards.get(kind)
             if fields is None:
-                fields = _fields(type(node))
-            kids: list[ast.AST] = []
-            for name in fields:
+                fields = backwards[kind] = tuple(reversed(_fields(kind)))
+            for name in fields:  # children pushed last first: popped in order
                 value = getattr(node, name, None)
-                if isinstance(value, list):
-                    kids.extend(item for item in value if isinstance(item, ast.AST) and type(item) not in leaves)
-                elif value is not None and type(value) not in leaves:
-                    kids.append(value)
-            for kid in reversed(kids):
-                if not isinstance(kid, _OPAQUE):
-                    push((kid, False))
+                if type(value) is list:
+                    for item in reversed(value):
+                        if type(item) not in skip and isinstance(item, ast.AST):
+                            push(item)
+                elif value is not None and type(value) not in skip and isinstance(value, ast.AST):
+                    push(value)
         return out
 
 
