@@ -15,6 +15,7 @@ tests/test_cli_entry.py checks that both read every option the same way.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 import typing
@@ -68,6 +69,10 @@ def route(args: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     import os
+
+    # a short-lived process that builds many trees without cycles (Python ASTs, YAML nodes):
+    # the cyclic collector's frequent passes over them find nothing, so it runs less often
+    gc.set_threshold(50_000, 20, 100)
 
     if COMPLETE_VAR in os.environ:  # the shell asks for completions: typer answers
         from .cli import app

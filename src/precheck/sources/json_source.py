@@ -19,11 +19,11 @@ from json.decoder import scanstring  # type: ignore[attr-defined]
 
 from ..errors import InputError
 from ..escape import shorten
-from .nodes import Document, Node, SourceNote
+from .nodes import Document, Node, SourceNote, line_starts
 
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")
-_MAX_DEPTH = 200
+MAX_DEPTH = 200
 #: JSON's literals, and the three Python's ``json.load`` also reads (and ``json.dump``
 #: writes for non-finite floats), as DeepSpeed and the HF argument parsers load JSON with it
 _LITERALS = {
@@ -54,7 +54,7 @@ class _Reader:
         self.text = text
         self.pos = 0
         self.notes: list[SourceNote] = []
-        self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.line_starts = line_starts(text)
 
     def where(self, pos: int) -> tuple[int, int]:
         index = bisect.bisect_right(self.line_starts, pos) - 1
@@ -72,8 +72,8 @@ class _Reader:
             self.fail("comments are not allowed in JSON")
 
     def value(self, depth: int) -> Node:
-        if depth > _MAX_DEPTH:
-            self.fail(f"nesting deeper than {_MAX_DEPTH} levels")
+        if depth > MAX_DEPTH:
+            self.fail(f"nesting deeper than {MAX_DEPTH} levels")
         text, start = self.text, self.pos
         line, column = self.where(start)
         char = text[start : start + 1]

@@ -8,7 +8,6 @@ it sits under, spelled as in the file, and where that key starts: findings point
 from __future__ import annotations
 
 import bisect
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,10 +104,21 @@ def position(text: str, offset: int) -> tuple[int, int]:
     a reader asking for every node's position costs O(log n) a node, not O(n)."""
     global _LAST
     if _LAST[0] is not text:
-        _LAST = (text, [0, *(m.end() for m in re.finditer("\n", text))])
+        _LAST = (text, line_starts(text))
     starts = _LAST[1]
     index = bisect.bisect_right(starts, offset) - 1
     return index + 1, offset - starts[index] + 1
 
 
 _LAST: tuple[str | None, list[int]] = (None, [0])
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset where each line of ``text`` starts (for ``bisect``: the line of an offset
+    is ``bisect_right(starts, offset)``)."""
+    starts = [0]
+    find, at = text.find, text.find("\n")
+    while at >= 0:
+        starts.append(at + 1)
+        at = find("\n", at + 1)
+    return starts

@@ -17,40 +17,231 @@ that runs another language (``%%bash``, ``%%writefile``...) is skipped; ``%%capt
 
 from __future__ import annotations
 
+import bisect
+import json
 import re
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import accumulate
+from json.decoder import scanstring  # type: ignore[attr-defined]
+from json.scanner import make_scanner
+from typing import Any
 
 from ..errors import InputError
-from .json_source import parse_json
-from .nodes import Node
+from .json_source import MAX_DEPTH, parse_json
+from .nodes import Node, line_starts
 
 #: cell magics whose body is still Python
 _PYTHON_CELL_MAGICS = {"capture", "time", "timeit", "prun", "debug"}
 #: a line that IPython, not Python, reads: ``%magic``, ``!command``, ``x = !command``, ``x = %magic``
 _IPYTHON_LINE = re.compile(r"^\s*(?:[%!]|[\w.,\s]+=\s*[%!]\w)")
 _ESCAPES = {'"', "\\", "/", "b", "f", "n", "r", "t"}
+_WS = re.compile(r"[ \t\n\r]*")
+#: skips one JSON value in C, returning where it ends (the document is known to be valid)
+_skip_value = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+
+#: a source string of a cell: (line, column) of its opening quote, the token as written, its text
+_Piece = tuple[tuple[int, int], str, str]
+Places = list[list[tuple[int, int]]]
 
 
 @dataclass(slots=True)
 class Cell:
-    """One code cell: its Python text and where each of its characters is in the file."""
+    """One code cell: its Python text and where each of its characters is in the file.
+
+    Where its characters sit is worked out only when a position is asked for (a finding,
+    a syntax error): most cells never need one."""
 
     #: 1-based position of the cell among all the notebook's cells
     number: int
     code: str
-    #: per code line (0-based), the (file line, file column) of each character and of the line's end
-    places: list[list[tuple[int, int]]]
+    #: finds the cell's source strings in the file, on first use (None: a cell of another language)
+    locate: Callable[[], list[_Piece]] | None = field(default=None, repr=False, compare=False)
+    _located: _Located | None = field(default=None, repr=False, compare=False)
+
+    def _where(self) -> _Located | None:
+        if self._located is None and self.locate is not None:
+            self._located = _Located(self.locate())
+        return self._located
+
+    @property
+    def places(self) -> Places:
+        """Per code line (0-based), the (file line, file column) of each character and of the line's end."""
+        located = self._where()
+        return [] if located is None else [located.row(r) for r in range(len(located.rows))]
 
     def where(self, line: int, column: int) -> tuple[int, int]:
         """File position of the 1-based ``line`` and 0-based character ``column`` of the cell's code."""
-        if not self.places:
+        located = self._where()
+        if located is None:
             return 1, 1
-        row = self.places[min(max(line - 1, 0), len(self.places) - 1)]
-        return row[min(max(column, 0), len(row) - 1)]
+        return located.at(min(max(line - 1, 0), len(located.rows) - 1), column)
+
+
+class _Located:
+    """Where the characters of a cell's source strings are in the file, worked out per line
+    of code as they are asked for."""
+
+    def __init__(self, pieces: list[_Piece]):
+        self.pieces = pieces
+        decoded = [text for _, _, text in pieces]
+        self.starts = [0, *accumulate(map(len, decoded))][:-1] if pieces else []
+        full = "".join(decoded)
+        self.length = len(full)
+        #: offset in the decoded code of each line's first character
+        self.rows = line_starts(full)
+        self.offsets: dict[int, list[int]] = {}
+
+    def char(self, offset: int) -> tuple[int, int]:
+        index = bisect.bisect_right(self.starts, offset) - 1
+        (line, column), raw, decoded = self.pieces[index]
+        offsets = self.offsets.get(index)
+        if offsets is None:
+            offsets = self.offsets[index] = _raw_offsets(raw, len(decoded))
+        return line, column + offsets[offset - self.starts[index]]
+
+    def at(self, row: int, column: int) -> tuple[int, int]:
+        """Place of the character at 0-based ``column`` of 0-based line ``row`` (the line's end past it)."""
+        start = self.rows[row]
+        end = self.rows[row + 1] if row + 1 < len(self.rows) else self.length
+        column = min(max(column, 0), end - start)
+        if column < end - start:
+            return self.char(start + column)
+        if end > start:  # a caret after the last character
+            line, last = self.char(end - 1)
+            return line, last + 1
+        return (self.pieces[-1][0][0] if self.pieces else 1), 1
+
+    def row(self, row: int) -> list[tuple[int, int]]:
+        start = self.rows[row]
+        end = self.rows[row + 1] if row + 1 < len(self.rows) else self.length
+        return [self.at(row, column) for column in range(end - start + 1)]
 
 
 def code_cells(path: str, text: str) -> list[Cell]:
-    """The notebook's code cells, in order (raises :class:`InputError` on a file that is not a notebook)."""
+    """The notebook's code cells, in order (raises :class:`InputError` on a file that is not a notebook).
+
+    The file is read by the standard library's C decoder; the position-keeping reader of
+    :mod:`.json_source` runs only on a file the decoder refuses (or one nested deeper than
+    it allows), to say where the file is wrong exactly as it does for a JSON config."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        data = _REFUSED
+    if data is _REFUSED or _too_deep(data):
+        return _positional_cells(path, text)
+    cells = data.get("cells") if isinstance(data, dict) else None
+    if not isinstance(cells, list):
+        start = _WS.match(text).end()  # type: ignore[union-attr]
+        line, column = _where(line_starts(text), start)
+        raise InputError(path, 'not a Jupyter notebook: no "cells" list', line, column)
+    sources = _Sources(text)
+    out = []
+    for number, cell in enumerate(cells, start=1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code" or "source" not in cell:
+            continue
+        source = cell["source"]
+        pieces = source if isinstance(source, list) else [source]
+        code = "".join(p for p in pieces if isinstance(p, str))
+        python, kept = _python_only(code)
+        out.append(Cell(number, python, sources.locator(number - 1) if kept else None))
+    return out
+
+
+_REFUSED = object()
+
+
+def _too_deep(data: Any) -> bool:
+    """A value nested deeper than the position-keeping reader allows (it refuses those)."""
+    stack = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        for child in children:
+            if depth + 1 > MAX_DEPTH:
+                return True
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+    return False
+
+
+def _where(starts: list[int], offset: int) -> tuple[int, int]:
+    index = bisect.bisect_right(starts, offset) - 1
+    return index + 1, offset - starts[index] + 1
+
+
+class _Sources:
+    """Where the ``source`` strings of each cell are in a valid notebook's text, found on
+    the first request: the cells list and each cell's keys are walked, every other value
+    is skipped by the C scanner."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.found: list[list[_Piece]] = []
+        self.walk: Iterator[list[_Piece]] | None = None
+
+    def locator(self, index: int) -> Callable[[], list[_Piece]]:
+        return lambda: self.cell(index)
+
+    def cell(self, index: int) -> list[_Piece]:
+        """The source strings of the ``index``-th cell (0-based), the cells before it walked once."""
+        if self.walk is None:
+            self.walk = self._find()
+        while len(self.found) <= index:
+            pieces = next(self.walk, None)
+            if pieces is None:
+                return []
+            self.found.append(pieces)
+        return self.found[index]
+
+    def _find(self) -> Iterator[list[_Piece]]:
+        text = self.text
+        starts = line_starts(text)
+        cells = self._member(_WS.match(text).end(), "cells")  # type: ignore[union-attr]
+        if cells is None:
+            return
+        for element in self._elements(cells):
+            source = self._member(element, "source") if text.startswith("{", element) else None
+            pieces: list[_Piece] = []
+            if source is not None:
+                strings = self._elements(source) if text.startswith("[", source) else [source]
+                for start in strings:
+                    if text.startswith('"', start):
+                        decoded, end = scanstring(text, start + 1, True)
+                        pieces.append((_where(starts, start), text[start:end], decoded))
+            yield pieces
+
+    def _member(self, start: int, name: str) -> int | None:
+        """Where the value of the object at ``start`` under key ``name`` starts (the last
+        one when the key repeats, as the decoder keeps it)."""
+        text, found = self.text, None
+        if not text.startswith("{", start):
+            return None
+        pos = _WS.match(text, start + 1).end()  # type: ignore[union-attr]
+        while text.startswith('"', pos):
+            key, pos = scanstring(text, pos + 1, True)
+            pos = _WS.match(text, pos).end() + 1  # type: ignore[union-attr]  # past ':'
+            pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+            if key == name:
+                found = pos
+            pos = _WS.match(text, _skip_value(text, pos)[1]).end()  # type: ignore[union-attr]
+            if text.startswith(",", pos):
+                pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+        return found
+
+    def _elements(self, start: int) -> Iterator[int]:
+        """Where each element of the array at ``start`` starts."""
+        text = self.text
+        pos = _WS.match(text, start + 1).end()  # type: ignore[union-attr]
+        while not text.startswith("]", pos):
+            yield pos
+            pos = _WS.match(text, _skip_value(text, pos)[1]).end()  # type: ignore[union-attr]
+            if text.startswith(",", pos):
+                pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+
+
+def _positional_cells(path: str, text: str) -> list[Cell]:
+    """The code cells read with positions throughout (raises on a file that is not valid JSON)."""
     document = parse_json(path, text)
     cells = document.root.get("cells")
     if cells is None or not isinstance(cells.value, list):
@@ -62,44 +253,40 @@ def code_cells(path: str, text: str) -> list[Cell]:
         if kind is None or kind.value != "code" or source is None:
             continue
         pieces = source.value if isinstance(source.value, list) else [source]
-        strings = [p for p in pieces if isinstance(p, Node) and isinstance(p.value, str)]
-        code, places = _assemble(strings)
-        out.append(Cell(number, *_python_only(code, places)))
+        strings = [
+            ((p.line, p.column), p.raw or "", p.value)
+            for p in pieces
+            if isinstance(p, Node) and isinstance(p.value, str)
+        ]
+        code, kept = _python_only("".join(s for _, _, s in strings))
+        out.append(Cell(number, code, _given(strings) if kept else None))
     return out
 
 
 def all_cells(path: str, text: str) -> list[Cell]:
-    """The notebook's code cells as written, IPython lines included (for their shell commands)."""
-    document = parse_json(path, text)
-    cells = document.root.get("cells")
-    if cells is None or not isinstance(cells.value, list):
+    """The notebook's code cells as written, IPython lines included (for their shell commands);
+    none for a file the C decoder refuses (:func:`code_cells` reports it)."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
         return []
+    cells = data.get("cells") if isinstance(data, dict) and not _too_deep(data) else None
+    if not isinstance(cells, list):
+        return []
+    sources = _Sources(text)
     out = []
-    for number, cell in enumerate(cells.value, start=1):
-        kind, source = cell.get("cell_type"), cell.get("source")
-        if kind is None or kind.value != "code" or source is None:
+    for number, cell in enumerate(cells, start=1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code" or "source" not in cell:
             continue
-        pieces = source.value if isinstance(source.value, list) else [source]
-        code, places = _assemble([p for p in pieces if isinstance(p, Node) and isinstance(p.value, str)])
-        out.append(Cell(number, code, places))
+        source = cell["source"]
+        pieces = source if isinstance(source, list) else [source]
+        code = "".join(p for p in pieces if isinstance(p, str))
+        out.append(Cell(number, code, sources.locator(number - 1)))
     return out
 
 
-def _assemble(strings: list[Node]) -> tuple[str, list[list[tuple[int, int]]]]:
-    """Join a cell's source strings, keeping each decoded character's place in the JSON text."""
-    chars: list[str] = []
-    places: list[list[tuple[int, int]]] = [[]]
-    for node in strings:
-        decoded = str(node.value)
-        offsets = _raw_offsets(node.raw or "", len(decoded))
-        for index, char in enumerate(decoded):
-            places[-1].append((node.line, node.column + offsets[index]))
-            chars.append(char)
-            if char == "\n":
-                places.append([])
-    for row in places:  # a position for "the end of the line" (a caret after the last character)
-        row.append((row[-1][0], row[-1][1] + 1) if row else (strings[-1].line if strings else 1, 1))
-    return "".join(chars), places
+def _given(pieces: list[_Piece]) -> Callable[[], list[_Piece]]:
+    return lambda: pieces
 
 
 def _raw_offsets(raw: str, length: int) -> list[int]:
@@ -126,14 +313,17 @@ def _raw_offsets(raw: str, length: int) -> list[int]:
     return offsets
 
 
-def _python_only(code: str, places: list[list[tuple[int, int]]]) -> tuple[str, list[list[tuple[int, int]]]]:
-    """Blank out what IPython reads rather than Python (see the module docstring)."""
+def _python_only(code: str) -> tuple[str, bool]:
+    """Blank out what IPython reads rather than Python (see the module docstring); False
+    when the whole cell is another language's (a ``%%bash`` cell: no code, no places)."""
     lines = code.split("\n")
     first = lines[0].strip() if lines else ""
     if first.startswith("%%"):
         magic = first[2:].split(maxsplit=1)[0] if len(first) > 2 else ""
         if magic not in _PYTHON_CELL_MAGICS:
-            return "", []
+            return "", False
         lines[0] = ""
-    kept = ["" if _IPYTHON_LINE.match(line) else line for line in lines]
-    return "\n".join(kept), places
+    if "%" not in code and "!" not in code:  # every IPython line has one of them
+        return "\n".join(lines), True
+    kept = ["" if ("%" in line or "!" in line) and _IPYTHON_LINE.match(line) else line for line in lines]
+    return "\n".join(kept), True

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .python_index import ModuleIndex
 from .python_values import Dtype, Evaluator, Names, Runtime, Source, Unknown, truth
 
 #: TrainingArguments and its subclasses that add no precision switches
@@ -98,6 +99,10 @@ _MODEL_CLASS = re.compile(r"^(?:Auto\w*Model\w*|\w*(?:Model|LMHeadModel)|\w+For[
 _NOT_MODEL = re.compile(r"Tokenizer|Config|Processor|Extractor|^Peft")
 
 
+#: a name not bound yet
+_ABSENT = object()
+
+
 @dataclass(slots=True)
 class Arg:
     """An argument of a call: its value and where it is (code line, 0-based character column)."""
@@ -178,7 +183,8 @@ class Collector:
     def __init__(self, tree: ast.Module, code: str, runtime: Runtime):
         self.tree = tree
         self.source = Source(code)
-        self.names = Names.of(tree)
+        self.index = ModuleIndex(tree, code)  # one walk: what the rest looks up in the tree
+        self.names = Names.of(tree, self.index.bindings)
         self.runtime = runtime
         self.runtime.unsloth = self.names.imported_from("unsloth")
         self.calls: list[Call] = []
@@ -188,9 +194,9 @@ class Collector:
         #: the script calls ``.backward()``: a training loop
         self.backward = False
         #: names (``model``, ``self.model``) whose parameters the script trains
-        self.models: set[str] = set(_parameter_owners(tree))
+        self.models: set[str] = set(_parameter_owners(self.index.parameter_calls))
         #: classes the file defines that subclass ``nn.Module``
-        self.modules = {c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and _is_module(c, self.names)}
+        self.modules = {c.name for c in self.index.classes if _is_module(c, self.names)}
         #: values (keys as written) that could not be read, for notes: (key, where, why)
         self.unknown: list[tuple[str, tuple[int, int], str]] = []
 
@@ -208,7 +214,7 @@ class Collector:
     def run(self) -> None:
         env: dict[str, Any] = {"__name__": "__main__"}
         self.block(self.tree.body, env, inference=False)
-        for node in ast.walk(self.tree):
+        for node in self.index.functions:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 local = dict(env)
                 arguments = node.args
@@ -282,7 +288,10 @@ class Collector:
             local = dict(env)
             self.block(body, local, inference)
             results.append(local)
-        for name in {n for r in results for n in r}:
+        # what a branch bound or rebound (the others are as before; a value unequal to itself, NaN, is merged too)
+        changed = {n for r in results for n, v in r.items() if v is not env.get(n, _ABSENT)}
+        changed.update(n for n, v in env.items() if not v == v)  # noqa: SIM201 (as the merge compares)
+        for name in changed:
             values = [r.get(name, Unknown(f"`{name}` is not set on every path")) for r in results]
             first = values[0]
             same = all(type(v) is type(first) and v == first for v in values[1:])
@@ -330,7 +339,7 @@ class Collector:
 
     def scan(self, expr: ast.expr, env: dict[str, Any], inference: bool, model_target: bool = False) -> None:
         """Record the calls inside ``expr``, innermost first (so an argument built by a call is known)."""
-        for node in _post_order(expr):
+        for node in self.index.calls_in(expr):
             if not isinstance(node, ast.Call) or id(node) in self._seen:
                 continue
             func = node.func
@@ -428,22 +437,6 @@ def cast_dtype(call: Call) -> Arg | None:
     return None
 
 
-def _post_order(expr: ast.AST) -> list[ast.AST]:
-    """The nodes of ``expr``, children before parents (iterative: expressions nest deeply)."""
-    out: list[ast.AST] = []
-    stack: list[tuple[ast.AST, bool]] = [(expr, False)]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            out.append(node)
-            continue
-        if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        stack.append((node, True))
-        stack.extend((child, False) for child in reversed(list(ast.iter_child_nodes(node))))
-    return out
-
-
 def _dotted(expr: ast.expr) -> str | None:
     parts: list[str] = []
     while isinstance(expr, ast.Attribute):
@@ -454,10 +447,10 @@ def _dotted(expr: ast.expr) -> str | None:
     return ".".join([expr.id, *reversed(parts)])
 
 
-def _parameter_owners(tree: ast.Module) -> list[str]:
+def _parameter_owners(calls: list[ast.Call]) -> list[str]:
     """``model`` in ``AdamW(model.parameters())``: the objects whose parameters are trained."""
     owners = []
-    for node in ast.walk(tree):
+    for node in calls:
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -75,9 +75,10 @@ class Names:
     defined: set[str] = field(default_factory=set)
 
     @classmethod
-    def of(cls, tree: ast.Module) -> Names:
+    def of(cls, tree: ast.Module, nodes: Iterable[ast.AST] | None = None) -> Names:
+        """``nodes``: the tree's nodes that bind names, when already found (in ``ast.walk`` order)."""
         names = cls()
-        for node in ast.walk(tree):
+        for node in ast.walk(tree) if nodes is None else nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:

@@ -41,6 +41,7 @@ _SAFE_TAGS = {
     "tag:yaml.org,2002:timestamp",
 }
 _BOOL_SPELLINGS = {"true", "false"}
+_STR = "tag:yaml.org,2002:str"
 
 MAX_DEPTH = 200
 #: values a document may gain through aliases beyond those written in it
@@ -199,6 +200,8 @@ class _Converter:
         return out
 
     def _scalar(self, node: yaml.Node) -> Any:
+        if node.tag == _STR:  # what SafeConstructor.construct_yaml_str returns, without its cache
+            return node.value
         if node.tag not in _SAFE_TAGS:
             return str(node.value)  # custom tags are kept as text, never constructed
         try:

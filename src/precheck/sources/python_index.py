@@ -1,0 +1,195 @@
+"""One walk over a Python module's statements, collecting what the readers look up in it.
+
+The readers of :mod:`.python_calls` used to walk the whole tree once per question (the
+imports and definitions, the classes, the ``.parameters()`` calls, the functions) and the
+expression of every statement once more, through ``ast.iter_child_nodes``, to find its
+calls: most of the time spent on a real repository. :class:`ModuleIndex` walks the
+statements once and keeps the nodes that bind names (imports, function and class
+definitions), the functions and the classes, each in the order :func:`ast.walk` yields
+them (breadth first), so that what is read from them comes out in the same order; and
+the ``.parameters()`` / ``.named_parameters()`` calls, looked for only in the statements
+whose lines hold the word. :meth:`ModuleIndex.calls_in` lists the calls of an expression
+in one pass over it, skipping names, constants, contexts and operators.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+
+_BINDS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+#: what a statement's expression does not look into (as ``_post_order`` did before)
+_OPAQUE = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+#: fields that hold no call and nothing that could: names, contexts, operators
+_LEAF_FIELDS = {"ctx", "op", "ops", "id", "attr", "arg", "name", "module", "level", "kind", "type_comment"}
+#: fields that hold plain values (a string, a number, a list of names), never nodes
+_SCALAR_FIELDS = {"conversion", "is_async", "simple", "tag", "lineno", "names", "rest", "asname"}
+#: the fields that hold statements (or the handlers and cases that hold them)
+_BODIES = {"body", "orelse", "finalbody", "handlers", "cases"}
+#: nodes that hold nothing: never visited (an expression that is one has no call)
+_LEAVES = {ast.Constant, ast.Name}
+#: per node type: the fields that may hold a call, outside statement bodies
+_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Name: (), ast.MatchSingleton: ()}
+#: per node type: the fields that hold statements
+_STATEMENT_FIELDS: dict[type, tuple[str, ...]] = {}
+#: per node type: :func:`_fields` last first
+_BACKWARDS: dict[type, tuple[str, ...]] = {}
+#: what :meth:`ModuleIndex.calls_in` does not visit: leaves, and lambdas (not looked into)
+_SKIP = {ast.Constant, ast.Name, ast.Lambda}
+#: methods whose receiver is a trained model (``AdamW(model.parameters())``)
+PARAMETER_METHODS = ("parameters", "named_parameters")
+
+
+def _fields(kind: type[ast.AST]) -> tuple[str, ...]:
+    fields = _FIELDS.get(kind)
+    if fields is None:
+        skip = _LEAF_FIELDS | _SCALAR_FIELDS
+        if issubclass(kind, (ast.stmt, ast.excepthandler, ast.mod, ast.match_case)):
+            skip = skip | _BODIES
+        fields = _FIELDS[kind] = tuple(f for f in kind._fields if f not in skip)
+    return fields
+
+
+def _statement_fields(kind: type[ast.AST]) -> tuple[str, ...]:
+    fields = _STATEMENT_FIELDS.get(kind)
+    if fields is None:
+        holds = issubclass(kind, (ast.stmt, ast.excepthandler, ast.mod)) or kind is ast.match_case
+        fields = _STATEMENT_FIELDS[kind] = tuple(f for f in kind._fields if holds and f in _BODIES)
+    return fields
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """The children of ``node`` outside its statement bodies that may hold a call, in the
+    order of ``ast.iter_child_nodes``."""
+    out: list[ast.AST] = []
+    for name in _fields(type(node)):
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            out.extend(item for item in value if isinstance(item, ast.AST) and type(item) not in _LEAVES)
+        elif value is not None and type(value) not in _LEAVES:
+            out.append(value)
+    return out
+
+
+class ModuleIndex:
+    """What one walk over the statements of ``tree`` finds (see the module docstring).
+
+    ``code``: the text ``tree`` was parsed from, when its lines are the tree's lines (no
+    ``\\r``): the ``.parameters()`` calls are then looked for only in the statements whose
+    lines name them."""
+
+    def __init__(self, tree: ast.AST, code: str | None = None):
+        #: imports and definitions, in ``ast.walk`` order
+        self.bindings: list[ast.stmt] = []
+        #: functions (sync and async) and classes, each in ``ast.walk`` order
+        self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        self.classes: list[ast.ClassDef] = []
+        #: the calls of ``.parameters()`` and ``.named_parameters()``
+        self.parameter_calls: list[ast.Call] = []
+        lines = None if code is None or "\r" in code else _lines_naming(code, "parameters")
+        self._walk(tree, lines)
+
+    def _walk(self, tree: ast.AST, lines: list[int] | None) -> None:
+        # ast.walk's breadth-first order is each depth's nodes in depth-first order: found
+        # by a stable sort on the depth
+        found: list[tuple[int, int, ast.stmt]] = []
+        stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+        while stack:
+            node, depth = stack.pop()
+            if isinstance(node, _BINDS):
+                found.append((depth, len(found), node))
+            if lines is None or _spans(node, lines):
+                self._parameter_calls(node)
+            kids: list[ast.AST] = []
+            for name in _statement_fields(type(node)):
+                kids.extend(getattr(node, name, None) or ())
+            stack.extend((kid, depth + 1) for kid in reversed(kids))
+        found.sort(key=lambda entry: (entry[0], entry[1]))
+        for _, _, statement in found:
+            self.bindings.append(statement)
+            if isinstance(statement, _FUNCTIONS):
+                self.functions.append(statement)
+            elif isinstance(statement, ast.ClassDef):
+                self.classes.append(statement)
+
+    def _parameter_calls(self, statement: ast.AST) -> None:
+        """The ``.parameters()`` calls of a statement outside its bodies (lambdas included)."""
+        stack = _children(statement)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute) and func.attr in PARAMETER_METHODS:
+                    self.parameter_calls.append(node)
+            stack.extend(_children(node))
+
+    def calls_in(self, expr: ast.AST) -> list[ast.Call]:
+        """The calls inside ``expr``, innermost first (children before parents, in the order
+        of ``ast.iter_child_nodes``), not looking into lambdas."""
+        out: list[ast.Call] = []
+        if isinstance(expr, _OPAQUE):
+            return out
+        stack: list[ast.AST | tuple[ast.Call]] = [expr]
+        pop, push, backwards, skip = stack.pop, stack.append, _BACKWARDS, _SKIP
+        while stack:
+            node = pop()
+            if isinstance(node, tuple):  # a call whose children are done
+                out.append(node[0])
+                continue
+            kind = type(node)
+            if kind is ast.Call:
+                push((node,))  # type: ignore[arg-type]
+            fields = backwards.get(kind)
+            if fields is None:
+                fields = backwards[kind] = tuple(reversed(_fields(kind)))
+            for name in fields:  # children pushed last first: popped in order
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    for item in reversed(value):
+                        if type(item) not in skip and isinstance(item, ast.AST):
+                            push(item)
+                elif value is not None and type(value) not in skip and isinstance(value, ast.AST):
+                    push(value)
+        return out
+
+
+def _lines_naming(code: str, word: str) -> list[int]:
+    """The 1-based lines of ``code`` where ``word`` occurs, in order."""
+    out: list[int] = []
+    line, counted = 1, 0
+    at = code.find(word)
+    while at >= 0:
+        line += code.count("\n", counted, at)
+        counted = at
+        out.append(line)
+        at = code.find(word, at + len(word))
+    return out
+
+
+def _spans(node: ast.AST, lines: list[int]) -> bool:
+    """``node`` (a statement) covers one of ``lines`` (sorted)."""
+    first, last = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    if first is None or last is None:
+        return True
+    for decorator in getattr(node, "decorator_list", ()):  # above the ``def`` line
+        first = min(first, decorator.lineno)
+    index = bisect.bisect_left(lines, first)
+    return index < len(lines) and lines[index] <= last
+
+
+def _post_order(expr: ast.AST) -> list[ast.AST]:
+    """The nodes of ``expr``, children before parents, not looking into lambdas: what the
+    readers walked before :meth:`ModuleIndex.calls_in` (kept for the tests that compare them)."""
+    out: list[ast.AST] = []
+    stack: list[tuple[ast.AST, bool]] = [(expr, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            out.append(node)
+            continue
+        if isinstance(node, _OPAQUE):
+            continue
+        stack.append((node, True))
+        stack.extend((child, False) for child in reversed(list(ast.iter_child_nodes(node))))
+    return out
