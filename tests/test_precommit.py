@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BAD = "model_name_or_path: m\noutput_dir: out\nlearning_rate: 1.0e-5\nbf16: true\n"
 GOOD = "model_name_or_path: m\noutput_dir: out\nlearning_rate: 1.0e-5\nfp16: true\n"
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")]
 
 
 def git(*args: str, cwd: Path) -> None:

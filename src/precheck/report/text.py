@@ -39,10 +39,19 @@ def summary(report: Report) -> str:
     return f"{', '.join(parts)} {where}; hardware: {target}"
 
 
+def notes(report: Report) -> list[str]:
+    """Files named on the command line that were passed over (they do not parse and are no
+    training config), and configs checked because they name a file given alone."""
+    out = [f"{f.path}: note: skipped, {f.skipped}" for f in report.files if f.named and f.skipped]
+    out += [f"{f.path}: note: checked too, it names {', '.join(f.names)}" for f in report.files if f.names]
+    return out
+
+
 def render_plain(report: Report) -> list[str]:
     lines: list[str] = []
     for error in report.errors:
         lines.append(f"{error}")
+    lines.extend(notes(report))
     for finding in report.findings:
         head, help_line = finding_lines(finding)
         lines.append(head)
@@ -64,6 +73,8 @@ def print_report(report: Report, color: bool) -> None:
     console = Console(highlight=False, soft_wrap=True)
     for error in report.errors:
         console.print(f"[bold]{escape(error.location())}[/]: [bold red]error[/] {escape(error.message)}")
+    for line in notes(report):
+        console.print(escape(line), style="dim")
     for finding in report.findings:
         style = _STYLE[finding.severity]
         console.print(
