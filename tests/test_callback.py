@@ -12,6 +12,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+pytestmark = pytest.mark.hf
+
 from precheck.integrations.transformers import (  # noqa: E402  (needs transformers)
     PrecheckCallback,
     PrecheckCallbackError,

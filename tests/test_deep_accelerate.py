@@ -14,6 +14,8 @@ from precheck.config import TrainingConfig
 from precheck.deep.accelerate_check import check_accelerate
 from precheck.deep.notes import ACCELERATE_REFUSES, LAUNCH_REFUSES, DeepNote
 
+pytestmark = pytest.mark.hf
+
 CORPUS = Path("/work/shared/corpus/accelerate")
 
 

@@ -46,8 +46,8 @@ def test_without_the_hf_extra_deep_says_what_to_install(
 
     real = importlib.util.find_spec
 
-    def absent(name: str, *args: object) -> object:
-        return None if name == "transformers" else real(name, *args)  # type: ignore[arg-type]
+    def absent(name: str, *args: object) -> object:  # whether or not the hf extra is installed here
+        return None if name in ("torch", "transformers", "accelerate") else real(name, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(deep.importlib.util, "find_spec", absent)
     path = write(tmp_path, "train.yaml", TRAIN)
@@ -56,11 +56,12 @@ def test_without_the_hf_extra_deep_says_what_to_install(
     assert done.value.code == 2
     err = capsys.readouterr().err
     assert err == (
-        "precheck: error: --deep needs transformers, which is not installed in this environment: "
-        "pip install 'precheck[hf]'\n"
+        "precheck: error: --deep needs torch, transformers, accelerate, which are not installed in this environment: "
+        "pip install 'precheck-ml[hf]'\n"
     )
 
 
+@pytest.mark.hf
 def test_deep_from_the_command_line(tmp_path: Path) -> None:
     pytest.importorskip("transformers")
     pytest.importorskip("accelerate")

@@ -23,6 +23,7 @@ def test_the_table_covers_every_key_the_static_list_calls_removed() -> None:
         assert version_key(item.removed) <= version_key(READ_FROM[1]), key
 
 
+@pytest.mark.hf
 def test_the_table_agrees_with_the_installed_transformers() -> None:
     """Every key the table places is present in, or absent from, the installed release as it says."""
     pytest.importorskip("transformers")
@@ -99,6 +100,7 @@ def _notes(text: str, schema: Schema, versions: Versions | None = None) -> list[
     return [n for n in config.notes if isinstance(n, DeepNote)]
 
 
+@pytest.mark.hf
 def test_a_key_newer_than_the_installed_release() -> None:
     (note,) = _notes("include_for_metrics: [inputs]\n", _older("4.45.2"))
     assert note.kind == REMOVED_KEY and (note.line, note.column) == (4, 1)
@@ -106,6 +108,7 @@ def test_a_key_newer_than_the_installed_release() -> None:
     assert note.fix == "upgrade transformers to 4.46.0 or later, or remove `include_for_metrics`"
 
 
+@pytest.mark.hf
 def test_a_key_an_older_release_still_has() -> None:
     assert _notes("evaluation_strategy: steps\n", _older("4.45.2")) == []
     (note,) = _notes("evaluation_strategy: steps\n", _older("4.51.0"))
@@ -113,6 +116,7 @@ def test_a_key_an_older_release_still_has() -> None:
     assert "['evaluation_strategy']" in note.message  # HfArgumentParser's own words
 
 
+@pytest.mark.hf
 def test_a_pinned_release_other_than_the_installed_one_is_mentioned() -> None:
     pinned = Versions({"transformers": VersionInfo("transformers", "4.46.1", "requirements.txt:3")})
     (note,) = _notes("no_cuda: false\n", _older("5.23.0"), pinned)
@@ -126,6 +130,7 @@ def test_a_deprecated_field_of_the_installed_release() -> None:
     assert "since 5.23.0" in note.message
 
 
+@pytest.mark.hf
 def test_the_deep_verdict_replaces_the_static_unknown_key_note() -> None:
     pytest.importorskip("transformers")
     from precheck.deep.keys import installed_schema
@@ -136,6 +141,7 @@ def test_the_deep_verdict_replaces_the_static_unknown_key_note() -> None:
     assert [n.kind for n in config.notes] == [UNKNOWN_KEY]
 
 
+@pytest.mark.hf
 def test_trl_fields_count_as_known_where_trl_is_installed() -> None:
     pytest.importorskip("transformers")
     trl = pytest.importorskip("trl")

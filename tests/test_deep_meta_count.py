@@ -28,6 +28,8 @@ from precheck.hardware import from_specs
 from precheck.memory import dims_for
 from precheck.model_sizes import count_params, dims_from_config
 
+pytestmark = pytest.mark.hf
+
 SMALL = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4}
 CONFIGS: dict[str, Any] = {
     "llama": lambda: transformers.LlamaConfig(**SMALL, num_key_value_heads=2, vocab_size=1000),

@@ -40,6 +40,8 @@ from precheck.sources import FORMATS as SUFFIXES
 from precheck.sources import parse, script_kind
 from precheck.sources.yaml_source import _depth_bound
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
 EXAMPLES = int(os.environ.get("PRECHECK_FUZZ_EXAMPLES", "0"))

@@ -11,6 +11,8 @@ import pytest
 
 from precheck.hardware import from_specs
 
+pytestmark = pytest.mark.hf
+
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
@@ -150,7 +152,7 @@ def test_cli_bad_input_and_missing_torch_exit_2(tmp_path: Path) -> None:
     result = cli("smoke", "examples/configs/clean", "--gpu", "A100", "--device", "tpu")
     assert result.returncode == 2 and "--device 'tpu'" in result.stderr
     no_torch = cli("smoke", "examples/configs/clean", "--gpu", "A100", env_extra="sys.modules['torch'] = None")
-    assert no_torch.returncode == 2 and "pip install 'precheck[hf]'" in no_torch.stderr
+    assert no_torch.returncode == 2 and "pip install 'precheck-ml[hf]'" in no_torch.stderr
 
 
 def test_smoke_and_integration_packages_do_not_import_torch() -> None:

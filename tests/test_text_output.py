@@ -210,7 +210,7 @@ def test_help_shows_metavars_choices_and_whole_words() -> None:
     assert "--color WHEN Colour the text output: auto" in words and "always or never." in words
     assert "--gpu SPEC" in words and "--hardware FILE" in words and "--quiet -q" in words
     assert "…" not in text  # nothing cut (rich cuts a word longer than its column)
-    assert "exact parameter counts on the meta device (needs precheck[hf])." in words
+    assert "exact parameter counts on the meta device (needs precheck-ml[hf])." in words
 
 
 def test_unknown_selectors_get_a_suggestion() -> None:

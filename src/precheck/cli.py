@@ -147,7 +147,7 @@ def check(
         typer.Option(
             "--deep",
             help="Also ask the installed transformers, TRL and accelerate: keys against their dataclasses, "
-            "exact parameter counts on the meta device (needs precheck\\[hf]).",
+            "exact parameter counts on the meta device (needs precheck-ml\\[hf]).",
         ),
     ] = False,
     config: Annotated[

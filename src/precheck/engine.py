@@ -48,6 +48,11 @@ class FileResult:
     hardware: Hardware | None = None
     #: the other files this run named and precheck read (a DeepSpeed JSON, a model's config.json)
     attached: list[str] = field(default_factory=list)
+    #: given on the command line (not found by a folder search)
+    named: bool = False
+    #: the lone files named on the command line that this config names: it was found by
+    #: searching the repository for the configs that name them, and checked with them
+    names: list[str] = field(default_factory=list)
     #: set when this file was also named by another config of the same check: it was
     #: checked as part of that run, and its own findings are that run's
     part_of: str | None = None
@@ -127,50 +132,12 @@ def check(
     broken: list[InputError] = []
     # ``command``: a command line instead of files (``precheck -- CMD``), shown as ``<command line>``
     items = iter_files(list(paths), exclude) if command is None else iter(_command_line())
+    checking = _Checking(hardware, environment, active, assumed_versions or {}, python, debug, deep, command, broken)
     for file, shown, named in items:
         settled = _settle(report, settled, on_file)
-        result = FileResult(shown)
-        report.files.append(result)
-        try:
-            if os.path.isdir(file):
-                if not named:  # below discovery.MAX_DEPTH
-                    result.skipped = "a folder too deep to search"
-                    continue
-                raise InputError(shown, "this folder cannot be read")
-            documents = sources.load_runs(file, shown, hardware) if command is None else _command_runs(command)
-            if not documents:
-                result.skipped = "holds no training launch command or training call"
-                continue
-            for index, document in enumerate(documents):
-                if index:  # a script with several runs: one result each
-                    result = FileResult(shown)
-                    report.files.append(result)
-                result.label = document.label
-                result.findings = _check_document(
-                    file,
-                    document,
-                    result,
-                    hardware,
-                    environment,
-                    active,
-                    assumed_versions or {},
-                    python,
-                    deep=deep,
-                    broken=broken,
-                )
-        except InputError as error:
-            too_large = isinstance(error, FileTooLarge)  # a dataset or tokenizer found by a folder search
-            if named or (not too_large and sources.script_kind(file) is None and _looks_like_training_config(file)):
-                result.error = error
-            else:
-                result.skipped = f"not parsable and not a training config ({error.message})"
-        except MemoryError:  # not a bug: the file is too much for the memory precheck may use
-            result.findings = []
-            result.error = InputError(shown, "not enough memory to read this file; not checked")
-        except Exception as error:  # a bug: name the file, keep checking the others
-            if debug:
-                raise
-            result.internal = InternalError(shown, error)
+        checking.file(report, file, shown, named)
+    if command is None:
+        _check_referrers(report, checking, exclude)
     reported = {str(e) for e in report.errors}
     for named_error in broken:
         if str(named_error) not in reported:
@@ -200,6 +167,109 @@ def _note_counts(report: Report) -> None:
         f"that many {card} ({sizes}); the others on one (state the machine with e.g. --gpu {counts[-1]}x{card})"
     )
     report.hardware_note = f"{report.hardware_note}; {note}" if report.hardware_note else note
+
+
+@dataclass
+class _Checking:
+    """What every file of one check is checked with."""
+
+    hardware: Hardware
+    environment: Mapping[str, str]
+    active: list[Rule]
+    assumed: dict[str, VersionInfo]
+    python: str | None
+    debug: bool
+    deep: bool
+    command: list[str] | None
+    #: files other configs name that could not be read: reported once each, at the end
+    broken: list[InputError]
+
+    def file(self, report: Report, file: Path, shown: str, named: bool) -> None:
+        """Check one file into ``report`` (one result per run the file holds)."""
+        result = FileResult(shown, named=named)
+        report.files.append(result)
+        try:
+            if os.path.isdir(file):
+                if not named:  # below discovery.MAX_DEPTH
+                    result.skipped = "a folder too deep to search"
+                    return
+                raise InputError(shown, "this folder cannot be read")
+            documents = (
+                sources.load_runs(file, shown, self.hardware) if self.command is None else _command_runs(self.command)
+            )
+            if not documents:
+                result.skipped = "holds no training launch command or training call"
+                return
+            for index, document in enumerate(documents):
+                if index:  # a script with several runs: one result each
+                    result = FileResult(shown, named=named)
+                    report.files.append(result)
+                result.label = document.label
+                result.findings = _check_document(
+                    file,
+                    document,
+                    result,
+                    self.hardware,
+                    self.environment,
+                    self.active,
+                    self.assumed,
+                    self.python,
+                    deep=self.deep,
+                    broken=self.broken,
+                )
+        except InputError as error:
+            if _passed_over(file, error, named):
+                where = f"{error.line}:{error.column}: " if error.line and error.column else ""
+                result.skipped = f"not parsable and not a training config ({where}{error.message})"
+            else:
+                result.error = error
+        except MemoryError:  # not a bug: the file is too much for the memory precheck may use
+            result.findings = []
+            result.error = InputError(shown, "not enough memory to read this file; not checked")
+        except Exception as error:  # a bug: name the file, keep checking the others
+            if self.debug:
+                raise
+            result.internal = InternalError(shown, error)
+
+
+def _passed_over(file: Path, error: InputError, named: bool) -> bool:
+    """Whether a file that could not be read is skipped rather than reported.
+
+    A folder search passes over what is too large, scripts that do not parse and files
+    without a training config's words. A file named on the command line (pre-commit names
+    every staged YAML/JSON/TOML file) is passed over only when it does not parse and holds
+    none of those words (a Helm template, a tsconfig.json with comments): a missing or
+    unreadable file, one too large, or a script that does not parse is reported.
+    """
+    if sources.script_kind(file) is not None or isinstance(error, FileTooLarge):
+        return not named
+    if named and (error.line is None or not os.path.isfile(file)):  # missing, unreadable: not a parse error
+        return False
+    return not _looks_like_training_config(file)
+
+
+def _check_referrers(report: Report, checking: _Checking, exclude: list[str] | None) -> None:
+    """A DeepSpeed, FSDP or accelerate file named alone (pre-commit staged only ``ds.json``)
+    is checked as part of the runs that name it: the configs of its repository whose text
+    mentions its file name and whose references lead to it."""
+    from .referrers import NAMED_DIALECTS, candidates
+
+    attached = {_key(p) for r in report.files for p in r.attached}
+    lone = [r for r in report.files if r.named and r.dialect in NAMED_DIALECTS and r.error is None]
+    targets = {_key(r.path): Path(r.path) for r in lone if _key(r.path) not in attached}
+    if not targets:
+        return
+    checked = {_key(r.path) for r in report.files}
+    for path, shown in candidates(list(targets.values()), checked, exclude):
+        start = len(report.files)
+        checking.file(report, path, shown, named=False)
+        added = report.files[start:]
+        names = {_key(p) for r in added for p in r.attached} & targets.keys()
+        if not names or any(r.error or r.internal for r in added):
+            del report.files[start:]  # mentions the name but runs another file, or does not read
+            continue
+        for result in added:
+            result.names = sorted(str(targets[k]) for k in names)
 
 
 def _merged_files(document: sources.Document) -> list[str]:

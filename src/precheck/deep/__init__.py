@@ -1,7 +1,7 @@
 """``precheck --deep``: ask the installed transformers and accelerate what they make of a run.
 
 The static checks reason about what the frameworks will do; with ``--deep`` (the ``hf``
-extra: ``pip install 'precheck[hf]'``) precheck also asks the libraries installed where it
+extra: ``pip install 'precheck-ml[hf]'``) precheck also asks the libraries installed where it
 runs:
 
 - :mod:`.keys`: every TrainingArguments / TRL key against the installed dataclasses
@@ -23,6 +23,7 @@ import importlib.util
 from pathlib import Path
 
 from ..config import TrainingConfig
+from ..distribution import INSTALL_HF
 from ..errors import UsageError
 from ..versions import Versions
 
@@ -41,7 +42,7 @@ def require() -> None:
     if absent:
         raise UsageError(
             f"--deep needs {', '.join(absent)}, which {'is' if len(absent) == 1 else 'are'} not installed in "
-            f"this environment: pip install 'precheck[hf]'"
+            f"this environment: {INSTALL_HF}"
         )
 
 

@@ -41,7 +41,7 @@ try:  # this module is the callback itself: it subclasses TrainerCallback, so it
     from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 except ImportError as missing:  # pragma: no cover - depends on the environment
     raise ImportError(
-        f"precheck.integrations.transformers needs torch and transformers ({missing}): pip install 'precheck[hf]'"
+        f"precheck.integrations.transformers needs torch and transformers ({missing}): pip install 'precheck-ml[hf]'"
     ) from missing
 
 from .. import dialects, resolve

@@ -39,6 +39,10 @@ def _file(result: FileResult) -> dict[str, Any]:
         out["reads"] = result.attached
     if result.part_of is not None:
         out["part_of"] = result.part_of
+    if result.names:  # found by searching the repository for the configs that name a file given alone
+        out["names"] = result.names
+    if result.named and result.skipped:
+        out["skipped"] = result.skipped
     return out
 
 

@@ -1,7 +1,8 @@
 """``--format sarif``: a SARIF 2.1.0 log for code-scanning tools (GitHub, Azure DevOps, IDEs).
 
-One run; ``tool.driver`` describes precheck and the rules its results refer to (id, name,
-short and full description and help from the rule's documentation, default level). Each
+One run; ``tool.driver`` describes precheck (``informationUri``: its repository) and the
+rules its results refer to (id, name, short and full description and help from the rule's
+documentation, ``helpUri``: the rule's page under docs/rules, default level). Each
 finding is a result with its rule, level (error/warning/note), message, and the physical
 location of the key (``uri`` relative to the current folder, 1-based line and column,
 ``columnKind`` unicodeCodePoints). A fix precheck can make in the file (its edits) is a
@@ -22,6 +23,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .. import __version__
+from ..distribution import REPOSITORY, RULES_URL, rule_url
 from ..engine import Report
 from ..escape import json_safe
 from ..rules import RULES
@@ -58,6 +60,7 @@ def descriptor(rule: Rule) -> dict[str, Any]:
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": full},
         "help": {"text": rule.doc, "markdown": rule.doc},
+        "helpUri": rule_url(rule.code),
         "defaultConfiguration": {"level": LEVEL[rule.severity]},
         "properties": {"tags": [rule.family, "precision"], "fix": rule.fix_safety.value},
     }
@@ -152,6 +155,8 @@ def document(report: Report) -> dict[str, Any]:
                     "driver": {
                         "name": "precheck",
                         "version": __version__,
+                        "informationUri": REPOSITORY,
+                        "properties": {"rulesUri": RULES_URL},
                         "rules": [descriptor(RULES[code]) for code in codes],
                     }
                 },

@@ -206,6 +206,14 @@ def summary(report: Report) -> str:
     return f"{', '.join(parts)} {where}; hardware: {target}"
 
 
+def notes(report: Report) -> list[str]:
+    """Files named on the command line that were passed over (they do not parse and are no
+    training config), and configs checked because they name a file given alone."""
+    out = [f"{f.path}: note: skipped, {f.skipped}" for f in report.files if f.named and f.skipped]
+    out += [f"{f.path}: note: checked too, it names {', '.join(f.names)}" for f in report.files if f.names]
+    return out
+
+
 def fixable_line(findings: Iterable[Finding]) -> str | None:
     """``[*] N fixable with --fix (M more with --unsafe-fixes)``, or None when neither."""
     safe = unsafe = 0
@@ -227,6 +235,7 @@ def render_plain(report: Report, color: bool = False, quiet: bool = False) -> li
     out: list[str] = []
     for error in report.errors:
         out.extend(error_lines(error, paint, lines))
+    out.extend(shown(note) for note in notes(report))
     for finding in report.findings:
         out.extend(finding_lines(finding, paint, lines))
     if quiet:

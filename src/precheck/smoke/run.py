@@ -1,6 +1,6 @@
 """``precheck smoke``: resolve each config as the check does, then run one real step.
 
-Needs torch and transformers (``pip install 'precheck[hf]'``); imports them only here,
+Needs torch and transformers (``pip install 'precheck-ml[hf]'``); imports them only here,
 inside :func:`smoke`. Never downloads: ``HF_HUB_OFFLINE=1`` is set before transformers is
 imported, and the model is built from a config (:mod:`precheck.smoke.tiny_model`).
 """
@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import engine
+from ..distribution import INSTALL_HF
 from ..errors import InternalError, UsageError
 from ..hardware import Hardware
 from ..versions import VersionInfo
 from .report import SmokeRun, findings_for, render_json, render_text
 from .setup import setup_for
 
-NEEDS = "precheck smoke runs a real training step and needs torch and transformers: pip install 'precheck[hf]'"
+NEEDS = f"precheck smoke runs a real training step and needs torch and transformers: {INSTALL_HF}"
 
 
 @dataclass
