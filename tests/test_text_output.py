@@ -318,3 +318,15 @@ def test_explain_draws_with_rich_on_a_terminal() -> None:
     assert "     -> autocast         bfloat16 " in piped
     bar = next(line for line in piped.splitlines() if line.startswith("    ["))
     assert bar.endswith("of 24.0 GiB (84%)") and bar.count("a") > 5  # activations drawn as `a`
+
+
+def test_a_finding_that_rests_on_an_assumption_says_which() -> None:
+    """A memory estimate on `--gpu V100` (a card, no count) assumes one device: the finding is
+    a warning, and the text output says what was assumed and how to state it."""
+    result = run("--gpu", "V100", "examples/configs/memory/llama2-70b-qlora-one-48gb.yaml")
+    (head,) = [line for line in result.stdout.splitlines() if ": PC801 " in line]
+    assert " PC801 warning " in head
+    assert "   = assumed: 1 device(s): --gpu names a card without a count" in result.stdout
+    assert "--gpu 1xV100" in result.stdout
+    stated = run("--gpu", "1xV100", "examples/configs/memory/llama2-70b-qlora-one-48gb.yaml")
+    assert ": PC801 error " in stated.stdout and "= assumed:" not in stated.stdout

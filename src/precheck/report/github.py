@@ -35,6 +35,7 @@ def command(level: str, message: str, **properties: object) -> str:
 def annotation(finding: Finding) -> str:
     origin = finding.origin
     message = headline(finding.message) + (f"\nhelp: {finding.fix.text()}" if finding.fix else "")
+    message += "".join(f"\nassumed: {a}" for a in finding.assumptions)
     return command(
         LEVEL[finding.severity],
         message,

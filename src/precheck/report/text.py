@@ -162,9 +162,11 @@ def finding_lines(finding: Finding, paint: Paint, lines: Lines) -> list[str]:
     ]
     if origin.key or (origin.line, origin.column) != (1, 1):  # 1:1 with no key: about the whole file
         out.extend(frame(paint, lines, origin.path, origin.line, origin.column, origin.key, style))
+    lead = " " * (len(str(origin.line)) + 1) if out[1:] else "  "
     if finding.fix:
-        lead = " " * (len(str(origin.line)) + 1) if out[1:] else "  "
         out.append(f"{lead}= {paint(_GREEN, 'help')}: {shown(help_text(finding))}")
+    for assumption in finding.assumptions:  # why this is not an error, and how to say more
+        out.append(f"{lead}= {paint(_CYAN, 'assumed')}: {shown(assumption)}")
     return out
 
 

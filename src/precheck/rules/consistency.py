@@ -81,7 +81,7 @@ def _deliberate(ctx: Context) -> str | None:
     """Why this framework trains pure bf16 on purpose, if it does."""
     config, plan = ctx.config, ctx.plan
     if config.framework == "torchtune":
-        return "torchtune recipes train in `dtype` with no fp32 copy by design"
+        return "torchtune trains in `dtype` with no fp32 copy by design"
     if config.pure_bf16 is not None and config.pure_bf16.value:
         return f"`{config.pure_bf16.origin.key or 'pure_bf16'}: true` asks for pure bf16 training"
     if config.framework == "simpletuner":
@@ -115,8 +115,11 @@ def _launcher_may_shard(ctx: Context) -> bool:
     return not ctx.hardware.known or len(used_devices(ctx)) > 1
 
 
-def _named(config: TrainingConfig) -> str:
+def _named(config: TrainingConfig, short: bool = False) -> str:
+    """The optimizer as written (``short``: its class name only, ``PagedAdamW8bit``)."""
     name = optimizer_name(config)
+    if name and short:
+        name = name.rsplit(".", 1)[-1]
     return f"`{name}`" if name else "the optimizer"
 
 
@@ -275,7 +278,7 @@ def pure_bf16_by_design(ctx: Context) -> Iterator[Finding]:
     states = ctx.plan.optimizer_state_dtype.value
     yield Finding(
         _pure_bf16_origin(ctx),
-        f"{why}, and {_named(ctx.config)} rounds each update into the bf16 weights "
+        f"{why}, and {_named(ctx.config, short=True)} rounds each update into the bf16 weights "
         f"({states} optimizer states): {_lost_updates(ctx.config, states)}",
         Fix(
             "round stochastically (torchao optimizers' bf16_stochastic_round) or use Kahan summation (optimi), "
