@@ -135,16 +135,10 @@ def code_cells(path: str, text: str) -> list[Cell]:
         start = _WS.match(text).end()  # type: ignore[union-attr]
         line, column = _where(line_starts(text), start)
         raise InputError(path, 'not a Jupyter notebook: no "cells" list', line, column)
-    sources = _Sources(text)
     out = []
-    for number, cell in enumerate(cells, start=1):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code" or "source" not in cell:
-            continue
-        source = cell["source"]
-        pieces = source if isinstance(source, list) else [source]
-        code = "".join(p for p in pieces if isinstance(p, str))
+    for number, code, locate in _decoded_cells(cells, text):
         python, kept = _python_only(code)
-        out.append(Cell(number, python, sources.locator(number - 1) if kept else None))
+        out.append(Cell(number, python, locate if kept else None))
     return out
 
 
@@ -273,16 +267,18 @@ def all_cells(path: str, text: str) -> list[Cell]:
     cells = data.get("cells") if isinstance(data, dict) and not _too_deep(data) else None
     if not isinstance(cells, list):
         return []
+    return [Cell(number, code, locate) for number, code, locate in _decoded_cells(cells, text)]
+
+
+def _decoded_cells(cells: list[Any], text: str) -> Iterator[tuple[int, str, Callable[[], list[_Piece]]]]:
+    """(1-based number, source as written, its place finder) of each code cell the C decoder read."""
     sources = _Sources(text)
-    out = []
     for number, cell in enumerate(cells, start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code" or "source" not in cell:
             continue
         source = cell["source"]
         pieces = source if isinstance(source, list) else [source]
-        code = "".join(p for p in pieces if isinstance(p, str))
-        out.append(Cell(number, code, sources.locator(number - 1)))
-    return out
+        yield number, "".join(p for p in pieces if isinstance(p, str)), sources.locator(number - 1)
 
 
 def _given(pieces: list[_Piece]) -> Callable[[], list[_Piece]]:

@@ -30,34 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .python_calls import TRL_CONFIGS
+
 #: transformers' training-arguments classes (a dataclass that extends one has all its keys)
 HF_CLASSES = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments"})
 #: TRL's configs and parser dataclasses (``trl/trainer/*_config.py``, ``trl/scripts/utils.py``)
 TRL_CLASSES = frozenset(
-    {
-        "SFTConfig",
-        "DPOConfig",
-        "GRPOConfig",
-        "ORPOConfig",
-        "KTOConfig",
-        "RewardConfig",
-        "PPOConfig",
-        "CPOConfig",
-        "BCOConfig",
-        "PRMConfig",
-        "OnlineDPOConfig",
-        "RLOOConfig",
-        "NashMDConfig",
-        "XPOConfig",
-        "GKDConfig",
-        "GSPOConfig",
-        "IterativeSFTConfig",
-        "ModelConfig",
-        "ScriptArguments",
-        "GRPOScriptArguments",
-        "SFTScriptArguments",
-        "DPOScriptArguments",
-    }
+    {*TRL_CONFIGS, "ModelConfig", "ScriptArguments", "GRPOScriptArguments", "SFTScriptArguments", "DPOScriptArguments"}
 )
 #: TRL classes that are trainer configs (their defaults decide the precision: ``bf16 = not fp16``)
 TRL_TRAINING = TRL_CLASSES - {"ModelConfig", "ScriptArguments", "GRPOScriptArguments", "SFTScriptArguments"}
