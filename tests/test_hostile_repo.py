@@ -570,6 +570,14 @@ def test_a_sixteen_mib_json_object_of_many_keys_is_refused_at_the_budget(tmp_pat
     assert result.returncode == 2 and GOOD_FINDING in result.stdout
 
 
+def test_a_sixteen_mib_toml_array_is_refused_before_tomllib_reads_it(tmp_path: Path) -> None:
+    (tmp_path / "ones.toml").write_text(_flat("a = [", "1", "]\n"))
+    result = run("ones.toml", "good.yaml", cwd=good(tmp_path))
+    # tokens: ``a``, ``[``, then the ones from column 6: token 1,500,001 is at 6 + 2 * 1,499,998
+    assert f"ones.toml:1:3000002: {TOO_MANY}" in result.stdout
+    assert result.returncode == 2 and GOOD_FINDING in result.stdout
+
+
 def test_a_folder_search_passes_a_file_over_the_value_budget_over(tmp_path: Path) -> None:
     (tmp_path / "ones.yaml").write_text("fp16: true\nvalues: " + _flat("[", "1", "]\n")[:-30] + "]\n")
     result = run(".", cwd=good(tmp_path))
@@ -582,17 +590,19 @@ def test_a_folder_search_passes_a_file_over_the_value_budget_over(tmp_path: Path
         ("c.yaml", "a: [1, 2]\nb: {c: 3}\n", "a: [1, 2]\nb: {c: 3, d: 4}\n", "2:11"),
         ("c.json", '{"a": [1, 2], "b": {"c": 3}}', '{"a": [1, 2], "b": {"c": 3, "d": 4}}', "1:29"),
         ("c.json", '{"a": [1, 2], "b": {"c": 3}}', '{"a": [1, 2], "b": {"c": 3, "d": 4}, }', "1:29"),
+        ("c.toml", "# a, b, c\na = [1, 2] # 3, 4\n[b]\nc = 3\n", "a = [1, 2]\n[b]\nc = 3\nd = 4\n", "4:5"),
     ],
 )
 def test_the_value_budget_counts_keys_values_and_collections(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, within: str, over: str, where: str
 ) -> None:
     """9 values (the root, 3 keys, 2 collections, 3 leaves) are read under a budget of 9; a
-    10th (the key ``d``) is refused where it starts, even when the file is broken after it."""
+    10th (the key ``d``) is refused where it starts, even when the file is broken after it.
+    TOML counts tokens (``[b]`` is two, comments none): the 10th is ``4``."""
     from precheck.errors import FileTooLarge
-    from precheck.sources import json_source, load, nodes, yaml_source
+    from precheck.sources import json_source, load, nodes, toml_source, yaml_source
 
-    for module in (nodes, json_source, yaml_source):
+    for module in (nodes, json_source, yaml_source, toml_source):
         monkeypatch.setattr(module, "MAX_VALUES", 9)
     path = tmp_path / name
     path.write_text(within)
