@@ -578,7 +578,7 @@ def test_a_sixteen_mib_toml_array_is_refused_before_tomllib_reads_it(tmp_path: P
     assert result.returncode == 2 and GOOD_FINDING in result.stdout
 
 
-def test_a_folder_search_passes_a_file_over_the_value_budget_over(tmp_path: Path) -> None:
+def test_a_folder_search_passes_over_a_file_past_the_value_budget(tmp_path: Path) -> None:
     (tmp_path / "ones.yaml").write_text("fp16: true\nvalues: " + _flat("[", "1", "]\n")[:-30] + "]\n")
     result = run(".", cwd=good(tmp_path))
     assert GOOD_FINDING in result.stdout and TOO_MANY not in result.stdout
