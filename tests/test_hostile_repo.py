@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import shutil
 import stat
@@ -519,6 +520,97 @@ def test_a_four_megabyte_one_command_script(tmp_path: Path) -> None:
     (tmp_path / "one.sh").write_text(f"#!/bin/bash\naccelerate launch --mixed_precision fp16 train.py {flags}\n")
     result = run("one.sh", "good.yaml", cwd=good(tmp_path))
     assert "one.sh:2:" in result.stdout and GOOD_FINDING in result.stdout
+
+
+#: a file of 16 MiB less a little: under the size limit, so only the value budget bounds it
+SIZE = 16 * 1024 * 1024 - 64
+TOO_MANY = "more than 1,500,000 values (keys, values and collections) in one file; not read"
+
+
+def _flat(opening: str, item: str, closing: str) -> str:
+    count = (SIZE - len(opening) - len(closing)) // (len(item) + 1)
+    return opening + ",".join([item] * count) + closing
+
+
+def test_a_sixteen_mib_yaml_sequence_of_scalars_is_refused_at_the_budget(tmp_path: Path) -> None:
+    (tmp_path / "ones.yaml").write_text(_flat("[", "1", "]\n"))  # 8 million values
+    result = run("ones.yaml", "good.yaml", cwd=good(tmp_path))
+    # the sequence is value 1, so value 1,500,001 is the 1,500,000th ``1``, at column 3,000,000
+    assert f"ones.yaml:1:3000000: {TOO_MANY}" in result.stdout
+    assert result.returncode == 2 and GOOD_FINDING in result.stdout
+
+
+def test_sixteen_mib_of_nested_flow_mappings_is_refused_at_the_budget(tmp_path: Path) -> None:
+    nested = "{a: " * 100 + "1" + "}" * 100  # 201 values, 100 levels (under the depth bound)
+    (tmp_path / "flow.yaml").write_text(_flat("[", nested, "]\n"))
+    result = run("flow.yaml", "good.yaml", cwd=good(tmp_path))
+    assert re.search(rf"^flow\.yaml:1:\d+: {re.escape(TOO_MANY)}$", result.stdout, re.MULTILINE), result.stdout[:2000]
+    assert result.returncode == 2 and GOOD_FINDING in result.stdout
+
+
+def test_a_sixteen_mib_flat_json_array_is_refused_at_the_budget(tmp_path: Path) -> None:
+    (tmp_path / "ones.json").write_text(_flat("[", "1", "]"))
+    result = run("ones.json", "good.yaml", cwd=good(tmp_path))
+    assert f"ones.json:1:3000000: {TOO_MANY}" in result.stdout
+    assert result.returncode == 2 and GOOD_FINDING in result.stdout
+
+
+def test_a_sixteen_mib_json_object_of_many_keys_is_refused_at_the_budget(tmp_path: Path) -> None:
+    entries, size, index = [], 2, 0
+    while size < SIZE - 32:
+        entries.append(f'"k{index}":{index}')
+        size += len(entries[-1]) + 1
+        index += 1
+    text = "{" + ",".join(entries) + "}"
+    (tmp_path / "keys.json").write_text(text)
+    # value 1 is the object; key k and its value are values 2k+2 and 2k+3: 1,500,001 is k749999's value
+    column = text.index('"k749999":') + len('"k749999":') + 1
+    result = run("keys.json", "good.yaml", cwd=good(tmp_path))
+    assert f"keys.json:1:{column}: {TOO_MANY}" in result.stdout
+    assert result.returncode == 2 and GOOD_FINDING in result.stdout
+
+
+def test_a_sixteen_mib_toml_array_is_refused_before_tomllib_reads_it(tmp_path: Path) -> None:
+    (tmp_path / "ones.toml").write_text(_flat("a = [", "1", "]\n"))
+    result = run("ones.toml", "good.yaml", cwd=good(tmp_path))
+    # tokens: ``a``, ``[``, then the ones from column 6: token 1,500,001 is at 6 + 2 * 1,499,998
+    assert f"ones.toml:1:3000002: {TOO_MANY}" in result.stdout
+    assert result.returncode == 2 and GOOD_FINDING in result.stdout
+
+
+def test_a_folder_search_passes_over_a_file_past_the_value_budget(tmp_path: Path) -> None:
+    (tmp_path / "ones.yaml").write_text("fp16: true\nvalues: " + _flat("[", "1", "]\n")[:-30] + "]\n")
+    result = run(".", cwd=good(tmp_path))
+    assert GOOD_FINDING in result.stdout and TOO_MANY not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "within", "over", "where"),
+    [
+        ("c.yaml", "a: [1, 2]\nb: {c: 3}\n", "a: [1, 2]\nb: {c: 3, d: 4}\n", "2:11"),
+        ("c.json", '{"a": [1, 2], "b": {"c": 3}}', '{"a": [1, 2], "b": {"c": 3, "d": 4}}', "1:29"),
+        ("c.json", '{"a": [1, 2], "b": {"c": 3}}', '{"a": [1, 2], "b": {"c": 3, "d": 4}, }', "1:29"),
+        ("c.toml", "# a, b, c\na = [1, 2] # 3, 4\n[b]\nc = 3\n", "a = [1, 2]\n[b]\nc = 3\nd = 4\n", "4:5"),
+    ],
+)
+def test_the_value_budget_counts_keys_values_and_collections(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, within: str, over: str, where: str
+) -> None:
+    """9 values (the root, 3 keys, 2 collections, 3 leaves) are read under a budget of 9; a
+    10th (the key ``d``) is refused where it starts, even when the file is broken after it.
+    TOML counts tokens (``[b]`` is two, comments none): the 10th is ``4``."""
+    from precheck.errors import FileTooLarge
+    from precheck.sources import json_source, load, nodes, toml_source, yaml_source
+
+    for module in (nodes, json_source, yaml_source, toml_source):
+        monkeypatch.setattr(module, "MAX_VALUES", 9)
+    path = tmp_path / name
+    path.write_text(within)
+    assert load(path).root.plain() == {"a": [1, 2], "b": {"c": 3}}
+    path.write_text(over)
+    with pytest.raises(FileTooLarge) as refused:
+        load(path)
+    assert refused.value.location() == f"{path}:{where}" and "more than 9 values" in refused.value.message
 
 
 def test_positions_cost_no_scan_from_the_start() -> None:

@@ -20,8 +20,8 @@ import stat
 from pathlib import Path
 
 #: files larger than this are refused with a clear message rather than read: the largest
-#: real config is tens of kilobytes, and PyYAML's nodes take some 70 bytes of memory per
-#: byte of YAML (16 MiB: about 1.1 GB and 20 s)
+#: real config is tens of kilobytes. What a file within it may cost to read is bounded by
+#: the value budget (``sources.nodes.MAX_VALUES``): 16 MiB of ``[1,1,...]`` is 8 million values
 MAX_BYTES = 16 * 1024 * 1024
 
 #: pseudo file systems whose files lie about their size or block on read

@@ -43,5 +43,6 @@ class InputError(PrecheckError):
 
 
 class FileTooLarge(InputError):
-    """A file over :data:`precheck.sources.MAX_BYTES`: no training config is that large, so a
+    """A file over :data:`precheck.sources.MAX_BYTES`, or holding more than
+    :data:`precheck.sources.nodes.MAX_VALUES` values: no training config is that large, so a
     folder search passes it over (a dataset, a tokenizer); a file named is reported."""

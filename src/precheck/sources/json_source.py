@@ -6,24 +6,35 @@ library's own scanner; numbers follow RFC 8259, and ``NaN``, ``Infinity`` and
 ``-Infinity`` are read as Python's ``json`` module reads them (the frameworks load their
 JSON with it). An integer over Python's digit limit (3.11+) is an error at its position,
 as ``json.loads`` refuses it too.
+
+A file is first decoded by the standard library's C decoder (fast, and small in memory)
+and its values counted: a file of more than :data:`~.nodes.MAX_VALUES` (a 16 MiB flat
+array holds 8 million) is refused at the value where the budget runs out, found by a
+regular expression over its tokens, before any node is built. Only a file within the
+budget, or one the C decoder refuses (whose error this reader words and places), is read
+here, and this reader counts too.
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import math
 import re
 import sys
 from json.decoder import scanstring  # type: ignore[attr-defined]
 
-from ..errors import InputError
+from ..errors import FileTooLarge, InputError
 from ..escape import shorten
-from .nodes import Document, Node, SourceNote, line_starts
+from .nodes import MAX_VALUES, Document, Node, SourceNote, line_starts, position, too_many_values
 
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")
 MAX_DEPTH = 200
+#: one token that starts a node: a string (a key or a value), ``[``, ``{``, or a number or
+#: a literal; in valid JSON the n-th match starts the n-th node (keys counted)
+_NODE_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{]|[^\s,:\[\]{}"]+')
 #: JSON's literals, and the three Python's ``json.load`` also reads (and ``json.dump``
 #: writes for non-finite floats), as DeepSpeed and the HF argument parsers load JSON with it
 _LITERALS = {
@@ -37,6 +48,7 @@ _LITERALS = {
 
 
 def parse_json(path: str, text: str) -> Document:
+    _check_values(path, text)
     reader = _Reader(path, text)
     reader.skip()
     if reader.pos >= len(text):
@@ -46,6 +58,40 @@ def parse_json(path: str, text: str) -> Document:
     if reader.pos < len(text):
         reader.fail("extra data after the JSON value")
     return Document(path, "json", root, text, reader.notes)
+
+
+def _check_values(path: str, text: str) -> None:
+    """Refuse ``text`` when it holds more than MAX_VALUES nodes, before building any."""
+    try:
+        loaded = json.loads(text)
+    except RecursionError:  # nested past the C decoder's bound: the reader refuses it
+        _refuse_past_budget(path, text, len(text))
+    except ValueError as exc:  # the reader words the error; count only what comes before it
+        _refuse_past_budget(path, text, getattr(exc, "pos", len(text)))
+    else:
+        if _count(loaded) > MAX_VALUES:
+            _refuse_past_budget(path, text, len(text))
+
+
+def _count(value: object) -> int:
+    """Nodes in a decoded value (keys counted), stopping once past MAX_VALUES."""
+    total = 1
+    stack: list[dict[str, object] | list[object]] = [value] if isinstance(value, (dict, list)) else []
+    while stack and total <= MAX_VALUES:
+        item = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        total += 2 * len(item) if isinstance(item, dict) else len(item)
+        if total <= MAX_VALUES:
+            stack.extend(c for c in children if isinstance(c, (dict, list)))
+    return total
+
+
+def _refuse_past_budget(path: str, text: str, end: int) -> None:
+    """An error at the node past MAX_VALUES when ``text[:end]`` has one."""
+    past = next(itertools.islice(_NODE_TOKEN.finditer(text, 0, end), MAX_VALUES, None), None)
+    if past is not None:
+        line, column = position(text, past.start())
+        raise FileTooLarge(path, too_many_values(), line, column)
 
 
 class _Reader:

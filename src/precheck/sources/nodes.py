@@ -97,6 +97,20 @@ class Document:
         return self.root.value if isinstance(self.root.value, dict) else {}
 
 
+#: the most values one file may hold: keys, values and collections, each counted once (an
+#: alias once). Reading costs time and memory per value, not per byte: a 16 MiB
+#: ``[1,1,1,...]`` holds 8 million values, whose nodes need some 5 GB and a minute. Real
+#: configs hold thousands; 11 MB of 600,000 plain keys (1.2 million values) is still read,
+#: and 1.5 million values take about 1 GB and 10 s. Past it the file is refused at the
+#: value where the budget ran out.
+MAX_VALUES = 1_500_000
+
+
+def too_many_values() -> str:
+    """The message for a file over :data:`MAX_VALUES`."""
+    return f"more than {MAX_VALUES:,} values (keys, values and collections) in one file; not read"
+
+
 def position(text: str, offset: int) -> tuple[int, int]:
     """1-based line and column of the character at ``offset`` in ``text``.
 

@@ -4,16 +4,23 @@ The standard library's ``tomllib`` parses; a line scanner then finds where each 
 a table starts (``[table]`` headers, ``key = value`` lines, dotted and quoted keys), which
 is all the positions findings need. Values inside inline tables and arrays take the
 position of the key that holds them.
+
+``tomllib`` is pure Python: a 16 MiB ``a = [1,1,1,...]`` (8 million values) would take it
+half a minute and the nodes gigabytes. So a text long enough to hold more than
+:data:`~.nodes.MAX_VALUES` values has its tokens counted first (strings, brackets, and
+the parts of keys, numbers and dates between ``.``, ``,``, ``=`` and spaces; comments
+skipped), an upper bound on its values, and is refused at the token past the budget.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 from typing import Any
 
-from ..errors import InputError
-from .nodes import Document, Node, position
+from ..errors import FileTooLarge, InputError
+from .nodes import MAX_VALUES, Document, Node, position, too_many_values
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -24,6 +31,12 @@ _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?")
 _KEY = re.compile(r"""^(\s*)((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=""")
 _PART = re.compile(r"""[A-Za-z0-9_-]+|"[^"]*"|'[^']*'""")
 _AT = re.compile(r"at line (\d+), column (\d+)")
+#: separators and comments, then one token (or the end of the text); every character is
+#: one of them, so a match never fails and never backtracks
+_TOKEN = re.compile(
+    r"""(?:[\s,=\]}.]|\#[^\n]*)*"""
+    r"""(?P<token>"{3}[\s\S]*?"{3}|'{3}[\s\S]*?'{3}|"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[\[{"']|[^\s,=\[\]{}"'\#.]+|\Z)"""
+)
 
 
 def _split_key(dotted: str) -> tuple[str, ...]:
@@ -35,6 +48,8 @@ MAX_DEPTH = 200
 
 
 def parse_toml(path: str, text: str) -> Document:
+    if len(text) > MAX_VALUES:  # every value takes a character
+        _check_tokens(path, text)
     try:
         data = tomllib.loads(text)
     except RecursionError:  # tomllib recurses once per level of nested arrays and inline tables
@@ -47,6 +62,15 @@ def parse_toml(path: str, text: str) -> Document:
     positions = _positions(text)
     root = _build(path, data, (), positions, (1, 1), 0)
     return Document(path, "toml", root, text)
+
+
+def _check_tokens(path: str, text: str) -> None:
+    """Refuse ``text`` at its token past MAX_VALUES, before ``tomllib`` reads it."""
+    tokens = (m for m in _TOKEN.finditer(text) if m.group("token"))
+    past = next(itertools.islice(tokens, MAX_VALUES, None), None)
+    if past is not None:
+        line, column = position(text, past.start("token"))
+        raise FileTooLarge(path, too_many_values(), line, column)
 
 
 def _decode_error(path: str, exc: ValueError, text: str) -> InputError:

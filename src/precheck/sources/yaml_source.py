@@ -13,6 +13,10 @@ Hostile input is refused with a position rather than allowed to exhaust the proc
   pay for the expansion. go-yaml refuses the same documents ("document contains
   excessive aliasing", yaml.v2 decode.go ``allowedAliasRatio``).
 * recursive aliases (``a: &a {b: *a}``), which no walk over the values would finish.
+* more than :data:`~.nodes.MAX_VALUES` nodes in the file (a 16 MiB ``[1,1,1,...]`` holds
+  8 million): composing costs about 500 bytes and several microseconds a node, so such a
+  file would take gigabytes and a minute. The event stream is counted before anything is
+  composed, in constant memory, whenever the text is long enough to hold that many.
 """
 
 from __future__ import annotations
@@ -23,9 +27,9 @@ from typing import Any
 
 import yaml
 
-from ..errors import InputError
+from ..errors import FileTooLarge, InputError
 from ..escape import shorten
-from .nodes import Document, Node, SourceNote
+from .nodes import MAX_VALUES, Document, Node, SourceNote, too_many_values
 
 try:  # the C loader is several times faster; PyYAML without libyaml lacks it
     _Loader: type = yaml.CSafeLoader
@@ -54,17 +58,24 @@ _SCAN_ABOVE = 1000
 _LINE_PREFIX = re.compile(r"^[ \t?:-]+", re.MULTILINE)
 _OPENS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
 _CLOSES = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+#: the events that each make one node
+_NODES = {yaml.ScalarEvent, yaml.AliasEvent, *_OPENS}
+#: a bound on the nodes per character: every node but an empty scalar starts with a
+#: character of its own, and an empty one needs an indicator (``?``, ``:``, ``-``) and a
+#: separator; the densest texts found (``{?,?,?}``, ``?\n?\n``, ``[?:,?:]``) give one a
+#: character. A text shorter than MAX_VALUES / this needs no count.
+_NODES_PER_CHAR = 2
 
 
 def parse_yaml(path: str, text: str) -> Document:
     notes: list[SourceNote] = []
     try:
-        if _depth_bound(text) > _SCAN_ABOVE:
-            _check_depth(path, text)
+        if len(text) * _NODES_PER_CHAR > MAX_VALUES or _depth_bound(text) > _SCAN_ABOVE:
+            _check_events(path, text)
         try:
             documents = list(yaml.compose_all(text, Loader=_Loader))
         except RecursionError:  # PyYAML's pure-Python composer (no libyaml)
-            _check_depth(path, text)
+            _check_events(path, text)
             raise InputError(path, f"nesting deeper than {MAX_DEPTH} levels") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -107,19 +118,34 @@ def _depth_bound(text: str) -> int:
     return text.count("[") + text.count("{") + 2 * (prefix + 1)
 
 
-def _check_depth(path: str, text: str) -> None:
-    """Refuse ``text`` when its collections nest deeper than MAX_DEPTH (libyaml's parser
-    produces events without recursion; only its composer recurses)."""
-    depth = 0
-    for event in yaml.parse(text, Loader=_Loader):
-        if isinstance(event, _OPENS):
-            depth += 1
-            if depth > MAX_DEPTH:
-                mark = event.start_mark
-                line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
-                raise InputError(path, f"nesting deeper than {MAX_DEPTH} levels", line, column)
-        elif isinstance(event, _CLOSES):
-            depth -= 1
+def _check_events(path: str, text: str) -> None:
+    """Refuse ``text`` when its collections nest deeper than MAX_DEPTH or it holds more than
+    MAX_VALUES nodes, at the node where the bound is passed (libyaml's parser produces
+    events without recursion and keeps none of them; only its composer recurses)."""
+    depth = nodes = 0
+    loader = _Loader(text)
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            kind = type(event)
+            if kind in _NODES:
+                nodes += 1
+                if nodes > MAX_VALUES:  # a resource bound, as the size limit is
+                    _fail_at(path, too_many_values(), event, FileTooLarge)
+                if kind in _OPENS:
+                    depth += 1
+                    if depth > MAX_DEPTH:
+                        _fail_at(path, f"nesting deeper than {MAX_DEPTH} levels", event)
+            elif kind in _CLOSES:
+                depth -= 1
+    finally:
+        loader.dispose()
+
+
+def _fail_at(path: str, message: str, event: yaml.Event, error: type[InputError] = InputError) -> None:
+    mark = event.start_mark
+    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+    raise error(path, message, line, column)
 
 
 class _Refused(Exception):
