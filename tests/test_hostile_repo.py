@@ -653,3 +653,25 @@ def test_full_width_digits_and_repeats_in_cuda_visible_devices() -> None:
     assert wide.devices == [] and "names no device" in wide.notes[-1]
     twice = with_visibility(two, {"CUDA_VISIBLE_DEVICES": "0,0"})
     assert len(twice.devices) == 1 and "'0' repeats a device listed before it" in twice.notes[-1]
+
+
+def test_megabytes_of_python_code_are_refused_not_evaluated(tmp_path: Path) -> None:
+    """A 15 MiB notebook of 110,000 training cells, or a 16 MiB script, is no training script:
+    refused with its size (a named file: exit 2; the good config still reported), never read
+    into gigabytes of syntax trees."""
+    cell = {
+        "cell_type": "code",
+        "metadata": {},
+        "outputs": [],
+        "source": ["args = TrainingArguments(output_dir='o', fp16=True, bf16=True)\n"],
+    }
+    notebook = {"cells": [cell] * 110_000, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "many.ipynb").write_text(json.dumps(notebook))
+    (tmp_path / "big.py").write_text("from transformers import TrainingArguments\n" + "x = [1, 2, 3]\n" * 1_100_000)
+    result = run("many.ipynb", "big.py", "good.yaml", cwd=good(tmp_path))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert GOOD_FINDING in result.stdout
+    assert "many.ipynb: " in result.stdout and "MiB of Python code, over the 2 MiB" in result.stdout
+    assert "big.py: " in result.stdout and "nested too deeply" not in result.stdout
+    folder = run(".", cwd=tmp_path)  # a folder search passes both over
+    assert GOOD_FINDING in folder.stdout and "many.ipynb" not in folder.stdout

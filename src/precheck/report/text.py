@@ -80,30 +80,37 @@ class Paint:
 
 class Lines:
     """Source lines of the files findings point at, each file read once (never over the
-    size limit; a file that cannot be read shows no line)."""
+    size limit; a file that cannot be read shows no line). A file is kept as its text and
+    a table of line starts, not split into lines: a finding in a file of millions of lines
+    costs one list of integers, not millions of strings."""
 
     def __init__(self) -> None:
-        self._files: dict[str, list[str] | None] = {}
+        self._files: dict[str, tuple[str, list[int]] | None] = {}
 
     def get(self, path: str | None, line: int | None) -> str | None:
         if not path or not line:
             return None
         if path not in self._files:
             self._files[path] = self._read(path)
-        lines = self._files[path]
-        if lines is None or not 1 <= line <= len(lines):
+        read = self._files[path]
+        if read is None:
             return None
-        return lines[line - 1]
+        text, starts = read
+        if not 1 <= line <= len(starts):
+            return None
+        end = starts[line] - 1 if line < len(starts) else len(text)
+        return text[starts[line - 1] : end].rstrip("\r")
 
     @staticmethod
-    def _read(path: str) -> list[str] | None:
+    def _read(path: str) -> tuple[str, list[int]] | None:
         from ..sources import read_text
+        from ..sources.nodes import line_starts
 
         try:
             text = read_text(Path(path), path)
         except InputError:
             return None
-        return [row.rstrip("\r") for row in text.split("\n")]
+        return text, line_starts(text)
 
 
 def caret(source: str, column: int, key: str | None) -> tuple[str, int, int]:

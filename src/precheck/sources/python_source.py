@@ -42,7 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError
+from ..errors import FileTooLarge, InputError
 from .nodes import Document, Node, SourceNote
 from .notebook import Cell, code_cells
 from .python_calls import Arg, Built, Call, Collector, cast_dtype
@@ -84,6 +84,20 @@ _MODEL_CONFIG_KEYS = (
 Where = Callable[[tuple[int, int]], tuple[int, int]]
 
 
+#: a script (or a notebook's code cells together) longer than this is no training script
+#: (generated code, embedded data): refused like an over-large file. Real training scripts
+#: are tens of KB; reading 16 MiB of code (ast trees, evaluation) takes over a GB and 40 s.
+MAX_CODE = 2 * 1024 * 1024
+
+
+def _too_much_code(path: str, size: int) -> FileTooLarge:
+    return FileTooLarge(
+        path,
+        f"{size / (1024 * 1024):.2f} MiB of Python code, over the {MAX_CODE // (1024 * 1024)} MiB a training "
+        "script may hold; not read",
+    )
+
+
 def parse_code(path: str, text: str, kind: str, hardware: Hardware | None) -> list[Document]:
     """The runs a ``.py`` file (``kind`` "python") or ``.ipynb`` notebook ("notebook") configures."""
     if kind == "notebook":
@@ -93,6 +107,8 @@ def parse_code(path: str, text: str, kind: str, hardware: Hardware | None) -> li
     if not _training_words(text):
         return []
     code = text.replace("\r\n", "\n").replace("\r", "\n")  # line numbers as ast counts them
+    if len(code) > MAX_CODE:
+        raise _too_much_code(path, len(code))
     try:
         tree = _parse(code, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
@@ -103,6 +119,9 @@ def parse_code(path: str, text: str, kind: str, hardware: Hardware | None) -> li
 
 def _notebook(path: str, text: str, hardware: Hardware | None) -> list[Document]:
     cells = [c for c in code_cells(path, text) if c.code.strip()]
+    size = sum(len(c.code) for c in cells)
+    if size > MAX_CODE:
+        raise _too_much_code(path, size)
     bodies: list[ast.stmt] = []
     starts: list[int] = []  # first code line of each cell, in the joined code
     used: list[Cell] = []
