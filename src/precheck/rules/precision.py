@@ -202,7 +202,7 @@ def apex_with_bf16(ctx: Context) -> Iterator[Finding]:
 
     ## Why is this bad?
     `TrainingArguments.__post_init__` (transformers 4.57, `training_args.py`) raises
-    `ValueError: --half_precision_backend apex: GPU bf16 is not supported by apex.` when
+    ``ValueError: `--half_precision_backend apex`: GPU bf16 is not supported by apex.`` when
     `bf16` is set and the backend is apex. (5.0.0 removed the field; see PC204.)
 
     ## Example
@@ -224,7 +224,7 @@ def apex_with_bf16(ctx: Context) -> Iterator[Finding]:
         return
     yield Finding(
         backend.origin,
-        'apex cannot run bf16: "--half_precision_backend apex: GPU bf16 is not supported by apex."',
+        f'apex cannot run bf16: "{quote("transformers.apex_bf16")}"',
         Fix(
             "use torch AMP",
             edits_for(backend, ctx.config.path, remove=True),
