@@ -90,7 +90,9 @@ def test_pyproject_names_the_one_address_and_the_free_name() -> None:
 
 
 #: `pip install precheck`, `precheck[hf]`, `precheck @ git+...`: the index's `precheck` is another project
-OLD_NAME = re.compile(r"pip3? install +[\"']?precheck(?![\w-])|(?<![\w/.-])precheck\[(?=[a-z])|[\"'](?<![\w-])precheck @ ")
+OLD_NAME = re.compile(
+    r"pip3? install +[\"']?precheck(?![\w-])|(?<![\w/.-])precheck\[(?=[a-z])|[\"'](?<![\w-])precheck @ "
+)
 
 
 def test_no_install_hint_names_the_other_project() -> None:

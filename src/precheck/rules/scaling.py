@@ -82,14 +82,14 @@ def grad_scaler_under_bf16(ctx: Context) -> Iterator[Finding]:
     fix arrived together), so with no version known it is not reported.
 
     ## Why is this bad?
-    Up to v1.4.0, `train.py` `run_train` created `GradScaler()` for every mixed-precision
+    Up to v1.4.1, `train.py` `run_train` created `GradScaler()` for every mixed-precision
     run and called `scaler.step(optimizer)`. torch's unscale kernel has no bf16
     instantiation (`aten/src/ATen/native/cuda/AmpKernels.cu`), so bf16 gradients crash:
     `"_amp_foreach_non_finite_check_and_unscale_cuda" not implemented for 'BFloat16'`
     (h2oai/h2o-llmstudio#628). The fix, together with the `mixed_precision_dtype`
     setting (#672, after v1.4.0; first stored in commit 0c9afe46), is
-    `GradScaler(enabled=(mixed_precision_dtype == "float16"))`. The exact release
-    (taken as 1.5.0) is inferred from dates, not read from a tag.
+    `GradScaler(enabled=(mixed_precision_dtype == "float16"))`, first released in v1.5.0
+    (read at the tags: `train.py:184@v1.4.1` `scaler = GradScaler()`, `train.py:185@v1.5.0`).
 
     ## Example
     ```yaml
