@@ -150,6 +150,10 @@ def hand_written_quotes(tree: ast.Module) -> list[tuple[int, str]]:
             words = len(re.findall(r"[A-Za-z]", quoted)) >= 8 and " " in quoted.strip()
             if words and not any(python in quoted for python in PYTHON_MESSAGES):
                 found.append((getattr(node, "lineno", 0), quoted))
+        # any sentence in double quotes inside a message (``stops with "..."``), spelled out
+        for quoted in re.findall(r'"([A-Za-z`*][^"\x00]{15,})"', text or ""):
+            if quoted.count(" ") >= 2 and not any(python in quoted for python in PYTHON_MESSAGES):
+                found.append((getattr(node, "lineno", 0), quoted))
     return found
 
 
@@ -171,6 +175,8 @@ def test_no_upstream_message_typed_by_hand() -> None:
         ("""x = f'{a} raises "ValueError: Quantization and mixed precision is not supported."'""", True),
         ("""x = 'DeepSpeed warns that "BF16 gradient accumulation is not safe numerically"'""", True),
         ("""x = f'accelerate raises ValueError("When using the file the keys are {k}")'""", True),
+        ("""x = '(NaN losses; H2O LLM Studio stops with "NaN caught in loss during training")'""", True),
+        ("""x = f'H2O LLM Studio stops with "{quote("h2o-llmstudio.nan_loss")}"'""", False),
         ("""x = f'{a} raises "ValueError: {quote("litgpt.quantize_mixed")}"'""", False),
         ("""x = f"Trainer raises TypeError: Trainer.__init__() got an unexpected keyword argument {k!r}\"""", False),
         ('''def f():\n    """Raises `ValueError: a message the docs spell out`."""''', False),

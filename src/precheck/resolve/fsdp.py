@@ -228,9 +228,8 @@ def fsdp_plan_fields(
                     winner=fp32,
                     loser=plan.param_dtype,
                     reason="accelerate upcasts trainable low-precision parameters to fp32 under FSDP with mixed "
-                    "precision: \"FSDP upcast of low precision parameters to fp32 (since mixed_precision != 'no') "
-                    'may affect the precision of model checkpoints." (fsdp2_prepare_model; FSDP1 prepare_model: '
-                    '"Upcasted low precision parameters ... because mixed precision turned on in FSDP.")',
+                    f'precision: "{quote("accelerate.fsdp2_upcast")}" (fsdp2_prepare_model; FSDP1 prepare_model: '
+                    f'"{quote("accelerate.fsdp1_upcast", name="...")}")',
                 )
             )
             fields["param_dtype"] = fp32
@@ -262,8 +261,7 @@ def fsdp_plan_fields(
                 winner = Sourced(False, _derive(ac, "FSDP's own activation checkpointing recomputes instead"))
                 reason = (
                     "ms-swift turns gradient_checkpointing off when fsdp_config.activation_checkpointing is on "
-                    '("Both gradient_checkpointing and fsdp_config.activation_checkpointing are enabled. ... '
-                    'Disabling gradient_checkpointing automatically.")'
+                    f'("{quote("ms-swift.fsdp2_disables_gradient_checkpointing")}")'
                 )
             else:
                 v5, _ = _known(versions, HF_V5)

@@ -88,7 +88,7 @@ def _what_happens(ctx: Context) -> str:
         if ctx.config.framework != "torch":
             return (
                 f"with torch {torch.version} ({torch.source}) the run stops at start: "
-                '"Your setup doesn\'t support bf16/gpu."'
+                f'"{quote("transformers.bf16_unsupported")}"'
             )
     known = (
         f"torch {torch.version} ({torch.source})"

@@ -104,7 +104,7 @@ def _bf16_weights_under_fp16_autocast(ctx: Context) -> Iterator[Finding]:
             load.origin,
             f"the weights are loaded in bf16 (`{load.origin.key or 'dtype'}`) and computed under fp16 autocast: "
             "each op casts them to fp16, and a model run in bf16 can overflow fp16's maximum of 65504 "
-            '(NaN losses; H2O LLM Studio stops with "NaN caught in loss during training")',
+            f'(NaN losses; H2O LLM Studio stops with "{quote("h2o-llmstudio.nan_loss")}")',
             Fix("autocast in bf16 to match the weights (or load them in float32 for fp16 AMP)"),
             related=(plan.autocast_dtype.origin,) if plan.autocast_dtype.origin.in_file else (),
         )
