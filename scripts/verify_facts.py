@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -24,7 +26,9 @@ from pathlib import Path
 FACTS = Path(__file__).resolve().parent.parent / "src" / "precheck" / "data" / "facts.json"
 
 
-def download(package: str, version: str, cache: Path, extra: list[str] | None = None) -> Path | None:
+def download(
+    package: str, version: str, cache: Path, extra: list[str] | None = None, env: dict[str, str] | None = None
+) -> Path | None:
     """The release's wheel or sdist, downloaded once into ``cache``."""
     folder = cache / f"{package}-{version}"
     found = sorted(folder.glob("*.whl")) + sorted(folder.glob("*.tar.gz")) + sorted(folder.glob("*.zip"))
@@ -33,7 +37,7 @@ def download(package: str, version: str, cache: Path, extra: list[str] | None = 
     folder.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-build-isolation"]
     command += [*(extra or []), f"{package}=={version}", "-d", str(folder)]
-    subprocess.run(command, capture_output=True, check=False, timeout=600)
+    subprocess.run(command, capture_output=True, check=False, timeout=600, env={**os.environ, **(env or {})})
     found = sorted(folder.glob("*.whl")) + sorted(folder.glob("*.tar.gz")) + sorted(folder.glob("*.zip"))
     return found[0] if found else None
 
@@ -54,6 +58,19 @@ def read_member(artifact: Path, inner: str) -> str | None:
     return None
 
 
+#: where the source continues a string literal on the next line (implicit concatenation)
+_JOIN = re.compile(r"""(?<!\\)["']\s*\n\s*[rbfRBF]*["']""")
+#: a ``{field}`` in a message: the part the release computes at run time
+_FIELD = re.compile(r"\{\w*(?:![rs])?\}")
+
+
+def message_gaps(message: str, text: str) -> list[str]:
+    """The parts of ``message`` (split at its ``{fields}``) the release's source does not spell,
+    after joining string literals continued over lines; ``\\n`` in the source is a newline."""
+    joined = _JOIN.sub("", text).replace("\\n", "\n")
+    return [part for part in _FIELD.split(message) if len(part.strip()) >= 3 and part not in joined]
+
+
 def verify(fact: dict[str, object], cache: Path) -> tuple[bool | None, str]:
     """(True, notes) when the fact holds in every listed release; None when no listed
     release is on PyPI (a fact read by hand in the project's repository)."""
@@ -63,19 +80,28 @@ def verify(fact: dict[str, object], cache: Path) -> tuple[bool | None, str]:
     if not fact.get("present_in") and not fact.get("absent_in"):
         return None, str(fact.get("cite", ""))
     extra = [str(a) for a in fact.get("pip", [])]  # type: ignore[attr-defined]
+    env = {str(k): str(v) for k, v in dict(fact.get("pip_env", {})).items()}  # type: ignore[call-overload]
+    message = str(fact.get("message", pattern))
     for expect, versions in ((True, fact.get("present_in", [])), (False, fact.get("absent_in", []))):
         for version in versions:  # type: ignore[attr-defined]
-            artifact = download(str(fact["package"]), str(version), cache, extra)
+            artifact = download(str(fact["package"]), str(version), cache, extra, env)
             text = read_member(artifact, str(fact["file"])) if artifact else None
+            if text is None and not expect and artifact:
+                notes.append(f"{version}:no file")  # the release dropped the whole file
+                continue
             if text is None:
                 ok = False
                 notes.append(f"{version}: file not found")
                 continue
             at = text.find(pattern)
             line = text.count("\n", 0, at) + 1 if at >= 0 else None
+            gaps = message_gaps(message, text) if expect else []
             if (line is not None) != expect:
                 ok = False
                 notes.append(f"{version}: {'missing' if expect else 'still present'}")
+            elif gaps:
+                ok = False
+                notes.append(f"{version}: message differs at {gaps[0]!r}")
             else:
                 notes.append(f"{version}:{line}" if line else f"{version}:absent")
     return ok, " ".join(notes)

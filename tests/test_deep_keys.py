@@ -158,7 +158,7 @@ def test_trl_model_config_torch_dtype() -> None:
     """Read from the trl wheels: ModelConfig.dtype from 0.23.0, torch_dtype warns until 0.27.0 removes it."""
     removed = _notes("torch_dtype: bfloat16\n", Schema("5.23.0", {}, "0.27.0", {"dtype": ""}))
     assert [(n.kind, n.fix) for n in removed] == [(REMOVED_KEY, "replace `torch_dtype` with `dtype`")]
-    assert "TrlParser stops with \"ValueError: Unknown arguments from config file: ['--torch_dtype', 'bfloat16']\"" in (
+    assert "TrlParser stops with \"ValueError: Unknown arguments from config file: ['--torch_dtype', 'bfloat16']. " in (
         removed[0].message
     )
     (warned,) = _notes("torch_dtype: bfloat16\n", Schema("5.23.0", {}, "0.26.2", {"dtype": "", "torch_dtype": ""}))

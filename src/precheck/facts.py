@@ -31,7 +31,8 @@ class Fact:
     absent_in: tuple[str, ...]
     #: the released file:line the rule docs cite (``runtime/engine.py:1498@0.18.5``)
     cite: str
-    #: the message as printed, where the source splits it over lines (starts with ``pattern``)
+    #: the message as printed (``{field}`` where the release computes a part); the verifier
+    #: checks that the release's source spells every other part of it
     message: str
 
 
@@ -65,6 +66,11 @@ def span(fact_id: str) -> VersionRange:
     return VersionRange(item.package, item.low, item.high)
 
 
-def quote(fact_id: str) -> str:
-    """An upstream message, exactly as the release prints it."""
-    return fact(fact_id).message
+def quote(fact_id: str, **fields: object) -> str:
+    """An upstream message, exactly as the release prints it.
+
+    A message the release computes in part holds ``{field}`` where it does; pass those
+    ``fields`` to fill them (``{_}`` marks where the source joins two strings and prints nothing).
+    Without ``fields`` the text comes back as stored, placeholders included."""
+    text = fact(fact_id).message
+    return text.format(**{"_": "", **fields}) if fields else text

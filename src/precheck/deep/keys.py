@@ -36,6 +36,7 @@ from functools import lru_cache
 
 from ..config import TrainingConfig
 from ..dialects.hf_trainer import MODEL_KEYS, TRL_FIELDS
+from ..facts import quote
 from ..versions import Versions, version_key
 from .history import TRAINING_ARGUMENTS, TRL_MODEL_CONFIG, KeyHistory, describe
 from .notes import DEPRECATED_KEY, REMOVED_KEY, UNKNOWN_KEY, DeepNote
@@ -211,8 +212,8 @@ def _where(schema: Schema) -> str:
 
 def _refusal(key: str) -> str:
     return (
-        f'HfArgumentParser stops with "ValueError: Some keys are not used by the HfArgumentParser: '
-        f"['{key}']\" and TrainingArguments(...) with \"TypeError: TrainingArguments.__init__() got an "
+        f'HfArgumentParser stops with "ValueError: {quote("transformers.unused_keys", keys=[key])}" '
+        f'and TrainingArguments(...) with "TypeError: TrainingArguments.__init__() got an '
         f"unexpected keyword argument '{key}'\""
     )
 
@@ -238,9 +239,9 @@ def _not_in_trl(
     item = TRL_MODEL_CONFIG[key]
     message = (
         f"`{key}` is not a field of the installed TRL {schema.trl}'s ModelConfig "
-        f'({describe(key, TRL_MODEL_CONFIG)}): TrlParser stops with "ValueError: Unknown arguments from config '
-        f"file: ['--{key}', '{value}']\", HfArgumentParser with \"ValueError: Some keys are not used by the "
-        f"HfArgumentParser: ['{key}']\""
+        f"({describe(key, TRL_MODEL_CONFIG)}): TrlParser stops with "
+        f'"ValueError: {quote("trl.unknown_config_args", args=[f"--{key}", str(value)])}", HfArgumentParser with '
+        f'"ValueError: {quote("transformers.unused_keys", keys=[key])}"'
     )
     if item.added is not None and version_key(str(schema.trl)) < version_key(item.added):
         fix = f"upgrade trl to {item.added} or later, or remove `{key}`"

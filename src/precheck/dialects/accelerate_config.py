@@ -46,6 +46,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..config import TrainingConfig
+from ..facts import quote
 from ..provenance import Origin, Sourced
 from ..sources import Document, Node, SourceNote
 from .base import Dialect, count_keys, to_bool, to_float, to_int, to_str
@@ -245,10 +246,8 @@ FSDP_POLICY_DTYPE = {"fp16": "float16", "bf16": "bfloat16", "fp8": "bfloat16"}
 FP8_BACKENDS = {"TE": "te", "MSAMP": "msamp", "AO": "torchao"}
 PRECISIONS = ("no", "fp16", "bf16", "fp8")
 
-UNKNOWN_KEYS = (
-    "The config file at {path} had unknown keys ({keys}), please try upgrading your `accelerate` version or fix "
-    "(and potentially remove) these keys from your config file."
-)
+#: template: ``.format(path=..., keys=...)``
+UNKNOWN_KEYS = quote("accelerate.unknown_config_keys")
 BOOL_MIXED_PRECISION = "AttributeError: 'bool' object has no attribute 'lower'"
 
 

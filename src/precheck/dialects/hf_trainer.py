@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from ..config import TrainingConfig
 from ..dtypes import parse_dtype, parse_load_dtype
+from ..facts import quote
 from ..sources import Document
 from .base import Dialect, count_keys, field, read_attachments, to_bool, to_float, to_int
 from .hf_keys import REMOVED, TRAINING_ARGUMENTS_KEYS
@@ -113,7 +114,7 @@ class HfTrainer(Dialect):
     known_keys = TRAINING_ARGUMENTS_KEYS | REMOVED | frozenset(MODEL_KEYS)
     #: transformers ``HfArgumentParser.parse_dict`` (``parse_yaml_file``/``parse_json_file``)
     ignores = (
-        'refuses it (HfArgumentParser: "ValueError: Some keys are not used by the HfArgumentParser") '
+        f'refuses it (HfArgumentParser: "ValueError: {quote("transformers.unused_keys", keys="[...]")}") '
         "unless the script allows extra keys, and then ignores it"
     )
 

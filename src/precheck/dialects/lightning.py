@@ -41,6 +41,7 @@ from typing import Any
 
 from ..config import TrainingConfig
 from ..dtypes import parse_dtype
+from ..facts import quote
 from ..provenance import Origin, Sourced
 from ..sources import Document, Node
 from .base import Dialect, count_keys, field, looks_like_path, origin_of, to_bool, to_float, to_int
@@ -90,10 +91,7 @@ def alias_warning(raw: Any) -> str | None:
     text = str(raw)
     if text not in ALIASES or text[:2] in ("32", "64"):
         return None
-    return (
-        f"`precision={text}` is supported for historical reasons but its usage is discouraged. "
-        f"Please set your precision to {ALIASES[text]} instead!"
-    )
+    return quote("lightning.alias_warning", precision=text, mode=ALIASES[text])
 
 
 #: ``Trainer.__init__`` arguments (2.6.6); ``logger`` left out (verl's ``trainer:`` has it too)

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..config import TrainingConfig
+from ..facts import quote
 from ..provenance import Origin, Sourced
 from ..sources import Document, Node, SourceNote
 from .base import (
@@ -446,7 +447,7 @@ class LlamaFactory(Dialect):
     closed_keys = True
     ignores = (
         "refuses it at launch (HfArgumentParser.parse_dict: "
-        "`ValueError: Some keys are not used by the HfArgumentParser: [...]`; ALLOW_EXTRA_ARGS=1 lets it through)"
+        f"`ValueError: {quote('transformers.unused_keys', keys='[...]')}`; ALLOW_EXTRA_ARGS=1 lets it through)"
     )
 
     def score(self, doc: Document) -> int:

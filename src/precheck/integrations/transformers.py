@@ -48,6 +48,7 @@ from .. import dialects, resolve
 from ..config import TrainingConfig
 from ..engine import run_rules
 from ..errors import InputError, PrecheckError
+from ..facts import quote
 from ..hardware import Hardware, from_specs
 from ..provenance import Origin
 from ..references import attach
@@ -63,8 +64,8 @@ MODEL = "model"
 #: libraries whose installed versions decide the plan and the rules
 LIBRARIES = ("torch", "transformers", "trl", "peft", "accelerate", "deepspeed")
 
-FP16_UNSCALE = "ValueError: Attempting to unscale FP16 gradients."
-BF16_UNSCALE = "NotImplementedError: \"_amp_foreach_non_finite_check_and_unscale_cuda\" not implemented for 'BFloat16'"
+FP16_UNSCALE = f"ValueError: {quote('torch.unscale_fp16')}"
+BF16_UNSCALE = f"NotImplementedError: {quote('torch.unscale_bf16_cuda')}"
 #: static rules that already report a GradScaler over fp16 / bf16 gradients
 _STATIC_FP16_SCALER = {"PC401"}
 _STATIC_BF16_SCALER = {"PC402", "PC404"}

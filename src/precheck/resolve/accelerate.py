@@ -73,6 +73,7 @@ from ..dialects.accelerate_config import (
     fsdp1_strategy,
 )
 from ..dialects.base import to_bool, to_int
+from ..facts import quote
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
 from ..sources import Node
@@ -102,15 +103,11 @@ REFUSED_BESIDE_FILE = (
     "offload_optimizer_nvme_path",
     "zero3_save_16bit_model",
 )
-FP8_FALLBACK = (
-    "The current device has compute capability of {cc} which is insufficient for FP8 mixed precision training "
-    "(requires a GPU Hopper/Ada Lovelace or higher, compute capability of 8.9 or higher). Will use FP16 instead."
-)
-UNKNOWN_MODE = "Unknown mixed_precision mode: {mode}. Choose between ['no', 'fp8', 'fp16', 'bf16']."
-MSAMP_FSDP = (
-    "`accelerate` + `MS-AMP` + `FSDP` is not supported at this time. "
-    "Please consider using deepspeed, which is supported."
-)
+#: template: ``.format(cc=...)``
+FP8_FALLBACK = quote("accelerate.fp8_fallback")
+#: ``PrecisionType.list()`` (``utils/dataclasses.py``); template: ``.format(mode=...)``
+UNKNOWN_MODE = quote("accelerate.unknown_mixed_precision", mode="{mode}", choices=["no", "fp8", "fp16", "bf16"])
+MSAMP_FSDP = quote("accelerate.msamp_fsdp")
 SCRIPT_BUILDS = Origin.default(
     "the training script builds the model and accelerate does not cast it: torch creates float32 weights"
 )

@@ -30,8 +30,9 @@ Read in the released axolotl sdists/wheels 0.9.0, 0.10.0, 0.11.0, 0.12.0, 0.14.0
 - ``utils/schemas/config.py`` ``AxolotlConfigWCapabilities.check_bf16`` (capabilities
   from ``is_torch_bf16_gpu_available()``): ``bf16: true``/``bfloat16: true`` without bf16
   support raised "bf16 requested, but AMP is not supported on this GPU. Requires Ampere
-  series or above." up to 0.15.0; from 0.16.0 it only warns ("... Training will fail, but
-  other operations (such as merging) are still functional."). ``check_tf32`` (0.16.0+):
+  series or above." up to 0.15.0; from 0.16.0 it only warns ("bf16 requested, but AMP is not
+  supported on this GPU. Requires Ampere series or above. Training will fail, but other
+  operations (such as merging) are still functional."). ``check_tf32`` (0.16.0+):
   ``tf32: auto`` (the new default) becomes ``is_torch_tf32_available()``. ``check_fp8``:
   "fp8 requested, but fp8 is not supported on this GPU" below sm_90
   (``compute_supports_fp8``).

@@ -100,20 +100,24 @@ HF_TRAINER = frozenset(("transformers", "trl", "ms-swift", "axolotl", "llamafact
 BOTH_ENABLED = quote("deepspeed.both_enabled")
 AMP_AND_ZERO = quote("deepspeed.amp_and_zero")
 AMP_AND_HALF = quote("deepspeed.amp_and_half")
-HF_MISMATCH = (
-    "Please correct the following DeepSpeed config values that mismatch TrainingArguments values:\n"
-    "{mismatches}\nThe easiest method is to set these DeepSpeed config values to 'auto'."
-)
-ACCELERATE_OTHER_DTYPE = (
-    "`--mixed_precision` arg cannot be set to `{mixed_precision}` when `{other}` is set in the DeepSpeed config file."
-)
-ACCELERATE_IGNORED = (
-    "When using `deepspeed_config_file`, the following accelerate config variables will be ignored: "
-    "['gradient_accumulation_steps', 'gradient_clipping', 'zero_stage', 'offload_optimizer_device', "
-    "'offload_param_device', 'offload_param_nvme_path', 'offload_optimizer_nvme_path', "
-    "'zero3_save_16bit_model', 'mixed_precision']."
-)
-NO_ZERO_SECTION = "Please specify the ZeRO optimization config in the DeepSpeed config."
+#: templates: ``.format(mismatches=...)`` / ``.format(mixed_precision=..., other=...)``
+HF_MISMATCH = quote("transformers.ds_config_mismatch")
+ACCELERATE_OTHER_DTYPE = quote("accelerate.ds_other_dtype")
+#: ``DeepSpeedPlugin._deepspeed_config_checks``'s ``env_variable_names_to_ignore`` (the
+#: ``ACCELERATE_[DEEPSPEED_]*`` variables, lowercased), as its message prints them
+IGNORED_BESIDE_FILE = [
+    "gradient_accumulation_steps",
+    "gradient_clipping",
+    "zero_stage",
+    "offload_optimizer_device",
+    "offload_param_device",
+    "offload_param_nvme_path",
+    "offload_optimizer_nvme_path",
+    "zero3_save_16bit_model",
+    "mixed_precision",
+]
+ACCELERATE_IGNORED = quote("accelerate.ds_config_file_ignores", ignored=IGNORED_BESIDE_FILE)
+NO_ZERO_SECTION = quote("accelerate.ds_no_zero_section")
 
 HALF = {"fp16": "float16", "bf16": "bfloat16"}
 TORCH = {"float16": "torch.float16", "bfloat16": "torch.bfloat16", "float32": "torch.float32"}

@@ -49,7 +49,7 @@ from typing import Any
 from ..config import TrainingConfig
 from ..dialects.base import to_bool
 from ..dialects.fsdp_config import STRATEGIES, fsdp_entries
-from ..facts import span
+from ..facts import quote, span
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
 from ..versions import VersionRange, Versions
@@ -60,15 +60,8 @@ from .plan import Override, PrecisionPlan, same_dtype_plan
 READS_VERSION = span("transformers.fsdp_reads_version")
 FSDP2_DEFAULT = span("transformers.fsdp2_default")
 #: 5.x names the argument ``activation_checkpointing`` (``gradient_checkpointing`` is its alias)
-AC_ERROR_V5 = (
-    "`fsdp_config['activation_checkpointing']` (FSDP's own activation checkpointing) and the "
-    "`activation_checkpointing` training argument can't both be set to True. Use FSDP's activation "
-    "checkpointing when using FSDP."
-)
-AC_ERROR_V4 = (
-    "The activation_checkpointing in FSDP config and the gradient_checkpointing in training arg can't be set to "
-    "True simultaneously. Please use FSDP's activation_checkpointing logic when using FSDP."
-)
+AC_ERROR_V5 = quote("transformers.fsdp_ac_conflict")
+AC_ERROR_V4 = quote("transformers.fsdp_ac_conflict_v4")
 HF_V5 = span("transformers.fsdp_reads_version")
 SWIFT = "ms-swift"
 POLICY = {"float16": "float16", "bfloat16": "bfloat16"}
@@ -122,8 +115,8 @@ def settings_for(
                     winner=enabled or Sourced(False, Origin.default("TrainingArguments default fsdp=None")),
                     loser=first,
                     reason="fsdp_config without `fsdp`: the Trainer ignores it (transformers 5.23.0 "
-                    '_process_fsdp_args returns None when fsdp is off; 4.57.6 warns "`--fsdp_config` is useful '
-                    'only when `--fsdp` is specified.")',
+                    "_process_fsdp_args returns None when fsdp is off; 4.57.6 warns "
+                    f'"{quote("transformers.fsdp_config_unused")}")',
                 )
             )
         return None
@@ -235,9 +228,8 @@ def fsdp_plan_fields(
                     winner=fp32,
                     loser=plan.param_dtype,
                     reason="accelerate upcasts trainable low-precision parameters to fp32 under FSDP with mixed "
-                    "precision: \"FSDP upcast of low precision parameters to fp32 (since mixed_precision != 'no') "
-                    'may affect the precision of model checkpoints." (fsdp2_prepare_model; FSDP1 prepare_model: '
-                    '"Upcasted low precision parameters ... because mixed precision turned on in FSDP.")',
+                    f'precision: "{quote("accelerate.fsdp2_upcast")}" (fsdp2_prepare_model; FSDP1 prepare_model: '
+                    f'"{quote("accelerate.fsdp1_upcast", name="...")}")',
                 )
             )
             fields["param_dtype"] = fp32
@@ -269,8 +261,7 @@ def fsdp_plan_fields(
                 winner = Sourced(False, _derive(ac, "FSDP's own activation checkpointing recomputes instead"))
                 reason = (
                     "ms-swift turns gradient_checkpointing off when fsdp_config.activation_checkpointing is on "
-                    '("Both gradient_checkpointing and fsdp_config.activation_checkpointing are enabled. ... '
-                    'Disabling gradient_checkpointing automatically.")'
+                    f'("{quote("ms-swift.fsdp2_disables_gradient_checkpointing")}")'
                 )
             else:
                 v5, _ = _known(versions, HF_V5)

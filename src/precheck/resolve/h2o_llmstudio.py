@@ -11,15 +11,16 @@ fp16/bf16 parameters are cast to float32. ``environment.gpus`` picks the devices
 from __future__ import annotations
 
 from ..config import TrainingConfig
-from ..facts import span
+from ..facts import quote, span
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
 from ..versions import Versions
 from .common import is_adapter_training, trainable_dtype
 from .plan import Override, PrecisionPlan, same_dtype_plan
 
-#: releases whose GradScaler ignored the dtype (the fix came with mixed_precision_dtype,
-#: after v1.4.0; release inferred from dates, see rule PC402)
+#: releases whose GradScaler ignored the dtype: ``scaler = GradScaler()`` in train.py at
+#: v1.4.0/v1.4.1; v1.5.0 added ``mixed_precision_dtype`` and ``enabled=(... == "float16")``
+#: (read at the tags, see the fact's note)
 SCALER_ALWAYS_ON = span("h2o-llmstudio.scaler_always_on")
 
 
@@ -34,7 +35,7 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
     amp = config.amp or Sourced(True, Origin.default("H2O LLM Studio default mixed_precision: true"))
     overrides: list[Override] = []
     if amp.value and not lora and load.value != "float32":
-        off = Sourced(False, load.origin.derived("Disabling mixed precision as dtype not set to float32."))
+        off = Sourced(False, load.origin.derived(quote("h2o-llmstudio.mixed_precision_off")))
         overrides.append(Override(field="autocast_dtype", winner=off, loser=amp, reason=off.origin.detail or ""))
         amp = off
     weights = load if load.value.startswith("float") or load.value == "bfloat16" else Sourced("float32", load.origin)

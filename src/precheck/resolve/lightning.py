@@ -82,7 +82,7 @@ from typing import Any
 
 from ..config import TrainingConfig
 from ..dialects.lightning import ALIASES, MODE_DTYPE, MODES, QUANTIZE, alias_warning, setting, unify
-from ..facts import span
+from ..facts import quote, span
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
 from ..versions import VersionRange, Versions
@@ -171,8 +171,8 @@ def _mode(
     mode = unify(raw.value)
     if mode is None:
         allowed = (*MODES, 64, 32, 16, "64", "32", "16", "bf16")
-        problem = (
-            f"Lightning raises ValueError: Precision {raw.value!r} is invalid. Allowed precision values: {allowed}"
+        problem = "Lightning raises ValueError: " + quote(
+            "lightning.invalid_precision", precision=repr(raw.value), allowed=allowed
         )
         return _Mode("32-true", raw.origin, problem)
     origin = raw.origin
@@ -181,17 +181,15 @@ def _mode(
         versions, HALF_TRUE
     ):
         allowed_2_0 = ("16-mixed", "bf16-mixed", "32-true", "64-true", 64, 32, 16, "64", "32", "16", "bf16")
-        problem = (
-            f"lightning {info.version if info else '?'} raises ValueError: Precision {raw.value!r} is invalid. "
-            f"Allowed precision values: {allowed_2_0}"
+        problem = f"lightning {info.version if info else '?'} raises ValueError: " + quote(
+            "lightning.invalid_precision", precision=repr(raw.value), allowed=allowed_2_0
         )
         return _Mode(mode, origin, problem)
     if not _in(versions, UNIFIED_NAMES):
         if str(raw.value) not in ALIASES:
             allowed_1_x = ("64", "32", "16", "bf16", 64, 32, 16)
-            problem = (
-                f"lightning {info.version if info else '?'} raises MisconfigurationException: Precision "
-                f"{raw.value!r} is invalid. Allowed precision values: {allowed_1_x}"
+            problem = f"lightning {info.version if info else '?'} raises MisconfigurationException: " + quote(
+                "lightning.invalid_precision", precision=repr(raw.value), allowed=allowed_1_x
             )
             return _Mode(mode, origin, problem)
         origin = _at(origin, f"Lightning 1.x precision {raw.value!r} ({mode!r} in 2.x names), no warning")
@@ -202,10 +200,7 @@ def _mode(
         origin = _at(origin, f"{raw.value!r} means {mode!r}" + (f"; Lightning warns: {warning}" if warning else ""))
     accelerator = setting(config, "trainer.accelerator")
     if mode == "16-mixed" and accelerator is not None and str(accelerator.value).lower() == "cpu" and kind != "nemo":
-        text = (
-            "You passed `Trainer(accelerator='cpu', precision='16-mixed')` but AMP with fp16 is not supported on "
-            "CPU. Using `precision='bf16-mixed'` instead."
-        )
+        text = quote("lightning.cpu_fp16_mixed")
         winner = Sourced("bfloat16", accelerator.origin.derived(f"Lightning warns: {text}"))
         overrides.append(Override(field="autocast_dtype", winner=winner, loser=Sourced("float16", origin), reason=text))
         return _Mode("bf16-mixed", winner.origin)
@@ -329,18 +324,15 @@ def _plain(mode: _Mode) -> dict[str, Any]:
 def _fsdp(mode: _Mode, versions: Versions, init_context: bool, tag: str = "FSDPPrecision") -> dict[str, Any]:
     name, dtype = mode.mode, MODE_DTYPE[mode.mode]
     if name not in FSDP_MODES:
-        problem = (
-            f"raises ValueError: `precision={name!r})` is not supported in FSDP. `precision` must be one of: "
-            f"{FSDP_MODES}."
-        )
+        problem = "raises ValueError: " + quote("lightning.fsdp_precision", precision=repr(name), allowed=FSDP_MODES)
         return _plain(_Mode(name, mode.origin, mode.problem or problem))
     if not name.endswith("-mixed"):
         fields = _plain(mode)
         if name != "32-true":
             fields["reduce_dtype"] = Sourced(dtype, mode.tag(f"{tag}: FSDP MixedPrecision reduce_dtype {dtype}"))
             detail = (
-                f"{tag}: the module is cast to {dtype} before FSDP shards it (Lightning warns 'FSDP will always "
-                "retain a full-precision copy' but the sharded parameters are the cast ones)"
+                f"{tag}: the module is cast to {dtype} before FSDP shards it (Lightning warns "
+                f"'{quote('lightning.fsdp_full_precision_copy')}' but the sharded parameters are the cast ones)"
             )
             fields["param_dtype"] = Sourced(dtype, mode.tag(detail))
         return fields
@@ -379,9 +371,8 @@ def _fsdp(mode: _Mode, versions: Versions, init_context: bool, tag: str = "FSDPP
 def _deepspeed(mode: _Mode) -> dict[str, Any]:
     name, dtype = mode.mode, MODE_DTYPE[mode.mode]
     if name not in DEEPSPEED_MODES:
-        problem = (
-            f"raises ValueError: `Trainer(strategy='deepspeed', precision={name!r})` is not supported. "
-            f"`precision` must be one of: {DEEPSPEED_MODES}."
+        problem = "raises ValueError: " + quote(
+            "lightning.deepspeed_precision", precision=repr(name), allowed=DEEPSPEED_MODES
         )
         return _plain(_Mode(name, mode.origin, mode.problem or problem))
     if name == "32-true":
@@ -531,28 +522,23 @@ def _bitsandbytes(config: TrainingConfig, mode: _Mode, count: int | None, kind: 
     problems = []
     if kind == "litgpt":
         if "mixed" in mode.mode:
-            problems.append("LitGPT raises ValueError: Quantization and mixed precision is not supported.")
+            problems.append(f"LitGPT raises ValueError: {quote('litgpt.quantize_mixed')}")
         elif mode.mode not in ("16-true", "bf16-true", "32-true"):
             problems.append(f"LitGPT raises KeyError: {mode.mode!r} (quantize takes 16-true, bf16-true or 32-true)")
         if count is not None and count > 1:
-            problems.append(
-                "LitGPT raises NotImplementedError: Quantization is currently not supported for multi-GPU training. "
-                "Please set devices=1 and num_nodes=1 when using the --quantize flag."
-            )
+            problems.append(f"LitGPT raises NotImplementedError: {quote('litgpt.quantize_multi_gpu')}")
         dtype = MODE_DTYPE[mode.mode] if mode.mode in ("16-true", "bf16-true", "32-true") else "bfloat16"
         optimizer = config.optimizer
         if optimizer is not None and "AdamW" not in str(optimizer.value):
-            problems.append(
-                "LitGPT raises ValueError: The chosen quantization format only supports the AdamW optimizer."
-            )
+            problems.append(f"LitGPT raises ValueError: {quote('litgpt.quantize_adamw')}")
     else:
         dtype = config.quant_compute_dtype.value if config.quant_compute_dtype else "bfloat16"
     quantize = setting(config, "quantize")
     method = str(quantize.value) if quantize is not None else ""
     if method.startswith("bnb.int8") and dtype != "float16":
         problems.append(
-            f"BitsandbytesPrecision raises ValueError: {method[4:]!r} only works with `dtype=torch.float16`, "
-            f"but you chose `torch.{dtype}`"
+            "BitsandbytesPrecision raises ValueError: "
+            + quote("lightning.bnb_int8_dtype", mode=repr(method[4:]), dtype=f"torch.{dtype}")
         )
     tag = f" [{'; '.join(problems)}]" if problems else ""
     origin = _at(bits.origin, f"BitsandbytesPrecision(dtype={dtype}): weights, LoRA and inputs in {dtype}{tag}")
@@ -627,10 +613,10 @@ def _litgpt(
             True, Origin.default("LitGPT finetune/lora.py parallelize_fn(activation_checkpointing=True)")
         )
         if mode.mode not in MODEL_PARALLEL_MODES:
-            problem = (
-                "raises ValueError: The `ModelParallelStrategy` does not support "
-                f"`Fabric(..., precision={mode.mode!r})`. Choose a different precision among: "
-                f"{', '.join(MODEL_PARALLEL_MODES)}."
+            problem = "raises ValueError: " + quote(
+                "lightning.model_parallel_precision",
+                precision=repr(mode.mode),
+                allowed=", ".join(MODEL_PARALLEL_MODES),
             )
             return _plain(_Mode(mode.mode, mode.origin, mode.problem or problem))
         return _plain(mode)

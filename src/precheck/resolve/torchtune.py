@@ -62,10 +62,7 @@ FP16_REJECTED = (
     "(lora_finetune_single_device, lora_dpo_single_device, knowledge_distillation_*); "
     "generate, eleuther_eval and quantize take fp16"
 )
-BF16_UNAVAILABLE = (
-    'get_dtype raises RuntimeError: "bf16 precision was requested but not available on this hardware. '
-    'Please use fp32 precision instead."'
-)
+BF16_UNAVAILABLE = f'get_dtype raises RuntimeError: "{quote("torchtune.bf16_unavailable")}"'
 VALID = ("fp16", "bf16", "fp32", "fp64")
 
 
@@ -75,17 +72,18 @@ def _dtype(config: TrainingConfig, hardware: Hardware, versions: Versions) -> So
     load = config.torch_dtype
     if load is None:
         if raw is not None:  # not a dtype at all (``dtype: auto``)
-            message = f"Dtype {raw.value} must be one of {', '.join(VALID)} for finetuning."
+            message = quote("torchtune.dtype_spelling", dtype=raw.value, choices=", ".join(VALID))
             return Sourced("float32", raw.origin.derived(f"get_dtype raises ValueError: {message}"))
         return Sourced(
             "float32",
             Origin.default(
                 "dtype unset: the recipes read cfg.dtype, which OmegaConf refuses for a missing key "
-                "(ConfigAttributeError: Missing key dtype); `dtype: null` trains in float32 (get_dtype(None))"
+                f"(ConfigAttributeError: {quote('omegaconf.missing_key', key='dtype')}); "
+                "`dtype: null` trains in float32 (get_dtype(None))"
             ),
         )
     if raw is not None and raw.value not in (*VALID, "null"):
-        message = f"Dtype {raw.value} must be one of {', '.join(VALID)} for finetuning."
+        message = quote("torchtune.dtype_spelling", dtype=raw.value, choices=", ".join(VALID))
         return Sourced(load.value, raw.origin.derived(f"get_dtype raises ValueError: {message}"))
     # the ``dtype`` key itself (the load dtype's own origin names no key, see the dialect)
     at = raw.origin if raw is not None and raw.origin.in_file else load.origin

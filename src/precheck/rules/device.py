@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..facts import quote
 from ..hardware import Device, devices_label
 from ..provenance import Origin
 from ..resolve.common import BF16_CHECK_COUNTS_EMULATION, frameworks_see_bf16, is_adapter_training
@@ -82,12 +83,12 @@ def _what_happens(ctx: Context) -> str:
         if autocast:
             return (
                 f"with torch {torch.version} ({torch.source}) torch.autocast raises "
-                '"RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16."'
+                f'"RuntimeError: {quote("torch.autocast_no_bf16")}"'
             )
         if ctx.config.framework != "torch":
             return (
                 f"with torch {torch.version} ({torch.source}) the run stops at start: "
-                '"Your setup doesn\'t support bf16/gpu."'
+                f'"{quote("transformers.bf16_unsupported")}"'
             )
     known = (
         f"torch {torch.version} ({torch.source})"

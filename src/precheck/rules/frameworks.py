@@ -200,7 +200,7 @@ def torchtune_dtype_spelling(ctx: Context) -> Iterator[Finding]:
     if item is None or item.value in (*TORCHTUNE_VALID, "null"):
         return
     meant = parse_dtype(item.value)
-    message = f"Dtype {item.value} must be one of {', '.join(TORCHTUNE_VALID)} for finetuning."
+    message = quote("torchtune.dtype_spelling", dtype=item.value, choices=", ".join(TORCHTUNE_VALID))
     fix = Fix("use one of torchtune's dtype spellings: fp16, bf16, fp32, fp64")
     if meant is not None:
         spelled = TORCHTUNE_SPELLING[meant]
@@ -296,12 +296,13 @@ def _invalid_precision(ctx: Context, raw: str) -> tuple[str, str | None] | None:
     mode = unify(raw)
     if mode is None:
         allowed = ALLOWED_2_0 if _known_before(ctx, "2.1.0") else ALLOWED
-        text = f"ValueError: Precision {raw!r} is invalid. Allowed precision values: {allowed}"
+        text = f"ValueError: {quote('lightning.invalid_precision', precision=repr(raw), allowed=allowed)}"
         return text, _suggest_mode(raw)
     if _known_before(ctx, "2.0.0") and raw not in ALIASES:
         assert info is not None
         text = (
-            f"lightning {info.version} raises MisconfigurationException: Precision {raw!r} is invalid "
+            f"lightning {info.version} raises MisconfigurationException: "
+            f"{quote('lightning.invalid_precision_1x', precision=repr(raw))} "
             "(Lightning 1.x takes 64, 32, 16 and 'bf16'; the '-mixed'/'-true' names came with 2.0)"
         )
         return text, TO_1X.get(mode)
@@ -313,8 +314,9 @@ def _invalid_precision(ctx: Context, raw: str) -> tuple[str, str | None] | None:
     ):
         assert info is not None
         text = (
-            f"lightning {info.version} raises ValueError: Precision {raw!r} is invalid. Allowed precision values: "
-            f"{ALLOWED_2_0} ('16-true', 'bf16-true' and 'transformer-engine' came with 2.1.0)"
+            f"lightning {info.version} raises ValueError: "
+            f"{quote('lightning.invalid_precision', precision=repr(raw), allowed=ALLOWED_2_0)} "
+            "('16-true', 'bf16-true' and 'transformer-engine' came with 2.1.0)"
         )
         return text, None
     return None
@@ -589,8 +591,8 @@ def lightning_fsdp_clip_by_norm(ctx: Context) -> Iterator[Finding]:
     yield Finding(
         clip.origin,
         f"gradient clipping by norm under Lightning's FSDP strategy: {plugin}.clip_grad_by_norm raises "
-        f"\"MisconfigurationException: `gradient_clip_algorithm='norm'` is currently not supported for "
-        f'`{plugin}`" at the first optimizer step (unless the LightningModule overrides configure_gradient_clipping)',
+        f'"MisconfigurationException: {quote("lightning.fsdp_clip_norm", plugin=plugin)}" at the first optimizer '
+        "step (unless the LightningModule overrides configure_gradient_clipping)",
         Fix(
             "override configure_gradient_clipping to call the FSDP root module's clip_grad_norm_, "
             "or clip by value (gradient_clip_algorithm: value)"
@@ -658,14 +660,13 @@ def litgpt_quantize_precision(ctx: Context) -> Iterator[Finding]:
         yield Finding(
             quantize.origin,
             f"`quantize: {quantize.value}` without `precision`: LitGPT fills in get_default_supported_precision("
-            'training=True), a "-mixed" precision, and raises "ValueError: Quantization and mixed precision is not '
-            'supported."',
+            f'training=True), a "-mixed" precision, and raises "ValueError: {quote("litgpt.quantize_mixed")}"',
             Fix(f"set precision: {value}", (Edit(config.path, "precision", value),)),
         )
         return
     assert item is not None
     if "mixed" in raw:
-        text = 'raises "ValueError: Quantization and mixed precision is not supported."'
+        text = f'raises "ValueError: {quote("litgpt.quantize_mixed")}"'
     else:
         text = f"raises KeyError: {raw!r} (quantize takes precision 16-true, bf16-true or 32-true)"
     yield Finding(
@@ -753,9 +754,8 @@ def litgpt_quantize_multi_device(ctx: Context) -> Iterator[Finding]:
     origin = anchor(config.path, *(item.origin for item in keys), quantize.origin)
     yield Finding(
         origin,
-        f'`quantize: {quantize.value}` on {total} devices: LitGPT raises "NotImplementedError: Quantization is '
-        "currently not supported for multi-GPU training. Please set devices=1 and num_nodes=1 when using the "
-        '--quantize flag."',
+        f"`quantize: {quantize.value}` on {total} devices: LitGPT raises "
+        f'"NotImplementedError: {quote("litgpt.quantize_multi_gpu")}"',
         Fix("train the quantized model on one device (or drop quantize to shard over several)", edits),
         related=(quantize.origin,),
     )
@@ -805,8 +805,7 @@ def nemo_fsdp_fp8(ctx: Context) -> Iterator[Finding]:
     assert fsdp is not None and fp8 is not None
     yield Finding(
         fp8.origin,
-        "`model.fp8` with `model.fsdp`: NeMo's MegatronBaseModel raises "
-        '"ValueError: Torch FSDP does not support FP8."',
+        f'`model.fp8` with `model.fsdp`: NeMo\'s MegatronBaseModel raises "ValueError: {quote("nemo.fsdp_fp8")}"',
         Fix("turn FP8 off to keep FSDP (or FSDP off to keep FP8)", edits_for(fp8, config.path, False)),
         related=(fsdp.origin,),
     )
@@ -977,8 +976,8 @@ def llamafactory_pure_bf16_zero3(ctx: Context) -> Iterator[Finding]:
         return
     yield Finding(
         pure.origin,
-        '`pure_bf16: true` with DeepSpeed ZeRO-3: LLaMA-Factory raises "ValueError: `pure_bf16` is incompatible '
-        'with DeepSpeed ZeRO-3."',
+        "`pure_bf16: true` with DeepSpeed ZeRO-3: LLaMA-Factory raises "
+        f'"ValueError: {quote("llamafactory.pure_bf16_zero3")}"',
         Fix("use bf16: true under ZeRO-3 (or a ZeRO-2 config)", edits_for(pure, config.path, False)),
         related=(stage.origin,),
     )
@@ -1030,8 +1029,8 @@ def llamafactory_pure_bf16_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     names = ", ".join(f"{sum(1 for d in lacking if d.name == n)}x {n}" for n in sorted({d.name for d in lacking}))
     yield Finding(
         pure.origin,
-        f'`pure_bf16: true` on {names}: {why}, so LLaMA-Factory raises "ValueError: This device does not support '
-        '`pure_bf16`."',
+        f"`pure_bf16: true` on {names}: {why}, so LLaMA-Factory raises "
+        f'"ValueError: {quote("llamafactory.pure_bf16_unsupported")}"',
         Fix("train with fp16 mixed precision (fp16: true) or in fp32", edits_for(pure, config.path, False)),
     )
 
@@ -1082,8 +1081,7 @@ def llamafactory_pure_bf16_fp16(ctx: Context) -> Iterator[Finding]:
     yield Finding(
         config.fp16.origin,
         "`fp16: true` with `pure_bf16: true`: the trainable weights stay bf16 and fp16 AMP's GradScaler "
-        'unscales their bf16 gradients: "NotImplementedError: "_amp_foreach_non_finite_check_and_unscale_cuda" '
-        "not implemented for 'BFloat16'\" at the first step",
+        f'unscales their bf16 gradients: "NotImplementedError: {quote("torch.unscale_bf16_cuda")}" at the first step',
         Fix("drop fp16: pure bf16 needs no loss scaling", edits_for(config.fp16, config.path, False)),
         related=(pure.origin,),
     )
@@ -1142,8 +1140,8 @@ def llama_cookbook_fp16_pure_bf16_fsdp(ctx: Context) -> Iterator[Finding]:
     yield Finding(
         config.fp16.origin,
         "`use_fp16` with `pure_bf16` under FSDP: finetuning.py casts the fp16-loaded model to bf16, and the "
-        'ShardedGradScaler use_fp16 adds fails on its bf16 gradients: "NotImplementedError: '
-        '"_amp_foreach_non_finite_check_and_unscale_cuda" not implemented for \'BFloat16\'"',
+        "ShardedGradScaler use_fp16 adds fails on its bf16 gradients: "
+        f'"NotImplementedError: {quote("torch.unscale_bf16_cuda")}"',
         Fix("drop use_fp16 (pure bf16 needs no loss scaling)", edits_for(config.fp16, config.path, False)),
         related=(config.pure_bf16.origin,),
     )

@@ -16,16 +16,16 @@ TRAINING_ARGUMENTS_FRAMEWORKS = ("transformers", "trl", "ms-swift", "axolotl", "
 FLASH_MIN_CC = {
     "flash_attention_2": (
         (8, 0),
-        'FlashAttention-2: "RuntimeError: FlashAttention only supports Ampere GPUs or newer."',
+        f'FlashAttention-2: "RuntimeError: {quote("flash-attn.needs_ampere")}"',
     ),
     "flash_attention_3": (
         (9, 0),
-        'FlashAttention-3 (hopper/ build): "RuntimeError: FlashAttention-3 only supports Hopper GPUs or newer."',
+        f'FlashAttention-3 (hopper/ build): "RuntimeError: {quote("flash-attn.fa3_needs_hopper")}"',
     ),
     "flash_attention_4": (
         (9, 0),
         "FlashAttention-4: transformers 5.x refuses it (ImportError: "
-        '"FlashAttention4 has been toggled on, but it cannot be used ... requires compute capability >= 9")',
+        f'"{quote("transformers.flash_attention_4_capability", version=4, major=9)}, but found ...")',
     ),
 }
 #: FlashAttention's largest head dimension (``flash_api.cpp``: "FlashAttention forward only
@@ -191,8 +191,7 @@ def flash_attention_unsupported(ctx: Context) -> Iterator[Finding]:
     if head is not None and head > FLASH_MAX_HEAD_DIM:
         yield Finding(
             where,
-            f"{kind} with head dimension {head} (max {FLASH_MAX_HEAD_DIM}): "
-            '"FlashAttention forward only supports head dimension at most 256"',
+            f'{kind} with head dimension {head} (max {FLASH_MAX_HEAD_DIM}): "{quote("flash-attn.head_dim")}"',
             fix,
         )
 
@@ -233,6 +232,6 @@ def flash_attention_fp32(ctx: Context) -> Iterator[Finding]:
     yield Finding(
         anchor(ctx.config.path, attention.origin),
         f"{attention.value} with float32 compute (weights {plan.load_dtype.value}, no autocast): "
-        '"FlashAttention only support fp16 and bf16 data type"',
+        f'"{quote("flash-attn.half_only")}"',
         Fix("turn on bf16/fp16 mixed precision, or use sdpa", edits_for(attention, ctx.config.path, "sdpa")),
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..facts import quote
 from ..resolve.simpletuner import BF16_OPTIMIZERS, KEEPS_FP32_GRADIENTS
 from ..versions import VersionRange
 from .base import Context, Finding, Fix, FixSafety, Severity, edits_for, rule
@@ -81,7 +82,7 @@ def bf16_optimizer_fp32_gradients(ctx: Context) -> Iterator[Finding]:
         precision.origin,
         f"`{optimizer.value}` keeps bf16 weights and bf16 states, yet SimpleTuner casts its gradients to "
         "fp32 after backward: they are only rounded back into bf16 (bghira/SimpleTuner#755 ran this "
-        'pair and died with "AssertionError: only bfloat 16 is supported.")',
+        f'pair and died with "AssertionError: {quote("simpletuner.adamw_bf16_only")}")',
         Fix(
             "drop fp32 gradients for the bf16 optimizer",
             edits_for(precision, ctx.config.path, remove=True),

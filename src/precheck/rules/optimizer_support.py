@@ -48,6 +48,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..config import TrainingConfig
+from ..facts import quote
 from ..provenance import Sourced
 from ..resolve.deepspeed import HF_TRAINER, raw
 from ..resolve.simpletuner import BF16_OPTIMIZERS
@@ -411,7 +412,7 @@ def fp8_optimizer_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     yield Finding(
         anchor(ctx.config.path, item.origin),
         f"`{name}` is torchao's FP8 optimizer, which needs compute capability 8.9: its compiled step fails on "
-        f'{names} with "AssertionError: fp8e4nv data type is not supported on CUDA arch < 89"',
+        f'{names} with "AssertionError: {quote("triton.fp8e4nv_arch")}"',
         Fix("use an 8-bit optimizer, which saves the same memory on this GPU", edits),
     )
 
@@ -470,7 +471,7 @@ def bf16_optimizer_non_bf16_weights(ctx: Context) -> Iterator[Finding]:
     yield Finding(
         anchor(config.path, item.origin),
         f"`{name}` only steps bfloat16 weights, and this run trains {params.value} weights "
-        f'({params.origin}): the first step fails with "AssertionError: only bfloat 16 is supported."',
+        f'({params.origin}): the first step fails with "AssertionError: {quote("simpletuner.adamw_bf16_only")}"',
         Fix("use an optimizer that takes any dtype", edits_for(item, config.path, "optimi-adamw")),
         related=(params.origin,) if params.origin.in_file else (),
     )

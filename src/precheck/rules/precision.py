@@ -104,7 +104,7 @@ def _bf16_weights_under_fp16_autocast(ctx: Context) -> Iterator[Finding]:
             load.origin,
             f"the weights are loaded in bf16 (`{load.origin.key or 'dtype'}`) and computed under fp16 autocast: "
             "each op casts them to fp16, and a model run in bf16 can overflow fp16's maximum of 65504 "
-            '(NaN losses; H2O LLM Studio stops with "NaN caught in loss during training")',
+            f'(NaN losses; H2O LLM Studio stops with "{quote("h2o-llmstudio.nan_loss")}")',
             Fix("autocast in bf16 to match the weights (or load them in float32 for fp16 AMP)"),
             related=(plan.autocast_dtype.origin,) if plan.autocast_dtype.origin.in_file else (),
         )
@@ -202,7 +202,7 @@ def apex_with_bf16(ctx: Context) -> Iterator[Finding]:
 
     ## Why is this bad?
     `TrainingArguments.__post_init__` (transformers 4.57, `training_args.py`) raises
-    `ValueError: --half_precision_backend apex: GPU bf16 is not supported by apex.` when
+    ``ValueError: `--half_precision_backend apex`: GPU bf16 is not supported by apex.`` when
     `bf16` is set and the backend is apex. (5.0.0 removed the field; see PC204.)
 
     ## Example
@@ -224,7 +224,7 @@ def apex_with_bf16(ctx: Context) -> Iterator[Finding]:
         return
     yield Finding(
         backend.origin,
-        'apex cannot run bf16: "--half_precision_backend apex: GPU bf16 is not supported by apex."',
+        f'apex cannot run bf16: "{quote("transformers.apex_bf16")}"',
         Fix(
             "use torch AMP",
             edits_for(backend, ctx.config.path, remove=True),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..facts import quote
 from ..resolve.common import PEFT_UPCASTS, is_adapter_training, quantized_base
 from ..resolve.h2o_llmstudio import SCALER_ALWAYS_ON
 from ..versions import VersionRange
@@ -54,7 +55,7 @@ def grad_scaler_fp16_gradients(ctx: Context) -> Iterator[Finding]:
     yield Finding(
         origin,
         "fp16 mixed precision on fp16 trainable weights: the GradScaler raises "
-        '"ValueError: Attempting to unscale FP16 gradients." at the first step',
+        f'"ValueError: {quote("torch.unscale_fp16")}" at the first step',
         Fix("keep fp32 master weights (load in float32, autocast does fp16) or train LoRA adapters", edits),
         related=(plan.load_dtype.origin,) if plan.load_dtype.origin.in_file else (),
     )
@@ -81,14 +82,14 @@ def grad_scaler_under_bf16(ctx: Context) -> Iterator[Finding]:
     fix arrived together), so with no version known it is not reported.
 
     ## Why is this bad?
-    Up to v1.4.0, `train.py` `run_train` created `GradScaler()` for every mixed-precision
+    Up to v1.4.1, `train.py` `run_train` created `GradScaler()` for every mixed-precision
     run and called `scaler.step(optimizer)`. torch's unscale kernel has no bf16
     instantiation (`aten/src/ATen/native/cuda/AmpKernels.cu`), so bf16 gradients crash:
     `"_amp_foreach_non_finite_check_and_unscale_cuda" not implemented for 'BFloat16'`
     (h2oai/h2o-llmstudio#628). The fix, together with the `mixed_precision_dtype`
     setting (#672, after v1.4.0; first stored in commit 0c9afe46), is
-    `GradScaler(enabled=(mixed_precision_dtype == "float16"))`. The exact release
-    (taken as 1.5.0) is inferred from dates, not read from a tag.
+    `GradScaler(enabled=(mixed_precision_dtype == "float16"))`, first released in v1.5.0
+    (read at the tags: `train.py:184@v1.4.1` `scaler = GradScaler()`, `train.py:185@v1.5.0`).
 
     ## Example
     ```yaml
@@ -128,7 +129,7 @@ def grad_scaler_under_bf16(ctx: Context) -> Iterator[Finding]:
     yield Finding(
         origin,
         "mixed precision creates a GradScaler whatever the dtype, and bf16 gradients crash it: "
-        "\"_amp_foreach_non_finite_check_and_unscale_cuda\" not implemented for 'BFloat16'",
+        + quote("torch.unscale_bf16_cuda"),
         Fix("bf16 needs no loss scaling: turn the GradScaler off (upgrade, or disable mixed precision)", edits),
     )
 
@@ -188,7 +189,7 @@ def fp16_lora_adapters_grad_scaler(ctx: Context) -> Iterator[Finding]:
     yield Finding(
         origin,
         "LoRA adapters are created in the base model's float16, which fp16 mixed precision's GradScaler "
-        'refuses: "ValueError: Attempting to unscale FP16 gradients."',
+        f'refuses: "ValueError: {quote("torch.unscale_fp16")}"',
         Fix("upgrade peft to 0.12.0 or later, or load the base model in float32", edits),
     )
 
@@ -237,7 +238,7 @@ def grad_scaler_bf16_gradients(ctx: Context) -> Iterator[Finding]:
     if not plan.grad_scaler.value or plan.grad_dtype.value != "bfloat16":
         return
     config = ctx.config
-    crash = "\"_amp_foreach_non_finite_check_and_unscale_cuda\" not implemented for 'BFloat16'"
+    crash = quote("torch.unscale_bf16_cuda")
     edits = edits_for(config.torch_dtype, config.path, "float32")
     if config.framework == "torch":  # the script creates the GradScaler itself: point at it
         weights = plan.load_dtype.origin

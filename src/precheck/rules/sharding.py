@@ -67,8 +67,7 @@ DS_DTYPE = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
 SWITCHES = ("fp16.enabled", "bf16.enabled", "bfloat16.enabled")
 BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
 
-HF_MISMATCH_HEAD = "Please correct the following DeepSpeed config values that mismatch TrainingArguments values:"
-HF_MISMATCH_TAIL = "The easiest method is to set these DeepSpeed config values to 'auto'."
+HF_MISMATCH_HEAD, _, HF_MISMATCH_TAIL = quote("transformers.ds_config_mismatch").split("\n")
 #: micro-batches per step from which bf16 accumulation is reported (PC607): DeepSpeed warns of
 #: "large number of accumulation steps" without a number; every bf16 addition rounds the running
 #: sum to 8 significant bits, and with 16 or more additions the rounding of partial sums that
@@ -266,9 +265,8 @@ def _auto_consequence(path: str, lightning_trainer: bool) -> str:
         return "DeepSpeed drops it and uses its default"
     if path == "gradient_accumulation_steps" and lightning_trainer:
         return (
-            "Lightning's Trainer refuses the key itself: MisconfigurationException \"Do not set "
-            "`gradient_accumulation_steps` in the DeepSpeed config as this will be set with the "
-            '`accumulate_grad_batches` argument passed via the Lightning Trainer."'
+            "Lightning's Trainer refuses the key itself: "
+            f'MisconfigurationException "{quote("lightning.deepspeed_accumulation")}"'
         )
     if path in BATCH_KEYS:
         return (
@@ -489,8 +487,8 @@ def ds_launcher_mismatch(ctx: Context) -> Iterator[Finding]:
             yield Finding(
                 anchor(ctx.config.path, loser.origin),
                 f"`{_key(loser)}` is set in the accelerate config next to a DeepSpeed config file: `accelerate launch` "
-                f'raises ValueError "When using `deepspeed_config_file`, the following accelerate config variables '
-                f'will be ignored: [...]" (DeepSpeedPlugin._deepspeed_config_checks); '
+                f'raises ValueError "{quote("accelerate.ds_config_file_ignores", ignored="[...]")}" '
+                "(DeepSpeedPlugin._deepspeed_config_checks); "
                 "the DeepSpeed file decides precision",
                 Fix(
                     "remove `mixed_precision` from the accelerate config",
@@ -727,8 +725,8 @@ def ds_bf16_grad_accumulation(ctx: Context) -> Iterator[Finding]:
         origin,
         f"{steps.value} micro-batches{place} are accumulated into bf16 gradients "
         f"({'data_types.grad_accum_dtype: bf16' if explicit is not None else 'DeepSpeed default for a bf16 model'}): "
-        'each addition rounds to 8 significant bits, and DeepSpeed itself warns that "BF16 gradient accumulation is '
-        'not safe numerically with large number of accumulation steps"',
+        "each addition rounds to 8 significant bits, and DeepSpeed itself warns that "
+        f'"{quote("deepspeed.bf16_accumulation_warning")}"',
         Fix(
             "accumulate in fp32: `data_types.grad_accum_dtype: fp32` (without ZeRO only on deepspeed<0.18.5; "
             "from 0.18.5 add ZeRO stage 1)",
@@ -923,7 +921,7 @@ def ds_dead_fp16_loss_scale(ctx: Context) -> Iterator[Finding]:
 # them disagree with the autocast dtype.
 
 #: ``prepare_multi_gpu_env`` (accelerate 1.15.0 ``utils/launch.py``)
-RAM_EFFICIENT_SYNC = "When using `--fsdp_cpu_ram_efficient_loading` set `--fsdp_sync_module_states` to `True`"
+RAM_EFFICIENT_SYNC = quote("accelerate.ram_efficient_sync")
 #: ``commands/launch.py`` argparse defaults (strings: any value is truthy)
 LAUNCH_DEFAULT_TRUE = ("fsdp_cpu_ram_efficient_loading", "fsdp_sync_module_states")
 

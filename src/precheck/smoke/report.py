@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import TrainingConfig
 from ..engine import FileResult
 from ..explain import origin_json
+from ..facts import quote
 from ..provenance import Origin, Sourced
 from ..resolve.plan import PrecisionPlan
 from ..rules.base import Finding, Severity
@@ -59,7 +60,7 @@ def _switches(config: TrainingConfig) -> tuple[Sourced[Any] | None, ...]:
     return (config.fp16, config.mixed_precision, config.amp, config.precision, config.bf16)
 
 
-BF16_SCALER_CUDA = "\"_amp_foreach_non_finite_check_and_unscale_cuda\" not implemented for 'BFloat16'"
+BF16_SCALER_CUDA = quote("torch.unscale_bf16_cuda")
 
 
 @dataclass(frozen=True)
