@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from .nodes import Document, Node, SourceNote
 from .notebook import Cell, code_cells
+from .parsed import parse as parse_once
 from .python_calls import Arg, Built, Call, Collector, cast_dtype
 from .python_values import Dtype, Runtime, Unknown
 from .suppressions import scan as scan_suppressions
@@ -118,7 +119,7 @@ def parse_code(path: str, text: str, kind: str, hardware: Hardware | None) -> li
         return []
     code = text.replace("\r\n", "\n").replace("\r", "\n")  # line numbers as ast counts them
     try:
-        tree = _parse(code, path)
+        tree = parse_once(code, path)  # a launched script is also read by script_schema: parsed once
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         line, column = _error_place(error)
         raise InputError(path, f"Python syntax error: {_error_message(error)}", line, column) from None

@@ -33,6 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import parsed
+from .parsed import parse as parse_once
+
 #: transformers' training-arguments classes (a dataclass that extends one has all its keys)
 HF_CLASSES = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments"})
 #: TRL's configs and parser dataclasses (``trl/trainer/*_config.py``, ``trl/scripts/utils.py``)
@@ -214,7 +217,7 @@ def _module(path: Path) -> _Module | None:
             text = path.read_text(encoding="utf-8", errors="replace")
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                tree = ast.parse(text, filename=str(path))
+                tree = parse_once(text, str(path))  # a training script is also checked on its own
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             tree = None
         if tree is not None:
@@ -576,6 +579,7 @@ _FILES: dict[Path, bool] = {}
 
 def clear() -> None:
     """Forget the modules, schemas and file lookups of earlier runs."""
+    parsed.clear()
     _FILES.clear()
     _MODULES.clear()
     _CACHE.clear()
