@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .python_index import walk
+
 #: run keys an option can reach, and the callees whose keyword sets them (None: any call)
 _KEYWORDS: dict[str, tuple[str, ...] | None] = {
     "torch_dtype": ("from_pretrained", "from_config", "FastLanguageModel", "dict"),
@@ -136,7 +138,7 @@ def _statement_sources(node: ast.stmt, found: set[int]) -> bool:
         for handler in getattr(node, "handlers", []):
             hit |= _block(handler.body, found)
     else:
-        hit = any(_source_of_effect(sub) for sub in ast.walk(node))
+        hit = any(_source_of_effect(sub) for sub in walk(node))
     if hit:
         found.add(id(node))
     return hit
@@ -203,7 +205,7 @@ class _Walker:
                     and target.slice.value in _DICT_KEYS
                 ):
                     self._value(str(target.slice.value), node.value, when, node)
-        for sub in ast.walk(node):
+        for sub in walk(node):
             if isinstance(sub, ast.Call):
                 self._call(sub, when)
             elif isinstance(sub, ast.Dict):
@@ -393,7 +395,7 @@ def _negate(condition: Condition) -> Condition:
 def _assignments(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr | None]:
     """Names assigned once in a function (assigned twice: None, not followed)."""
     out: dict[str, ast.expr | None] = {}
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             out[name] = None if name in out else node.value

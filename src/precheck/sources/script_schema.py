@@ -35,6 +35,7 @@ from typing import Any
 
 from . import parsed
 from .parsed import parse as parse_once
+from .python_index import walk
 
 #: transformers' training-arguments classes (a dataclass that extends one has all its keys)
 HF_CLASSES = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments"})
@@ -198,7 +199,7 @@ class _Module:
     def nodes(self) -> list[ast.AST]:
         if self.walked is None:
             kinds = (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign)
-            self.walked = [node for node in ast.walk(self.tree) if isinstance(node, kinds)]
+            self.walked = [node for node in walk(self.tree) if isinstance(node, kinds)]
         return self.walked
 
 
