@@ -179,6 +179,7 @@ def read_text(file: Path, shown: str) -> str:
 def clear_caches() -> None:
     """Forget what earlier runs read of the scripts launch lines start (a long-lived process
     sees edited files); the engine calls it at the start of every check."""
-    schema = sys.modules.get(f"{__name__}.script_schema")  # imported only where a launch was read
-    if schema is not None:
-        schema.clear()
+    for name in ("script_schema", "script_path"):  # imported only where a launch was read
+        module = sys.modules.get(f"{__name__}.{name}")
+        if module is not None:
+            module.clear()
