@@ -5,7 +5,7 @@
     python benchmarks/same_reports.py compare BEFORE_DIR AFTER_DIR
 
 ``record`` runs ``precheck --gpu GPU --format json`` on ``examples/``, ``../shared/corpus``
-and ``../shared/projects`` for an A100 and a V100 (bf16 and no bf16), and keeps each report,
+and ``../shared/projects`` for an A100, a V100 and 8xH100 (bf16 and no bf16, one GPU and several), and keeps each report,
 its standard error and its exit code. ``compare`` says which differ, byte for byte, and
 exits 1 when any does. A speed change must leave all of them the same.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = [ROOT / "examples", ROOT.parent / "shared" / "corpus", ROOT.parent / "shared" / "projects"]
-GPUS = ["A100", "V100"]
+GPUS = ["A100", "V100", "8xH100"]
 
 
 def record(out: Path) -> None:

@@ -117,6 +117,7 @@ def check(
     ``on_file`` is called with each file's result as soon as the file is checked, in order
     (the API applies the project settings there, then drops what it no longer needs)."""
     clear_caches()  # a long-lived process sees edited pins and installs
+    sources.clear_caches()  # and edited scripts
     environment = dict(os.environ if env is None else env)
     active = list(RULES.values() if rules is None else rules)
     report = Report(hardware)

@@ -317,9 +317,11 @@ def _version_of(index: tuple[dict[str, list[tuple[int, Path]]], bool], name: str
     return None
 
 
+@lru_cache(maxsize=256)
 def _metadata_version(where: Path) -> str | None:
     """The ``Version`` header of ``METADATA`` (or ``PKG-INFO``, or the ``.egg-info`` file
-    itself), parsed as the email parser importlib.metadata uses reads it."""
+    itself), parsed as the email parser importlib.metadata uses reads it (once per run:
+    every folder of configs asks)."""
     for candidate in (where / "METADATA", where / "PKG-INFO", where):
         try:
             text = read_text(candidate, errors="strict")
@@ -500,6 +502,7 @@ def clear_caches() -> None:
         _display,
         _pins_in_folder,
         _metadata_index,
+        _metadata_version,
         _ask_interpreter,
         _collect,
     ):

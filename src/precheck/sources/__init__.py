@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +30,7 @@ __all__ = [
     "Document",
     "Node",
     "SourceNote",
+    "clear_caches",
     "load",
     "load_runs",
     "parse",
@@ -172,3 +174,12 @@ def read_text(file: Path, shown: str) -> str:
     except OSError as exc:
         raise InputError(shown, f"cannot read: {exc.strerror or exc}") from None
     return decode(shown, data)
+
+
+def clear_caches() -> None:
+    """Forget what earlier runs read of the scripts launch lines start (a long-lived process
+    sees edited files); the engine calls it at the start of every check."""
+    for name in ("script_schema", "script_path"):  # imported only where a launch was read
+        module = sys.modules.get(f"{__name__}.{name}")
+        if module is not None:
+            module.clear()

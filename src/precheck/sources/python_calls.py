@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from .python_index import ModuleIndex
@@ -136,6 +137,7 @@ class Built:
     call: Call
 
 
+@lru_cache(maxsize=4096)  # a pure function of the name, asked for every call of every script
 def kind_of(qualname: str) -> str | None:
     """What a call configures, from its dotted callee name; None when it is not one precheck reads."""
     if qualname.startswith("<local>."):

@@ -154,6 +154,40 @@ class ModuleIndex:
         return out
 
 
+def walk(node: ast.AST) -> list[ast.AST]:
+    """The nodes under ``node`` (itself first) in :func:`ast.walk`'s order, as a list,
+    without the expression contexts and operators (leaves that no reader looks for):
+    about twice as fast as ``ast.walk``, whose generators call ``iter_fields`` per node."""
+    out = [node]
+    append, fields_of, hidden, tree_node = out.append, _ALL_FIELDS, _HIDDEN, ast.AST
+    for current in out:  # a list read while it grows: breadth first
+        kind = type(current)
+        names = fields_of.get(kind)
+        if names is None:
+            names = fields_of[kind] = tuple(f for f in kind._fields if f not in _PLAIN_FIELDS)
+        for name in names:
+            value = getattr(current, name, None)
+            if type(value) is list:
+                for item in value:
+                    if type(item) not in hidden and isinstance(item, tree_node):
+                        append(item)
+            elif type(value) not in hidden and isinstance(value, tree_node):
+                append(value)
+    return out
+
+
+#: per node type: the fields that may hold nodes, for :func:`walk`
+_ALL_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}
+#: fields that hold names, numbers or flags (or only contexts and operators), never other nodes
+_PLAIN_FIELDS = (_LEAF_FIELDS | _SCALAR_FIELDS) - {"names"}
+#: what :func:`walk` leaves out: contexts and operators (no children, never looked for)
+_HIDDEN = frozenset(
+    kind
+    for base in (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
+    for kind in base.__subclasses__()
+)
+
+
 def _lines_naming(code: str, word: str) -> list[int]:
     """The 1-based lines of ``code`` where ``word`` occurs, in order."""
     out: list[int] = []

@@ -20,9 +20,12 @@ variable) makes the effect unknown, except the checks for other accelerators (``
 from __future__ import annotations
 
 import ast
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .python_index import walk
 
 #: run keys an option can reach, and the callees whose keyword sets them (None: any call)
 _KEYWORDS: dict[str, tuple[str, ...] | None] = {
@@ -91,13 +94,78 @@ def effects(modules: dict[Path, ast.Module], options: set[str]) -> list[Effect]:
     """Every effect the modules give the ``options``."""
     out: list[Effect] = []
     for path, tree in modules.items():
-        _Walker(path, options, out).body(tree.body, ())
+        sources = _sources(tree)
+        if sources:
+            _Walker(path, options, out, sources).body(tree.body, ())
     return out
 
 
+def _sources(tree: ast.Module) -> set[int]:
+    """The statements (by ``id``) whose reading can give an effect: a simple statement
+    holding a PEFT call, a keyword of :data:`_KEYWORDS` or a dict key or subscript of
+    :data:`_DICT_KEYS`, and the blocks around one. The walker skips the others (nothing
+    in them gives an effect); found once per tree (a module several launched scripts
+    import is walked once)."""
+    known = _SOURCES.get(tree)
+    if known is None:
+        known = set()
+        _block(tree.body, known)
+        _SOURCES[tree] = known
+    return known
+
+
+def _block(statements: list[ast.stmt], found: set[int]) -> bool:
+    hit = False
+    for statement in statements:
+        if _statement_sources(statement, found):
+            hit = True
+    return hit
+
+
+def _statement_sources(node: ast.stmt, found: set[int]) -> bool:
+    """Whether ``node`` holds the source of an effect, as :meth:`_Walker.statement` reads it
+    (the blocks of a compound statement, the whole of a simple one); recorded in ``found``."""
+    if isinstance(node, ast.ClassDef):
+        return False
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        hit = _block(node.body, found)
+    elif isinstance(node, ast.If):
+        hit = _block(node.body, found) | _block(node.orelse, found)
+    elif isinstance(node, _COMPOUND):
+        hit = False
+        for name in ("body", "orelse", "finalbody"):
+            hit |= _block(getattr(node, name, []) or [], found)
+        for handler in getattr(node, "handlers", []):
+            hit |= _block(handler.body, found)
+    else:
+        hit = any(_source_of_effect(sub) for sub in walk(node))
+    if hit:
+        found.add(id(node))
+    return hit
+
+
+#: the statements the walker reads block by block
+_COMPOUND = (ast.For, ast.While, ast.With, ast.AsyncWith, ast.AsyncFor, ast.Try)
+
+
+def _source_of_effect(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call):
+        return _callee(node.func) in _PEFT_CALLS or any(k.arg in _KEYWORDS for k in node.keywords)
+    if isinstance(node, ast.Dict):
+        return any(isinstance(k, ast.Constant) and k.value in _DICT_KEYS for k in node.keys)
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.slice, ast.Constant) and node.slice.value in _DICT_KEYS
+    return False
+
+
+_SOURCES: weakref.WeakKeyDictionary[ast.Module, set[int]] = weakref.WeakKeyDictionary()
+
+
 class _Walker:
-    def __init__(self, path: Path, options: set[str], out: list[Effect]):
+    def __init__(self, path: Path, options: set[str], out: list[Effect], sources: set[int]):
         self.path = path
+        #: the statements that can give an effect (:func:`_sources`): the others are skipped
+        self.sources = sources
         self.options = options
         self.out = out
         #: simple assignments in the current function: name → value
@@ -108,6 +176,8 @@ class _Walker:
             self.statement(statement, when)
 
     def statement(self, node: ast.stmt, when: tuple[Condition, ...] | None) -> None:
+        if id(node) not in self.sources:
+            return  # nothing in it gives an effect
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             saved = self.names
             self.names = _assignments(node)
@@ -135,7 +205,7 @@ class _Walker:
                     and target.slice.value in _DICT_KEYS
                 ):
                     self._value(str(target.slice.value), node.value, when, node)
-        for sub in ast.walk(node):
+        for sub in walk(node):
             if isinstance(sub, ast.Call):
                 self._call(sub, when)
             elif isinstance(sub, ast.Dict):
@@ -325,7 +395,7 @@ def _negate(condition: Condition) -> Condition:
 def _assignments(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr | None]:
     """Names assigned once in a function (assigned twice: None, not followed)."""
     out: dict[str, ast.expr | None] = {}
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             out[name] = None if name in out else node.value

@@ -3,6 +3,7 @@ the launcher would find it, without running anything."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 #: files that mark a repository's root (``python train.py`` run from there finds ``train.py``)
@@ -34,7 +35,8 @@ def resolve_script(name: str, module: bool, bases: list[Path]) -> Path | None:
     return None
 
 
-def _roots(start: Path) -> list[Path]:
+@lru_cache(maxsize=256)  # once per folder and run: every launch line of a folder asks (see clear)
+def _roots(start: Path) -> tuple[Path, ...]:
     """Folders above ``start`` that look like a repository's root, closest first (at most 6 up)."""
     out: list[Path] = []
     folder = start
@@ -47,4 +49,9 @@ def _roots(start: Path) -> list[Path]:
         if folder.parent == folder or folder == Path("."):
             break
         folder = folder.parent
-    return out
+    return tuple(out)
+
+
+def clear() -> None:
+    """Forget the folders of earlier runs (a long-lived process)."""
+    _roots.cache_clear()

@@ -25,12 +25,18 @@ unknown, never filled in.
 from __future__ import annotations
 
 import ast
+import re
+import unicodedata
 import warnings
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import parsed
+from .parsed import parse as parse_once
 from .python_calls import TRL_CONFIGS
+from .python_index import walk
 
 #: transformers' training-arguments classes (a dataclass that extends one has all its keys)
 HF_CLASSES = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments"})
@@ -142,15 +148,109 @@ _CACHE: dict[tuple[Path, Path | None, tuple[int, int] | None], Schema] = {}
 
 def parse_file(path: Path) -> ast.Module | None:
     """A module's tree, or None when it cannot be read or parsed."""
+    module = _module(path)
+    return module.tree if module is not None else None
+
+
+#: the words a call or decorator :meth:`_Reader._parsers_in` reads is named by (a module
+#: without one is not walked for them: its classes and imports are all it gives)
+_PARSER_WORDS = re.compile(
+    r"\b(?:HfArgumentParser|TrlParser|add_argument|parse_known_args|parse_known_intermixed_args|"
+    r"parse_args_into_dataclasses|parse_args_and_config|parse_dict|parse_json_file|parse_yaml_file|"
+    r"add_subparsers|set_defaults|Fire|option)\b"
+)
+
+
+@dataclass(slots=True)
+class _Module:
+    """A module read once per run, whichever scripts import it: its tree, and what the
+    reader looks up in it, each in :func:`ast.walk`'s order."""
+
+    tree: ast.Module
+    classes: list[ast.ClassDef]
+    imports: list[ast.Import | ast.ImportFrom]
+    #: the text names a parser call (:data:`_PARSER_WORDS`)
+    parses: bool
+    #: the calls, function definitions and assignments, once walked (only where ``parses``)
+    walked: list[ast.AST] | None = None
+
+    def nodes(self) -> list[ast.AST]:
+        if self.walked is None:
+            kinds = (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign)
+            self.walked = [node for node in walk(self.tree) if isinstance(node, kinds)]
+        return self.walked
+
+
+def _module(path: Path) -> _Module | None:
+    """The module at ``path``, read and parsed once per version of the file."""
     try:
-        if path.stat().st_size > MAX_BYTES:
-            return None
-        text = path.read_text(encoding="utf-8", errors="replace")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(text, filename=str(path))
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        stat = path.stat()
+    except OSError:
         return None
+    key = (path, stat.st_size, stat.st_mtime_ns)
+    if key in _MODULES:
+        return _MODULES[key]
+    module = None
+    if stat.st_size <= MAX_BYTES:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = parse_once(text, str(path))  # a training script is also checked on its own
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None
+        if tree is not None:
+            # Python reads identifiers NFKC-normalised: a non-ASCII text is searched as the parser sees it
+            words = text if text.isascii() else unicodedata.normalize("NFKC", text)
+            classes, imports = _statements(tree)
+            module = _Module(tree, classes, imports, _PARSER_WORDS.search(words) is not None)
+    if len(_MODULES) >= 256:
+        _MODULES.pop(next(iter(_MODULES)))
+    _MODULES[key] = module
+    return module
+
+
+_MODULES: dict[tuple[Path, int, int], _Module | None] = {}
+
+
+def _statements(tree: ast.Module) -> tuple[list[ast.ClassDef], list[ast.Import | ast.ImportFrom]]:
+    """The class definitions and imports of a module in :func:`ast.walk`'s (breadth-first)
+    order, walking only statements: expressions hold none."""
+    classes: list[ast.ClassDef] = []
+    imports: list[ast.Import | ast.ImportFrom] = []
+    queue: deque[ast.AST] = deque([tree])
+    while queue:
+        node = queue.popleft()
+        if isinstance(node, ast.ClassDef):
+            classes.append(node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(node)
+        for name in _BODIES.get(type(node), ()):
+            queue.extend(getattr(node, name))
+    return classes, imports
+
+
+#: the fields that hold statements (or except handlers, match cases), in each node's field order
+_BODIES: dict[type, tuple[str, ...]] = {
+    kind: tuple(f for f in kind._fields if f in ("body", "orelse", "finalbody", "handlers", "cases"))
+    for kind in (
+        ast.Module,
+        ast.FunctionDef,
+        ast.AsyncFunctionDef,
+        ast.ClassDef,
+        ast.If,
+        ast.For,
+        ast.AsyncFor,
+        ast.While,
+        ast.With,
+        ast.AsyncWith,
+        ast.Try,
+        ast.ExceptHandler,
+        ast.Match,
+        ast.match_case,
+        *((ast.TryStar,) if hasattr(ast, "TryStar") else ()),
+    )
+}
 
 
 class _Reader:
@@ -165,15 +265,17 @@ class _Reader:
         self.pending_config: set[str] = set()
         #: the script itself builds a parser (not only a module it imports)
         self.entry_parses = False
+        #: every module read, path → what is looked up in it
+        self.read_modules: dict[Path, _Module] = {}
 
     def read(self) -> Schema:
-        tree = parse_file(self.schema.script)
-        if tree is None:
+        module = _module(self.schema.script)
+        if module is None:
             self.schema.closed = False
             return self.schema
-        self._load(self.schema.script, tree)
-        for path, module in list(self.schema.modules.items()):
-            self._parsers(path, module)
+        self._load(self.schema.script, module)
+        for path in list(self.schema.modules):
+            self._parsers(path, self.read_modules[path])
         self.schema.config_options = {n for n in self.pending_config if n in self.schema.options}
         if not self.schema.parsers or not self.entry_parses:
             # no parser, or one only in another module: the script may parse with one precheck cannot see
@@ -182,12 +284,12 @@ class _Reader:
 
     # -- modules --------------------------------------------------------------------------------
 
-    def _load(self, path: Path, tree: ast.Module) -> None:
-        self.schema.modules[path] = tree
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef):
-                self.classes.setdefault(node.name, (path, node))
-        for node in ast.walk(tree):
+    def _load(self, path: Path, module: _Module) -> None:
+        self.schema.modules[path] = module.tree
+        self.read_modules[path] = module
+        for definition in module.classes:
+            self.classes.setdefault(definition.name, (path, definition))
+        for node in module.imports:
             if isinstance(node, ast.ImportFrom):
                 target = self._module_file(path, node.module, node.level)
                 if target is None:
@@ -203,9 +305,9 @@ class _Reader:
     def _follow(self, target: Path) -> None:
         if target in self.schema.modules or len(self.schema.modules) >= MAX_MODULES:
             return
-        tree = parse_file(target)
-        if tree is not None:
-            self._load(target, tree)
+        module = _module(target)
+        if module is not None:
+            self._load(target, module)
 
     def _module_file(self, importer: Path, module: str | None, level: int) -> Path | None:
         """The repository file a ``from X import`` names: beside the importer (or ``level``
@@ -229,27 +331,29 @@ class _Reader:
         for base in bases:
             stem = base.joinpath(*parts) if parts else base
             for candidate in (stem.with_suffix(".py") if parts else None, stem / "__init__.py"):
-                try:
-                    if candidate is not None and candidate.is_file() and candidate != importer:
-                        return candidate
-                except OSError:
-                    continue
+                if candidate is not None and _is_file(candidate) and candidate != importer:
+                    return candidate
         return None
 
     # -- parsers ---------------------------------------------------------------------------------
 
-    def _parsers(self, path: Path, tree: ast.Module) -> None:
+    def _parsers(self, path: Path, module: _Module) -> None:
+        if not module.parses:
+            return  # no parser call: nothing below applies
         before = len(self.schema.parsers), len(self.schema.options)
-        self._parsers_in(path, tree)
+        self._parsers_in(path, module)
         if path == self.schema.script and (len(self.schema.parsers), len(self.schema.options)) != before:
             self.entry_parses = True
 
-    def _parsers_in(self, path: Path, tree: ast.Module) -> None:
-        tuples = _tuple_names(tree)
-        for node in ast.walk(tree):
+    def _parsers_in(self, path: Path, module: _Module) -> None:
+        nodes = module.nodes()
+        tuples: dict[str, ast.expr] | None = None
+        for node in nodes:
             if isinstance(node, ast.Call):
                 name = _callee(node.func)
                 if name in ("HfArgumentParser", "TrlParser") and node.args:
+                    if tuples is None:
+                        tuples = _tuple_names(nodes)
                     self._hf(path, node.args[0], tuples)
                     if name == "TrlParser":  # trl scripts/utils.py: `--config FILE` (YAML) under the flags
                         self.schema.options["config"] = Option("config", None, "value", path, node.lineno)
@@ -265,13 +369,13 @@ class _Reader:
                     if any(k.arg == "allow_extra_keys" and _true(k.value) for k in node.keywords):
                         self.schema.closed = False
                     if name != "parse_dict":
-                        self._config_file(tree, node)
+                        self._config_file(nodes, node)
                 elif name == "add_subparsers":
                     self.schema.closed = False
                 elif name == "set_defaults":
                     self._set_defaults(node)
                 elif name == "Fire" and path == self.schema.script:
-                    self._fire(path, tree, node)
+                    self._fire(path, nodes, node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for decorator in node.decorator_list:
                     if isinstance(decorator, ast.Call) and _dotted(decorator.func) in ("click.option", "option"):
@@ -369,7 +473,7 @@ class _Reader:
             type_name,
         )
 
-    def _config_file(self, tree: ast.Module, call: ast.Call) -> None:
+    def _config_file(self, nodes: list[ast.AST], call: ast.Call) -> None:
         """``parse_json_file(json_file=args.train_args_file)`` (or through a name assigned
         ``args.train_args_file``): the option names the file the run's settings are in."""
         given = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg), None)
@@ -377,7 +481,7 @@ class _Reader:
             return
         names = {n.id for n in ast.walk(given) if isinstance(n, ast.Name)}
         attributes = [n.attr for n in ast.walk(given) if isinstance(n, ast.Attribute)]
-        for node in ast.walk(tree):
+        for node in nodes:
             if (
                 isinstance(node, ast.Assign)
                 and any(isinstance(t, ast.Name) and t.id in names for t in node.targets)
@@ -407,11 +511,11 @@ class _Reader:
         default = _literal(keywords["default"]) if "default" in keywords else (False if flag else None)
         self.schema.options[dest] = Option(dest, default, "store_true" if flag else "value", path, call.lineno)
 
-    def _fire(self, path: Path, tree: ast.Module, call: ast.Call) -> None:
+    def _fire(self, path: Path, nodes: list[ast.AST], call: ast.Call) -> None:
         target = call.args[0] if call.args else None
         name = target.id if isinstance(target, ast.Name) else None
         function = next(
-            (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
+            (n for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
             None,
         )
         self.schema.parsers.append("fire")
@@ -432,6 +536,32 @@ class _Reader:
         ]
         for argument, default in pairs:
             self.schema.options[argument.arg] = Option(argument.arg, default, "value", path, argument.lineno)
+
+
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, asked once per run: the modules of one folder import the same
+    names (``torch``, ``transformers``), each looked for beside them and in the folders above."""
+    known = _FILES.get(path)
+    if known is None:
+        try:
+            known = path.is_file()
+        except OSError:
+            known = False
+        if len(_FILES) >= 4096:
+            _FILES.clear()
+        _FILES[path] = known
+    return known
+
+
+_FILES: dict[Path, bool] = {}
+
+
+def clear() -> None:
+    """Forget the modules, schemas and file lookups of earlier runs."""
+    parsed.clear()
+    _FILES.clear()
+    _MODULES.clear()
+    _CACHE.clear()
 
 
 # -- small readers -----------------------------------------------------------------------------
@@ -455,10 +585,10 @@ def _dotted(expr: ast.expr) -> str:
         return ""
 
 
-def _tuple_names(tree: ast.Module) -> dict[str, ast.expr]:
+def _tuple_names(nodes: list[ast.AST]) -> dict[str, ast.expr]:
     """``parser_classes = (A, B)`` assignments, for ``HfArgumentParser(parser_classes)``."""
     out: dict[str, ast.expr] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Tuple, ast.List)):
             for target in node.targets:
                 if isinstance(target, ast.Name):
@@ -504,4 +634,4 @@ def _is_bool(annotation: ast.expr) -> bool:
     return text.strip("'\"") in ("bool", "Optional[bool]", "bool|None", "None|bool", "typing.Optional[bool]")
 
 
-__all__ = ["MISSING", "Option", "Schema", "parse_file", "read_schema"]
+__all__ = ["MISSING", "Option", "Schema", "clear", "parse_file", "read_schema"]

@@ -144,6 +144,8 @@ _OPERATORS = (
 _REDIRECTIONS = {"&>>", "<<<", "&>", ">>", ">&", ">|", "<&", "<>", "<", ">"}
 _HEREDOCS = {"<<", "<<-"}
 _META = set(";&|()<> \t\r\n")
+#: characters a word takes as they are (not an operator, a blank, a quote, an escape or an expansion)
+_PLAIN = re.compile(r"[^;&|()<> \t\r\n\\'\"$`]+")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SPECIAL = set("@*#?$!-0123456789")
 _ANSI = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "v": "\v"}
@@ -309,9 +311,10 @@ class Lexer:
                     self.i += 1
                 else:
                     parts.append(part)
-            else:
-                lit(c, [self.src.at[self.i]], False)
-                self.i += 1
+            else:  # a run of plain characters, taken at once
+                end = _PLAIN.match(text, self.i).end()  # type: ignore[union-attr]  # c is one
+                lit(text[self.i : end], self.src.at[self.i : end], False)
+                self.i = end
         if self.i == start:
             return None
         return Word(parts, self.src.slice(start, self.i))
