@@ -78,7 +78,7 @@ from ..hardware import Hardware
 from ..provenance import Origin, Sourced
 from ..sources import Node
 from ..versions import Versions
-from .deepspeed import ACCELERATE_IGNORED, Switches, engine
+from .deepspeed import ACCELERATE_IGNORED, IGNORED_BESIDE_FILE, Switches, engine
 from .plan import Override, OverrideKind, PrecisionPlan
 
 HALF = {"fp16": "float16", "bf16": "bfloat16", "fp8": "bfloat16"}
@@ -93,16 +93,8 @@ MULTI = (
     "MULTI_NEURON",
 )
 #: ``_deepspeed_config_checks``: keys ``accelerate launch`` refuses next to a deepspeed_config_file
-REFUSED_BESIDE_FILE = (
-    "gradient_accumulation_steps",
-    "gradient_clipping",
-    "zero_stage",
-    "offload_optimizer_device",
-    "offload_param_device",
-    "offload_param_nvme_path",
-    "offload_optimizer_nvme_path",
-    "zero3_save_16bit_model",
-)
+#: (the variables it ignores there, but ``mixed_precision``, which it only ignores)
+REFUSED_BESIDE_FILE = tuple(k for k in IGNORED_BESIDE_FILE if k != "mixed_precision")
 #: template: ``.format(cc=...)``
 FP8_FALLBACK = quote("accelerate.fp8_fallback")
 #: ``PrecisionType.list()`` (``utils/dataclasses.py``); template: ``.format(mode=...)``
