@@ -118,10 +118,6 @@ class Names:
         )
 
 
-def is_unknown(value: Any) -> bool:
-    return isinstance(value, Unknown)
-
-
 def truth(value: Any) -> bool | None:
     """The truth value of a known value; None for :class:`Unknown`."""
     if isinstance(value, Unknown):
