@@ -13,6 +13,7 @@ from typing import Any
 
 from .provenance import Origin, Sourced
 from .sources.nodes import Node, SourceNote
+from .traits import NO_TRAITS, Traits
 
 SBool = Sourced[bool] | None
 SStr = Sourced[str] | None
@@ -31,6 +32,8 @@ class TrainingConfig:
     #: the framework whose semantics apply (its name as a Python distribution)
     framework: str
     path: str
+    #: what the framework is like (:mod:`precheck.traits`), stamped by its dialect
+    traits: Traits = NO_TRAITS
 
     # the model
     model: SStr = None

@@ -49,6 +49,7 @@ from ..config import TrainingConfig
 from ..facts import quote
 from ..provenance import Origin, Sourced
 from ..sources import Document, Node, SourceNote
+from ..traits import Traits
 from .base import Dialect, count_keys, to_bool, to_float, to_int, to_str
 
 #: ``BaseConfig`` fields (accelerate 1.15.0 ``config_args.py``)
@@ -254,6 +255,7 @@ BOOL_MIXED_PRECISION = "AttributeError: 'bool' object has no attribute 'lower'"
 class AccelerateConfig(Dialect):
     name = "accelerate"
     framework = "accelerate"
+    traits = Traits(fills_deepspeed_auto=True, launcher_shards=True, component=True)
     flag_keys = (("mixed_precision", "mixed_precision"),)
     known_keys = CLUSTER_KEYS
     closed_keys = True

@@ -50,6 +50,7 @@ from ..config import TrainingConfig
 from ..dtypes import parse_dtype
 from ..provenance import Origin, Sourced
 from ..sources import Document, Node, SourceNote
+from ..traits import Traits
 from .axolotl_keys import AXOLOTL_KEYS
 from .base import Dialect, count_keys, field, read_attachments, to_bool, to_float, to_int
 
@@ -110,6 +111,13 @@ def to_literal(value: Any) -> str | None:
 class Axolotl(Dialect):
     name = "axolotl"
     framework = "axolotl"
+    traits = Traits(
+        hf_trainer=True,
+        honours_accelerate_env=True,
+        fills_deepspeed_auto=True,
+        launcher_shards=True,
+        method_by_entry_point=True,
+    )
     flag_keys = (("fp16", "fp16"), ("bf16", "bf16"), ("tf32", "tf32"), ("pure_bf16", "bfloat16"))
     fields = (
         field("model", "base_model", convert=to_literal),

@@ -10,6 +10,7 @@ from typing import Any
 from ..config import TrainingConfig
 from ..provenance import Origin, Sourced
 from ..sources import Document, Node, SourceNote
+from ..traits import NO_TRAITS, Traits
 
 #: environment variables any run may be steered by
 RUN_ENV = (
@@ -120,6 +121,8 @@ class Dialect:
 
     name = ""
     framework = ""
+    #: what the framework is like; stamped on every config this dialect reads
+    traits: Traits = NO_TRAITS
     fields: tuple[Field, ...] = ()
     #: the framework's precision switches, normalised name → key as the framework spells it
     flag_keys: tuple[tuple[str, str], ...] = ()
@@ -165,6 +168,7 @@ class Dialect:
             dialect=self.name,
             framework=self.framework,
             path=doc.path,
+            traits=self.traits,
             env=run_env(doc, env),
             keys={k: Sourced(n.value, origin_of(doc, n)) for k, n in self.root(doc).items()},
             notes=list(doc.notes),

@@ -40,6 +40,7 @@ from ..config import TrainingConfig
 from ..dtypes import parse_dtype
 from ..provenance import Origin, Sourced
 from ..sources import Document, Node
+from ..traits import Traits
 from .base import Dialect, count_keys, field, lookup, to_bool, to_float, to_int, to_str
 
 #: every top-level key DeepSpeed reads: ``runtime/constants.py`` and the getters of
@@ -198,6 +199,7 @@ def _optimizer(value: Any) -> str | None:
 class DeepSpeed(Dialect):
     name = "deepspeed"
     framework = "deepspeed"
+    traits = Traits(component=True)
     flag_keys = (("fp16", "fp16.enabled"), ("bf16", "bf16.enabled"))
     fields = (
         field("fp16", "fp16.enabled", convert=_enabled),

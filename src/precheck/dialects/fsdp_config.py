@@ -39,6 +39,7 @@ from typing import Any
 from ..config import TrainingConfig
 from ..provenance import Origin, Sourced
 from ..sources import Document, Node, SourceNote
+from ..traits import Traits
 from .base import Dialect, to_bool, to_str
 
 #: the ``fsdp_config`` keys transformers 5.23.0 reads (after removing ``fsdp_``)
@@ -92,6 +93,7 @@ def _name(key: str) -> str:
 class FsdpConfig(Dialect):
     name = "fsdp"
     framework = "fsdp"
+    traits = Traits(component=True)
     flag_keys = ()
 
     def score(self, doc: Document) -> int:

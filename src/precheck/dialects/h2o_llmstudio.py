@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..config import TrainingConfig
 from ..dtypes import parse_dtype
 from ..sources import Document
+from ..traits import Traits
 from .base import Dialect, count_keys, field, to_bool, to_float, to_index_list
 
 TOP_LEVEL = (
@@ -33,6 +34,7 @@ TOP_LEVEL = (
 class H2oLlmStudio(Dialect):
     name = "h2o-llmstudio"
     framework = "h2o-llmstudio"
+    traits = Traits(lora_by_default=True)
     fields = (
         field("model", "llm_backbone"),
         field("amp", "environment.mixed_precision", convert=to_bool),

@@ -13,6 +13,7 @@ from ..config import TrainingConfig
 from ..dtypes import parse_dtype, parse_load_dtype
 from ..facts import quote
 from ..sources import Document
+from ..traits import Traits
 from .base import Dialect, count_keys, field, read_attachments, to_bool, to_float, to_int
 from .hf_keys import REMOVED, TRAINING_ARGUMENTS_KEYS
 
@@ -93,6 +94,7 @@ FSDP_STRATEGIES = ("full_shard", "shard_grad_op", "hybrid_shard", "hybrid_shard_
 class HfTrainer(Dialect):
     name = "hf-trainer"
     framework = "transformers"
+    traits = Traits(hf_trainer=True, honours_accelerate_env=True, fills_deepspeed_auto=True, launcher_shards=True)
     flag_keys = (("fp16", "fp16"), ("bf16", "bf16"), ("torch_dtype", "torch_dtype"))
     fields = (
         field("model", "model_name_or_path", "model_id"),
@@ -196,6 +198,8 @@ class Trl(HfTrainer):
 
     name = "trl"
     framework = "trl"
+
+    traits = Traits(hf_trainer=True, honours_accelerate_env=True, fills_deepspeed_auto=True, launcher_shards=True)
     known_keys = HfTrainer.known_keys | frozenset(TRL_FIELDS)
 
     def score(self, doc: Document) -> int:

@@ -44,6 +44,7 @@ from ..dtypes import parse_dtype
 from ..facts import quote
 from ..provenance import Origin, Sourced
 from ..sources import Document, Node
+from ..traits import Traits
 from .base import Dialect, count_keys, field, looks_like_path, origin_of, to_bool, to_float, to_int
 
 #: ``_PRECISION_INPUT_STR`` (Lightning >= 2.1.0; 2.0.x had only the ``-mixed``/``32-true``/``64-true`` four)
@@ -233,6 +234,7 @@ def _is_megatron(doc: Document) -> bool:
 class Lightning(Dialect):
     name = "lightning"
     framework = "lightning"
+    traits = Traits(keeps_deepspeed_auto=True, precision_without_bf16=("16-mixed", "use fp16 mixed precision"))
     fields = (
         field(
             "model",

@@ -36,6 +36,7 @@ from ..config import TrainingConfig
 from ..facts import quote
 from ..provenance import Origin, Sourced
 from ..sources import Document, Node, SourceNote
+from ..traits import Traits
 from .base import (
     Dialect,
     count_keys,
@@ -419,6 +420,14 @@ def env_enabled(value: str | None) -> bool:
 class LlamaFactory(Dialect):
     name = "llama-factory"
     framework = "llamafactory"
+    traits = Traits(
+        hf_trainer=True,
+        honours_accelerate_env=True,
+        fills_deepspeed_auto=True,
+        launcher_shards=True,
+        lora_by_default=True,
+        method_by_entry_point=True,
+    )
     flag_keys = (("fp16", "fp16"), ("bf16", "bf16"), ("pure_bf16", "pure_bf16"), ("tf32", "tf32"))
     fields = (
         field("model", "model_name_or_path", "model"),

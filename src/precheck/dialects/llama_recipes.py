@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..config import TrainingConfig
 from ..sources import Document
+from ..traits import Traits
 from .base import Dialect, count_keys, field, to_bool, to_float
 
 DISTINCTIVE = (
@@ -36,6 +37,7 @@ DISTINCTIVE = (
 class LlamaRecipes(Dialect):
     name = "llama-recipes"
     framework = "llama-cookbook"
+    traits = Traits(method_by_entry_point=True)
     flag_keys = (("fp16", "use_fp16"),)
     fields = (
         field("model", "model_name"),

@@ -15,6 +15,7 @@ from ..config import TrainingConfig
 from ..dtypes import parse_dtype
 from ..provenance import Sourced
 from ..sources import Document
+from ..traits import Traits
 from .base import Dialect, count_keys, field, origin_of, read_attachments, to_bool, to_float, to_int
 
 DISTINCTIVE = (
@@ -56,6 +57,14 @@ DEEPSPEED_PRESETS = {
 class MsSwift(Dialect):
     name = "ms-swift"
     framework = "ms-swift"
+    traits = Traits(
+        hf_trainer=True,
+        honours_accelerate_env=True,
+        fills_deepspeed_auto=True,
+        launcher_shards=True,
+        lora_by_default=True,
+        method_by_entry_point=True,
+    )
     flag_keys = (("fp16", "fp16"), ("bf16", "bf16"), ("torch_dtype", "torch_dtype"))
     fields = (
         field("model", "model", "model_id_or_path"),

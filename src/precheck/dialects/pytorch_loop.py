@@ -25,12 +25,14 @@ from __future__ import annotations
 from ..config import TrainingConfig
 from ..dtypes import parse_dtype, parse_load_dtype
 from ..sources import Document
+from ..traits import Traits
 from .base import Dialect, field, to_bool
 
 
 class PytorchLoop(Dialect):
     name = "pytorch"
     framework = "torch"
+    traits = Traits(script=True)
     fields = (
         field("model", "model_name_or_path"),
         field("torch_dtype", "torch_dtype", convert=parse_load_dtype),

@@ -10,6 +10,7 @@ findings keep the user's spelling. Read in bghira/SimpleTuner:
 from __future__ import annotations
 
 from ..sources import Document, Node
+from ..traits import Traits
 from .base import Dialect, count_keys, field, to_bool, to_float, to_int
 
 DISTINCTIVE = (
@@ -45,6 +46,7 @@ ENV_KEYS = {
 class SimpleTuner(Dialect):
     name = "simpletuner"
     framework = "simpletuner"
+    traits = Traits(honours_accelerate_env=True)
     flag_keys = (("mixed_precision", "mixed_precision"),)
     #: ``helpers/configuration/json_file.py`` ``normalize_args``: ``value == "true"`` becomes a
     #: bare ``--key`` flag and ``value == "false"`` is skipped, exactly as the booleans are

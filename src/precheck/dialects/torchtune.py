@@ -49,6 +49,7 @@ from ..config import TrainingConfig
 from ..dtypes import parse_dtype
 from ..provenance import Origin, Sourced
 from ..sources import Document, Node
+from ..traits import Traits
 from .base import Dialect, to_bool, to_float, to_int
 
 #: ``PRECISION_STR_TO_DTYPE`` (unchanged from 0.1.1 to main)
@@ -135,6 +136,7 @@ def builder_name(component: str) -> str:
 class Torchtune(Dialect):
     name = "torchtune"
     framework = "torchtune"
+    traits = Traits(method_by_entry_point=True, precision_without_bf16=("fp32", "train in fp32"))
     #: ``dtype`` takes torchtune's own spellings (fp32, bf16): no generic flag edits
     flag_keys = ()
     #: recipes read arbitrary keys (``cfg.get``): no unknown-key lint
