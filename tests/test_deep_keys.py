@@ -10,7 +10,7 @@ from helpers import read_as
 from precheck.deep.history import READ_FROM, TRAINING_ARGUMENTS, describe
 from precheck.deep.keys import Schema, check_keys, deprecation, typo_of
 from precheck.deep.notes import DEPRECATED_KEY, REMOVED_KEY, UNKNOWN_KEY, DeepNote
-from precheck.dialects.hf_keys import REMOVED
+from precheck.frameworks.hf_trainer.keys import REMOVED
 from precheck.versions import VersionInfo, Versions, version_key
 
 HF = "output_dir: out\nlearning_rate: 2.0e-5\nper_device_train_batch_size: 4\n"

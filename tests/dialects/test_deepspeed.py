@@ -12,10 +12,10 @@ from precheck import dialects, resolve
 from precheck.config import TrainingConfig
 from precheck.dialects.deepspeed import DeepSpeed
 from precheck.engine import check
+from precheck.frameworks.hf_trainer import resolve as hf
 from precheck.hardware import from_specs
 from precheck.provenance import Origin, Sourced
 from precheck.resolve import deepspeed as ds_resolve
-from precheck.resolve import hf
 from precheck.resolve.plan import PrecisionPlan
 from precheck.sources import parse
 from precheck.versions import VersionInfo, Versions

@@ -11,9 +11,9 @@ import pytest
 from precheck import dialects, resolve
 from precheck.config import TrainingConfig
 from precheck.engine import check
+from precheck.frameworks.hf_trainer import resolve as hf
 from precheck.hardware import from_specs
 from precheck.resolve import fsdp as fsdp_resolve
-from precheck.resolve import hf
 from precheck.resolve.plan import PrecisionPlan
 from precheck.sources import parse
 from precheck.versions import VersionInfo, Versions

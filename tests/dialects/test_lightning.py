@@ -9,7 +9,7 @@ import pytest
 from helpers import Case, check_case, plan_for, read_as
 from precheck import dialects
 from precheck.config import TrainingConfig
-from precheck.dialects.lightning import device_indices, unify
+from precheck.frameworks.lightning.dialect import device_indices, unify
 from precheck.resolve.plan import PrecisionPlan
 from precheck.sources import parse
 

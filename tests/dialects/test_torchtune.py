@@ -10,8 +10,8 @@ import pytest
 from helpers import plan_for, read_as
 from precheck import dialects
 from precheck.config import TrainingConfig
-from precheck.dialects.hf_trainer import HfTrainer, _instantiates_components
-from precheck.dialects.torchtune import Torchtune, recipe_of
+from precheck.frameworks.hf_trainer.dialect import HfTrainer, _instantiates_components
+from precheck.frameworks.torchtune.dialect import Torchtune, recipe_of
 from precheck.resolve.plan import PrecisionPlan
 from precheck.sources import parse
 

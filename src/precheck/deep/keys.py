@@ -35,8 +35,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 from ..config import TrainingConfig
-from ..dialects.hf_trainer import MODEL_KEYS, TRL_FIELDS
 from ..facts import quote
+from ..frameworks.hf_trainer.dialect import MODEL_KEYS, TRL_FIELDS
 from ..versions import Versions, version_key
 from .history import TRAINING_ARGUMENTS, TRL_MODEL_CONFIG, KeyHistory, describe
 from .notes import DEPRECATED_KEY, REMOVED_KEY, UNKNOWN_KEY, DeepNote

@@ -271,7 +271,7 @@ class AccelerateConfig(Dialect):
         valid = node.value is False or (isinstance(node.value, str) and node.value in DISTRIBUTED_TYPES)
         if not valid and hits < 2:
             return 0
-        return 30 + hits
+        return self.priority + hits
 
     def read(self, doc: Document, env: Mapping[str, str]) -> TrainingConfig:
         config = super().read(doc, env)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Any
 
 from ..config import TrainingConfig
@@ -112,17 +113,48 @@ def lookup(root: Mapping[str, Node], path: tuple[str, ...], normalise: Callable[
     return node
 
 
+class Priority(IntEnum):
+    """Detection tiers: a dialect scores a document at its tier plus the distinctive keys it
+    found there, and the highest score wins (:func:`precheck.frameworks.detect`). A file
+    that several dialects could read goes to the most specific format.
+
+    Each framework declares its tier once, in its :class:`~precheck.frameworks.base.Framework`
+    (bound on its dialect as :attr:`Dialect.priority`); a dialect with a second kind of
+    file names that kind's tier here.
+    """
+
+    #: never detected by keys: the source names it (a Python script's own calls)
+    NAMED_ONLY = 0
+    #: plain ``TrainingArguments`` keys: every wrapper of the HF Trainer shares them
+    HF_ARGUMENTS = 10
+    #: a framework whose own keys sit beside the HF Trainer's
+    WRAPPER = 20
+    #: an FSDP options block on its own (``fsdp_config`` keys)
+    FSDP_OPTIONS = 22
+    #: a DeepSpeed JSON, or a recipe made only of components (``_component_`` blocks)
+    COMPONENTS = 25
+    #: a framework's FSDP file wrapping the HF Trainer's options (``{"fsdp": ..., "fsdp_config": ...}``)
+    FSDP_WRAPPER = 28
+    #: a framework with its own closed schema (its keys name nothing else)
+    OWN_SCHEMA = 30
+
+
 class Dialect:
     """Recognise a framework's files and map them onto :class:`TrainingConfig`.
 
-    Subclasses set ``name``, ``framework`` (the distribution whose version decides the
-    semantics), ``fields`` and implement :meth:`score`.
+    Subclasses set ``fields`` and implement :meth:`score`; the framework's
+    :class:`~precheck.frameworks.base.Framework` binds ``name``, ``framework`` (the
+    distribution whose version decides the semantics), ``traits`` and ``priority``.
     """
 
+    #: the framework's one name (the user-facing dialect name)
     name = ""
+    #: the distribution whose version decides the semantics
     framework = ""
     #: what the framework is like; stamped on every config this dialect reads
     traits: Traits = NO_TRAITS
+    #: the detection tier of the framework's files (see :class:`Priority`)
+    priority: int = 0
     fields: tuple[Field, ...] = ()
     #: the framework's precision switches, normalised name → key as the framework spells it
     flag_keys: tuple[tuple[str, str], ...] = ()
@@ -268,7 +300,7 @@ def read_attachments(
 ) -> None:
     """For each ``key → role``: a path becomes a reference the engine follows; an inline
     mapping (``deepspeed: {...}``) is read at once by the role's dialect."""
-    from . import BY_NAME  # the registry imports every dialect module
+    from ..frameworks import BY_NAME  # the registry imports every dialect module
 
     for key, role in keys.items():
         node = dialect.node(doc, key)

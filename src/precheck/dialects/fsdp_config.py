@@ -40,7 +40,7 @@ from ..config import TrainingConfig
 from ..provenance import Origin, Sourced
 from ..sources import Document, Node, SourceNote
 from ..traits import Traits
-from .base import Dialect, to_bool, to_str
+from .base import Dialect, Priority, to_bool, to_str
 
 #: the ``fsdp_config`` keys transformers 5.23.0 reads (after removing ``fsdp_``)
 HF_FSDP_KEYS = frozenset(
@@ -101,11 +101,11 @@ class FsdpConfig(Dialect):
         keys = [k for k in root if not k.startswith("_")]
         block = root.get("fsdp_config")
         if block is not None and isinstance(block.value, dict) and set(keys) <= {"fsdp", "fsdp_config"}:
-            return 28  # ms-swift's wrapper
+            return Priority.FSDP_WRAPPER  # a framework's wrapper of the HF Trainer's options
         names = {_name(k) for k in keys}
         known = names & HF_FSDP_KEYS
         if len(known) >= 2 and names <= HF_FSDP_KEYS | IGNORED_SPELLINGS.keys() | SWIFT_KEYS:
-            return 22  # a bare fsdp_config
+            return self.priority  # a bare fsdp_config
         return 0
 
     def settings(self, doc: Document) -> tuple[dict[str, Node], str]:

@@ -44,7 +44,7 @@ except ImportError as missing:  # pragma: no cover - depends on the environment
         f"precheck.integrations.transformers needs torch and transformers ({missing}): pip install 'precheck-ml[hf]'"
     ) from missing
 
-from .. import dialects, resolve
+from .. import frameworks, resolve
 from ..config import TrainingConfig
 from ..engine import run_rules
 from ..errors import InputError, PrecheckError
@@ -131,7 +131,7 @@ def arguments_document(args: Any, model: torch.nn.Module | None = None) -> Docum
 def config_from_arguments(args: Any, model: torch.nn.Module | None = None) -> TrainingConfig:
     """A :class:`TrainingConfig` of the live run, read by the hf-trainer or trl dialect."""
     name = "trl" if type(args).__module__.startswith("trl") else "hf-trainer"
-    config = dialects.BY_NAME[name].read(arguments_document(args, model), os.environ)
+    config = frameworks.BY_NAME[name].read(arguments_document(args, model), os.environ)
     config.notes = []  # the lint of file syntax and unknown keys is for files, not live arguments
     try:  # a DeepSpeed / FSDP config file the arguments name, a local model folder
         attach(config, Path.cwd() / ARGS, os.environ)

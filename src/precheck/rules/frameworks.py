@@ -66,14 +66,14 @@ from typing import Any
 
 from ..config import TrainingConfig
 from ..dialects.base import to_bool, to_float, to_int
-from ..dialects.lightning import ALIASES, MODES, alias_warning, setting, unify
-from ..dialects.llama_factory import is_v1
 from ..dtypes import parse_dtype
 from ..facts import quote, span
+from ..frameworks.lightning.dialect import ALIASES, MODES, alias_warning, setting, unify
+from ..frameworks.lightning.resolve import NEMO_PLUGIN_INPUTS, flavour
+from ..frameworks.llama_factory.dialect import is_v1
+from ..frameworks.llama_factory.resolve import megatron_backend
 from ..provenance import Sourced
 from ..resolve.common import frameworks_see_bf16
-from ..resolve.lightning import NEMO_PLUGIN_INPUTS, flavour
-from ..resolve.llama_factory import megatron_backend
 from ..versions import VersionInfo, version_key
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
 from .device import used_devices

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..facts import quote
-from ..resolve.simpletuner import BF16_OPTIMIZERS, KEEPS_FP32_GRADIENTS
+from ..frameworks.simpletuner.resolve import BF16_OPTIMIZERS, KEEPS_FP32_GRADIENTS
 from ..versions import VersionRange
 from .base import Context, Finding, Fix, FixSafety, Severity, edits_for, rule
 

@@ -49,9 +49,9 @@ from typing import Any
 
 from ..config import TrainingConfig
 from ..facts import quote
+from ..frameworks.simpletuner.resolve import BF16_OPTIMIZERS
 from ..provenance import Sourced
 from ..resolve.deepspeed import HF_TRAINER, raw
-from ..resolve.simpletuner import BF16_OPTIMIZERS
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
 from .device import flag_edit, used_devices
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..facts import quote, span
+from ..frameworks.ms_swift.resolve import OVERRIDES_FLAGS
 from ..models import family_of
-from ..resolve.ms_swift import OVERRIDES_FLAGS
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, edits_for, rule, written
 from .device import flag_edit, used_devices
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..facts import quote
+from ..frameworks.h2o_llmstudio.resolve import SCALER_ALWAYS_ON
 from ..resolve.common import PEFT_UPCASTS, is_adapter_training, quantized_base
-from ..resolve.h2o_llmstudio import SCALER_ALWAYS_ON
 from ..versions import VersionRange
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule, unknown_version_note
 

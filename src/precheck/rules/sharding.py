@@ -48,12 +48,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..config import TrainingConfig
-from ..dialects.lightning import unify
 from ..facts import quote, span
+from ..frameworks.lightning.dialect import unify
+from ..frameworks.lightning.resolve import flavour
 from ..plan import OverrideKind
 from ..provenance import Origin, Sourced
 from ..resolve.deepspeed import BOTH_ENABLED, HF_TRAINER
-from ..resolve.lightning import flavour
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
 from .device import used_devices
 

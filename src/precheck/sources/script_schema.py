@@ -111,14 +111,14 @@ class Schema:
         # HfArgumentParser adds `--no_x` for a bool field defaulting to True; BooleanOptionalAction `--no-x`
         keys |= {f"no_{name}" for name, option in self.options.items() if option.kind == "bool"}
         if self.frameworks:
-            from ..dialects.hf_trainer import Trl
+            from ..frameworks.hf_trainer.dialect import Trl
 
             keys |= Trl.known_keys if "trl" in self.frameworks else _hf_keys()
         return frozenset(keys)
 
 
 def _hf_keys() -> frozenset[str]:
-    from ..dialects.hf_trainer import HfTrainer
+    from ..frameworks.hf_trainer.dialect import HfTrainer
 
     return HfTrainer.known_keys
 

@@ -11,10 +11,9 @@ nested ``fsdp_config`` block both work.
 
 from __future__ import annotations
 
-from ..config import TrainingConfig
-from ..sources import Document
-from ..traits import Traits
-from .base import Dialect, count_keys, field, to_bool, to_float
+from ...config import TrainingConfig
+from ...dialects.base import Dialect, count_keys, field, to_bool, to_float
+from ...sources import Document
 
 DISTINCTIVE = (
     "use_fp16",
@@ -34,10 +33,7 @@ DISTINCTIVE = (
 )
 
 
-class LlamaRecipes(Dialect):
-    name = "llama-recipes"
-    framework = "llama-cookbook"
-    traits = Traits(method_by_entry_point=True)
+class LlamaCookbook(Dialect):
     flag_keys = (("fp16", "use_fp16"),)
     fields = (
         field("model", "model_name"),
@@ -53,7 +49,7 @@ class LlamaRecipes(Dialect):
         keys = self.keys(doc)
         hits = count_keys(keys, DISTINCTIVE)
         if hits >= 2 or (hits == 1 and "model_name" in keys and "quantization" in keys):
-            return 20 + hits
+            return self.priority + hits
         return 0
 
     def finish(self, doc: Document, config: TrainingConfig) -> None:

@@ -9,9 +9,8 @@ findings keep the user's spelling. Read in bghira/SimpleTuner:
 
 from __future__ import annotations
 
-from ..sources import Document, Node
-from ..traits import Traits
-from .base import Dialect, count_keys, field, to_bool, to_float, to_int
+from ...dialects.base import Dialect, count_keys, field, to_bool, to_float, to_int
+from ...sources import Document, Node
 
 DISTINCTIVE = (
     "model_family",
@@ -44,9 +43,6 @@ ENV_KEYS = {
 
 
 class SimpleTuner(Dialect):
-    name = "simpletuner"
-    framework = "simpletuner"
-    traits = Traits(honours_accelerate_env=True)
     flag_keys = (("mixed_precision", "mixed_precision"),)
     #: ``helpers/configuration/json_file.py`` ``normalize_args``: ``value == "true"`` becomes a
     #: bare ``--key`` flag and ``value == "false"`` is skipped, exactly as the booleans are
@@ -80,7 +76,7 @@ class SimpleTuner(Dialect):
     def score(self, doc: Document) -> int:
         keys = self.keys(doc)
         if doc.format == "env":  # a full old-style config.env, not one that only sets the launcher
-            return 20 + count_keys(keys, DISTINCTIVE) if keys & {"mixed_precision", "optimizer"} else 0
+            return self.priority + count_keys(keys, DISTINCTIVE) if keys & {"mixed_precision", "optimizer"} else 0
         if not keys & {"model_family", "data_backend_config"}:
             return 0
-        return 20 + count_keys(keys, DISTINCTIVE)
+        return self.priority + count_keys(keys, DISTINCTIVE)

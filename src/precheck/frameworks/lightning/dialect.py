@@ -39,13 +39,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..config import TrainingConfig
-from ..dtypes import parse_dtype
-from ..facts import quote
-from ..provenance import Origin, Sourced
-from ..sources import Document, Node
-from ..traits import Traits
-from .base import Dialect, count_keys, field, looks_like_path, origin_of, to_bool, to_float, to_int
+from ...config import TrainingConfig
+from ...dialects.base import Dialect, count_keys, field, looks_like_path, origin_of, to_bool, to_float, to_int
+from ...dtypes import parse_dtype
+from ...facts import quote
+from ...provenance import Origin, Sourced
+from ...sources import Document, Node
 
 #: ``_PRECISION_INPUT_STR`` (Lightning >= 2.1.0; 2.0.x had only the ``-mixed``/``32-true``/``64-true`` four)
 MODES = (
@@ -232,9 +231,6 @@ def _is_megatron(doc: Document) -> bool:
 
 
 class Lightning(Dialect):
-    name = "lightning"
-    framework = "lightning"
-    traits = Traits(keeps_deepspeed_auto=True, precision_without_bf16=("16-mixed", "use fp16 mixed precision"))
     fields = (
         field(
             "model",
@@ -266,11 +262,11 @@ class Lightning(Dialect):
         trainer = _mapping(root.get("trainer"))
         hits = count_keys(trainer.keys(), TRAINER_ARGS)
         if hits >= 2:
-            return 30 + hits
+            return self.priority + hits
         train = _mapping(root.get("train"))
         litgpt = count_keys(root.keys(), LITGPT_KEYS)
         if count_keys(train.keys(), TRAIN_ARGS) >= 2 and litgpt >= 3:
-            return 30 + litgpt
+            return self.priority + litgpt
         return 0
 
     # -- values, following OmegaConf interpolations -------------------------------------------

@@ -32,13 +32,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..config import TrainingConfig
-from ..facts import quote
-from ..provenance import Origin, Sourced
-from ..sources import Document, Node, SourceNote
-from ..traits import Traits
-from .base import (
+from ...config import TrainingConfig
+from ...dialects.base import (
     Dialect,
+    Priority,
     count_keys,
     field,
     looks_like_path,
@@ -48,7 +45,10 @@ from .base import (
     to_float,
     to_int,
 )
-from .hf_keys import REMOVED, TRAINING_ARGUMENTS_KEYS
+from ...facts import quote
+from ...provenance import Origin, Sourced
+from ...sources import Document, Node, SourceNote
+from ..hf_trainer.keys import REMOVED, TRAINING_ARGUMENTS_KEYS
 
 #: environment variables LLaMA-Factory reads that change how a file is parsed or run
 LLAMA_FACTORY_ENV = ("ALLOW_EXTRA_ARGS", "USE_MCA", "USE_MEGATRON_BRIDGE", "USE_V1", "FORCE_TORCHRUN")
@@ -418,16 +418,6 @@ def env_enabled(value: str | None) -> bool:
 
 
 class LlamaFactory(Dialect):
-    name = "llama-factory"
-    framework = "llamafactory"
-    traits = Traits(
-        hf_trainer=True,
-        honours_accelerate_env=True,
-        fills_deepspeed_auto=True,
-        launcher_shards=True,
-        lora_by_default=True,
-        method_by_entry_point=True,
-    )
     flag_keys = (("fp16", "fp16"), ("bf16", "bf16"), ("pure_bf16", "pure_bf16"), ("tf32", "tf32"))
     fields = (
         field("model", "model_name_or_path", "model"),
@@ -462,12 +452,12 @@ class LlamaFactory(Dialect):
     def score(self, doc: Document) -> int:
         keys = self.keys(doc)
         if is_v1(keys):
-            return 20 + count_keys(keys, V1_KEYS)
+            return Priority.WRAPPER + count_keys(keys, V1_KEYS)  # v1 keys sit beside the HF Trainer's
         if "model_name_or_path" not in keys:
             return 0
         hits = count_keys(keys, DISTINCTIVE)
         if keys & {"stage", "finetuning_type"} or hits >= 3:
-            return 30 + hits
+            return self.priority + hits
         return 0
 
     def read(self, doc: Document, env: Mapping[str, str]) -> TrainingConfig:

@@ -46,13 +46,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..config import TrainingConfig
-from ..dtypes import parse_dtype
-from ..provenance import Origin, Sourced
-from ..sources import Document, Node, SourceNote
-from ..traits import Traits
-from .axolotl_keys import AXOLOTL_KEYS
-from .base import Dialect, count_keys, field, read_attachments, to_bool, to_float, to_int
+from ...config import TrainingConfig
+from ...dialects.base import Dialect, count_keys, field, read_attachments, to_bool, to_float, to_int
+from ...dtypes import parse_dtype
+from ...provenance import Origin, Sourced
+from ...sources import Document, Node, SourceNote
+from .keys import AXOLOTL_KEYS
 
 #: keys that, beside ``base_model``, mark an axolotl config
 DISTINCTIVE = (
@@ -109,15 +108,6 @@ def to_literal(value: Any) -> str | None:
 
 
 class Axolotl(Dialect):
-    name = "axolotl"
-    framework = "axolotl"
-    traits = Traits(
-        hf_trainer=True,
-        honours_accelerate_env=True,
-        fills_deepspeed_auto=True,
-        launcher_shards=True,
-        method_by_entry_point=True,
-    )
     flag_keys = (("fp16", "fp16"), ("bf16", "bf16"), ("tf32", "tf32"), ("pure_bf16", "bfloat16"))
     fields = (
         field("model", "base_model", convert=to_literal),
@@ -142,7 +132,7 @@ class Axolotl(Dialect):
         if "base_model" not in keys:
             return 0
         hits = count_keys(keys, DISTINCTIVE)
-        return 30 + hits if hits >= 2 else 0
+        return self.priority + hits if hits >= 2 else 0
 
     def read(self, doc: Document, env: Mapping[str, str]) -> TrainingConfig:
         config = super().read(doc, env)

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..config import TrainingConfig
-from ..dtypes import parse_dtype
-from ..provenance import Sourced
-from ..sources import Document
-from ..traits import Traits
-from .base import Dialect, count_keys, field, origin_of, read_attachments, to_bool, to_float, to_int
+from ...config import TrainingConfig
+from ...dialects.base import Dialect, count_keys, field, origin_of, read_attachments, to_bool, to_float, to_int
+from ...dtypes import parse_dtype
+from ...provenance import Sourced
+from ...sources import Document
 
 DISTINCTIVE = (
     "tuner_type",
@@ -55,16 +54,6 @@ DEEPSPEED_PRESETS = {
 
 
 class MsSwift(Dialect):
-    name = "ms-swift"
-    framework = "ms-swift"
-    traits = Traits(
-        hf_trainer=True,
-        honours_accelerate_env=True,
-        fills_deepspeed_auto=True,
-        launcher_shards=True,
-        lora_by_default=True,
-        method_by_entry_point=True,
-    )
     flag_keys = (("fp16", "fp16"), ("bf16", "bf16"), ("torch_dtype", "torch_dtype"))
     fields = (
         field("model", "model", "model_id_or_path"),
@@ -87,7 +76,7 @@ class MsSwift(Dialect):
         if not keys & {"model", "model_id_or_path"}:
             return 0
         hits = count_keys(keys, DISTINCTIVE)
-        return 20 + hits if hits >= 2 else 0
+        return self.priority + hits if hits >= 2 else 0
 
     def read(self, doc: Document, env: Mapping[str, str]) -> TrainingConfig:
         config = super().read(doc, env)

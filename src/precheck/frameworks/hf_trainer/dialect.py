@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..config import TrainingConfig
-from ..dtypes import parse_dtype, parse_load_dtype
-from ..facts import quote
-from ..sources import Document
-from ..traits import Traits
-from .base import Dialect, count_keys, field, read_attachments, to_bool, to_float, to_int
-from .hf_keys import REMOVED, TRAINING_ARGUMENTS_KEYS
+from ...config import TrainingConfig
+from ...dialects.base import Dialect, count_keys, field, read_attachments, to_bool, to_float, to_int
+from ...dtypes import parse_dtype, parse_load_dtype
+from ...facts import quote
+from ...sources import Document
+from .keys import REMOVED, TRAINING_ARGUMENTS_KEYS
 
 TRAINING_ARGS = (
     "output_dir",
@@ -43,24 +42,6 @@ TRAINING_ARGS = (
     "gradient_checkpointing",
     "half_precision_backend",
 )
-
-#: keys that mark another framework's format (its own dialect, or one precheck skips)
-FOREIGN = {
-    "base_model",  # axolotl
-    "micro_batch_size",  # axolotl
-    "stage",  # LLaMA-Factory
-    "finetuning_type",  # LLaMA-Factory
-    "model_family",  # SimpleTuner
-    "llm_backbone",  # H2O LLM Studio
-    "tuner_type",  # ms-swift
-    "train_type",  # ms-swift
-    "sft_type",  # ms-swift
-    "use_fp16",  # llama-recipes
-    "trainer",  # Lightning / NeMo
-    "zero_optimization",  # DeepSpeed
-    "train_micro_batch_size_per_gpu",  # DeepSpeed
-    "distributed_type",  # accelerate
-}
 
 
 #: keys of the recipes' model and script arguments (TRL ModelConfig / ScriptArguments,
@@ -92,9 +73,6 @@ FSDP_STRATEGIES = ("full_shard", "shard_grad_op", "hybrid_shard", "hybrid_shard_
 
 
 class HfTrainer(Dialect):
-    name = "hf-trainer"
-    framework = "transformers"
-    traits = Traits(hf_trainer=True, honours_accelerate_env=True, fills_deepspeed_auto=True, launcher_shards=True)
     flag_keys = (("fp16", "fp16"), ("bf16", "bf16"), ("torch_dtype", "torch_dtype"))
     fields = (
         field("model", "model_name_or_path", "model_id"),
@@ -127,10 +105,13 @@ class HfTrainer(Dialect):
 
     def score(self, doc: Document) -> int:
         keys = self.keys(doc)
-        if keys & FOREIGN or _instantiates_components(doc):
+        from .. import SIGNATURE_KEYS  # the registry imports this module
+
+        # another framework's file (its declared signature keys), or a component recipe
+        if keys & SIGNATURE_KEYS or _instantiates_components(doc):
             return 0
         hits = count_keys(keys, TRAINING_ARGS)
-        return 10 + hits if hits >= 2 else 0
+        return self.priority + hits if hits >= 2 else 0
 
     def finish(self, doc: Document, config: TrainingConfig) -> None:
         self.read_model_loading(doc, config)
@@ -196,10 +177,6 @@ TRL_FIELDS = (
 class Trl(HfTrainer):
     """TRL trainer configs: TrainingArguments plus TRL's own fields."""
 
-    name = "trl"
-    framework = "trl"
-
-    traits = Traits(hf_trainer=True, honours_accelerate_env=True, fills_deepspeed_auto=True, launcher_shards=True)
     known_keys = HfTrainer.known_keys | frozenset(TRL_FIELDS)
 
     def score(self, doc: Document) -> int:

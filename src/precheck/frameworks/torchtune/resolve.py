@@ -45,13 +45,13 @@ bd2a0fc through the code index); the same in every release unless noted:
 
 from __future__ import annotations
 
-from ..config import TrainingConfig
-from ..facts import quote, span
-from ..hardware import Hardware
-from ..provenance import Origin, Sourced
-from ..versions import Versions
-from .common import frameworks_see_bf16, is_adapter_training, value
-from .plan import PrecisionPlan
+from ...config import TrainingConfig
+from ...facts import quote, span
+from ...hardware import Hardware
+from ...provenance import Origin, Sourced
+from ...resolve.common import frameworks_see_bf16, is_adapter_training, value
+from ...resolve.plan import PrecisionPlan
+from ...versions import Versions
 
 #: ``enable_fp8_training`` (torchao float8 in full_finetune_distributed): main after 0.6.1
 FP8_TRAINING = span("torchtune.fp8_training")

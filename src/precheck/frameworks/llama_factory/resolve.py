@@ -46,16 +46,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import TrainingConfig
-from ..dialects.base import to_bool, to_int
-from ..dialects.llama_factory import MEGATRON_ONLY, env_enabled, is_v1
-from ..hardware import Hardware
-from ..models import family_of
-from ..provenance import Origin, Sourced
-from ..versions import Versions
-from .common import PEFT_UPCASTS, amp_flags, frameworks_see_bf16, scaler_for
-from .hf import default_load_dtype
-from .plan import Override, PrecisionPlan, same_dtype_plan
+from ...config import TrainingConfig
+from ...dialects.base import to_bool, to_int
+from ...hardware import Hardware
+from ...models import family_of
+from ...provenance import Origin, Sourced
+from ...resolve.common import PEFT_UPCASTS, amp_flags, frameworks_see_bf16, scaler_for
+from ...resolve.plan import Override, PrecisionPlan, same_dtype_plan
+from ...versions import Versions
+from ..hf_trainer.resolve import default_load_dtype
+from .dialect import MEGATRON_ONLY, env_enabled, is_v1
 
 LF = "LLaMA-Factory"
 ADAPTERS = ("lora", "oft")

@@ -12,14 +12,14 @@ adapter weights to float32 itself (bf16 ones follow peft).
 
 from __future__ import annotations
 
-from ..config import TrainingConfig
-from ..facts import span
-from ..hardware import Hardware
-from ..models import family_of
-from ..provenance import Origin, Sourced
-from ..versions import Versions
-from .common import frameworks_see_bf16, is_adapter_training, scaler_for, trainable_dtype
-from .plan import Override, PrecisionPlan, same_dtype_plan
+from ...config import TrainingConfig
+from ...facts import span
+from ...hardware import Hardware
+from ...models import family_of
+from ...provenance import Origin, Sourced
+from ...resolve.common import frameworks_see_bf16, is_adapter_training, scaler_for, trainable_dtype
+from ...resolve.plan import Override, PrecisionPlan, same_dtype_plan
+from ...versions import Versions
 
 #: ``swift/llm/train/tuner.py`` (3.0.0; ``swift/pipelines/train/tuner.py`` in 4.6.0), adapter
 #: branch only: ``if p.requires_grad and p.dtype == torch.float16: p.data = p.data.to(torch.float32)``

@@ -63,14 +63,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import TrainingConfig
-from ..dialects.base import to_bool, to_int
-from ..facts import span
-from ..hardware import Hardware
-from ..provenance import Origin, Sourced
-from ..versions import VersionRange, Versions
-from .common import frameworks_see_bf16, is_adapter_training, scaler_for, trainable_dtype
-from .plan import Override, PrecisionPlan, same_dtype_plan
+from ...config import TrainingConfig
+from ...dialects.base import to_bool, to_int
+from ...facts import span
+from ...hardware import Hardware
+from ...provenance import Origin, Sourced
+from ...resolve.common import frameworks_see_bf16, is_adapter_training, scaler_for, trainable_dtype
+from ...resolve.plan import Override, PrecisionPlan, same_dtype_plan
+from ...versions import VersionRange, Versions
 
 #: 0.9.1 added ``not cfg.fp16 and`` to the ``bf16: auto`` check and ``and not cfg.float16``
 #: to its fp16 fallback (utils/config/__init__.py:62,70@0.9.1); 0.9.0 resolved ``auto`` whatever fp16 said

@@ -10,13 +10,13 @@ fp16/bf16 parameters are cast to float32. ``environment.gpus`` picks the devices
 
 from __future__ import annotations
 
-from ..config import TrainingConfig
-from ..facts import quote, span
-from ..hardware import Hardware
-from ..provenance import Origin, Sourced
-from ..versions import Versions
-from .common import is_adapter_training, trainable_dtype
-from .plan import Override, PrecisionPlan, same_dtype_plan
+from ...config import TrainingConfig
+from ...facts import quote, span
+from ...hardware import Hardware
+from ...provenance import Origin, Sourced
+from ...resolve.common import is_adapter_training, trainable_dtype
+from ...resolve.plan import Override, PrecisionPlan, same_dtype_plan
+from ...versions import Versions
 
 #: releases whose GradScaler ignored the dtype: ``scaler = GradScaler()`` in train.py at
 #: v1.4.0/v1.4.1; v1.5.0 added ``mixed_precision_dtype`` and ``enabled=(... == "float16")``

@@ -80,14 +80,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import TrainingConfig
-from ..dialects.lightning import ALIASES, MODE_DTYPE, MODES, QUANTIZE, alias_warning, setting, unify
-from ..facts import quote, span
-from ..hardware import Hardware
-from ..provenance import Origin, Sourced
-from ..versions import VersionRange, Versions
-from .common import frameworks_see_bf16
-from .plan import Override, PrecisionPlan
+from ...config import TrainingConfig
+from ...facts import quote, span
+from ...hardware import Hardware
+from ...provenance import Origin, Sourced
+from ...resolve.common import frameworks_see_bf16
+from ...resolve.plan import Override, PrecisionPlan
+from ...versions import VersionRange, Versions
+from .dialect import ALIASES, MODE_DTYPE, MODES, QUANTIZE, alias_warning, setting, unify
 
 #: "16-mixed", "bf16-mixed", "32-true", "64-true" exist from 2.0.0 (#16783)
 UNIFIED_NAMES = span("lightning.unified_names")

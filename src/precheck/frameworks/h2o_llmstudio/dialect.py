@@ -9,11 +9,10 @@ Layout read in h2oai/h2o-llmstudio ``llm_studio/src/utils/config_utils.py``
 
 from __future__ import annotations
 
-from ..config import TrainingConfig
-from ..dtypes import parse_dtype
-from ..sources import Document
-from ..traits import Traits
-from .base import Dialect, count_keys, field, to_bool, to_float, to_index_list
+from ...config import TrainingConfig
+from ...dialects.base import Dialect, count_keys, field, to_bool, to_float, to_index_list
+from ...dtypes import parse_dtype
+from ...sources import Document
 
 TOP_LEVEL = (
     "architecture",
@@ -32,9 +31,6 @@ TOP_LEVEL = (
 
 
 class H2oLlmStudio(Dialect):
-    name = "h2o-llmstudio"
-    framework = "h2o-llmstudio"
-    traits = Traits(lora_by_default=True)
     fields = (
         field("model", "llm_backbone"),
         field("amp", "environment.mixed_precision", convert=to_bool),
@@ -51,7 +47,7 @@ class H2oLlmStudio(Dialect):
         if "llm_backbone" not in keys and "problem_type" not in keys:
             return 0
         hits = count_keys(keys, TOP_LEVEL)
-        return 20 + hits if hits >= 4 else 0
+        return self.priority + hits if hits >= 4 else 0
 
     def finish(self, doc: Document, config: TrainingConfig) -> None:
         backbone = self.node(doc, "architecture.backbone_dtype")

@@ -45,12 +45,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..config import TrainingConfig
-from ..dtypes import parse_dtype
-from ..provenance import Origin, Sourced
-from ..sources import Document, Node
-from ..traits import Traits
-from .base import Dialect, to_bool, to_float, to_int
+from ...config import TrainingConfig
+from ...dialects.base import Dialect, Priority, to_bool, to_float, to_int
+from ...dtypes import parse_dtype
+from ...provenance import Origin, Sourced
+from ...sources import Document, Node
 
 #: ``PRECISION_STR_TO_DTYPE`` (unchanged from 0.1.1 to main)
 PRECISION_STR_TO_DTYPE = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64"}
@@ -134,9 +133,6 @@ def builder_name(component: str) -> str:
 
 
 class Torchtune(Dialect):
-    name = "torchtune"
-    framework = "torchtune"
-    traits = Traits(method_by_entry_point=True, precision_without_bf16=("fp32", "train in fp32"))
     #: ``dtype`` takes torchtune's own spellings (fp32, bf16): no generic flag edits
     flag_keys = ()
     #: recipes read arbitrary keys (``cfg.get``): no unknown-key lint
@@ -150,9 +146,9 @@ class Torchtune(Dialect):
         keys = set(doc.mapping())
         blocks = sum(1 for k in COMPONENT_BLOCKS if k in keys)
         if ours:
-            return 30 + min(ours, 10)
+            return self.priority + min(ours, 10)
         if blocks >= 2:
-            return 25 + blocks
+            return Priority.COMPONENTS + blocks
         return 0
 
     # -- helpers -------------------------------------------------------------------------

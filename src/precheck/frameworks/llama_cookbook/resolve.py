@@ -11,13 +11,13 @@ GradScaler (``ShardedGradScaler`` under FSDP); without it there is no autocast.
 
 from __future__ import annotations
 
-from ..config import TrainingConfig
-from ..hardware import Hardware
-from ..models import family_of
-from ..provenance import Origin, Sourced
-from ..versions import Versions
-from .common import scaler_for, trainable_dtype, value
-from .plan import PrecisionPlan, same_dtype_plan
+from ...config import TrainingConfig
+from ...hardware import Hardware
+from ...models import family_of
+from ...provenance import Origin, Sourced
+from ...resolve.common import scaler_for, trainable_dtype, value
+from ...resolve.plan import PrecisionPlan, same_dtype_plan
+from ...versions import Versions
 
 
 def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:

@@ -10,14 +10,14 @@ versions kept it and cast every gradient to fp32 after backward (``train.py``).
 
 from __future__ import annotations
 
-from ..config import TrainingConfig
-from ..dtypes import parse_dtype
-from ..facts import span
-from ..hardware import Hardware
-from ..provenance import Origin, Sourced
-from ..versions import VersionRange, Versions
-from .common import scaler_for
-from .plan import Override, PrecisionPlan
+from ...config import TrainingConfig
+from ...dtypes import parse_dtype
+from ...facts import span
+from ...hardware import Hardware
+from ...provenance import Origin, Sourced
+from ...resolve.common import scaler_for
+from ...resolve.plan import Override, PrecisionPlan
+from ...versions import VersionRange, Versions
 
 #: versions that honour gradient_precision=fp32 for every optimizer
 KEEPS_FP32_GRADIENTS = VersionRange("simpletuner", None, span("simpletuner.rewrites_fp32_gradients").low)

@@ -18,14 +18,14 @@ Read in torch 2.13 (``torch/amp/autocast_mode.py``, ``torch/amp/grad_scaler.py``
 
 from __future__ import annotations
 
-from ..config import TrainingConfig
-from ..hardware import Hardware
-from ..models import family_of
-from ..provenance import Origin, Sourced
-from ..versions import Versions
-from .common import trainable_dtype
-from .hf import default_load_dtype
-from .plan import PrecisionPlan, same_dtype_plan
+from ...config import TrainingConfig
+from ...hardware import Hardware
+from ...models import family_of
+from ...provenance import Origin, Sourced
+from ...resolve.common import trainable_dtype
+from ...resolve.plan import PrecisionPlan, same_dtype_plan
+from ...versions import Versions
+from ..hf_trainer.resolve import default_load_dtype
 
 
 def load_dtype(config: TrainingConfig, versions: Versions) -> Sourced[str]:

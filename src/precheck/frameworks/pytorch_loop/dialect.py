@@ -22,17 +22,13 @@ The dialect never recognises a file by its keys: only the Python source names it
 
 from __future__ import annotations
 
-from ..config import TrainingConfig
-from ..dtypes import parse_dtype, parse_load_dtype
-from ..sources import Document
-from ..traits import Traits
-from .base import Dialect, field, to_bool
+from ...config import TrainingConfig
+from ...dialects.base import Dialect, field, to_bool
+from ...dtypes import parse_dtype, parse_load_dtype
+from ...sources import Document
 
 
 class PytorchLoop(Dialect):
-    name = "pytorch"
-    framework = "torch"
-    traits = Traits(script=True)
     fields = (
         field("model", "model_name_or_path"),
         field("torch_dtype", "torch_dtype", convert=parse_load_dtype),

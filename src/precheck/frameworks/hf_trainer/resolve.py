@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..config import TrainingConfig
-from ..facts import span
-from ..hardware import Hardware
-from ..models import family_of
-from ..provenance import Origin, Sourced
-from ..versions import Versions
-from .common import amp_flags, scaler_for, trainable_dtype
-from .fsdp import apply_fsdp
-from .plan import Override, PrecisionPlan, same_dtype_plan
+from ...config import TrainingConfig
+from ...facts import span
+from ...hardware import Hardware
+from ...models import family_of
+from ...provenance import Origin, Sourced
+from ...resolve.common import amp_flags, scaler_for, trainable_dtype
+from ...resolve.fsdp import apply_fsdp
+from ...resolve.plan import Override, PrecisionPlan, same_dtype_plan
+from ...versions import Versions
 
 #: TRL 0.19.0 made ``bf16`` default to ``not fp16`` in every trainer config
 #: (``bf16: Optional[bool] = None``; ``__post_init__``: ``self.bf16 = not (self.fp16) if

@@ -1,0 +1,115 @@
+"""The registry: every framework precheck knows, one line each (as pre-commit's
+``all_languages.py``).
+
+Adding a framework is one package under ``frameworks/`` (its ``Framework`` object, dialect
+and resolver) and one line in :data:`FRAMEWORKS`. Everything else that needs to know the
+frameworks (detection, resolution, launchers, versions) asks the queries below.
+"""
+
+from __future__ import annotations
+
+from ..dialects.base import Dialect
+from ..sources import Document
+from ..traits import Traits
+from . import (
+    axolotl,
+    components,
+    h2o_llmstudio,
+    hf_trainer,
+    lightning,
+    llama_cookbook,
+    llama_factory,
+    ms_swift,
+    pytorch_loop,
+    simpletuner,
+    torchtune,
+)
+from .base import Framework, Resolver
+
+#: in detection order: on equal scores the earlier one wins
+FRAMEWORKS: tuple[Framework, ...] = (
+    components.DEEPSPEED,
+    components.ACCELERATE,
+    components.FSDP,
+    ms_swift.FRAMEWORK,
+    simpletuner.FRAMEWORK,
+    h2o_llmstudio.FRAMEWORK,
+    llama_cookbook.FRAMEWORK,
+    llama_factory.FRAMEWORK,
+    axolotl.FRAMEWORK,
+    lightning.FRAMEWORK,
+    torchtune.FRAMEWORK,
+    hf_trainer.TRL,
+    hf_trainer.HF_TRAINER,
+    pytorch_loop.FRAMEWORK,
+)
+
+#: every dialect, in detection order
+DIALECTS = tuple(dialect for framework in FRAMEWORKS for dialect in framework.dialects)
+
+#: a name or an alias → its framework
+_BY_NAME: dict[str, Framework] = {name: f for f in FRAMEWORKS for name in f.names}
+_BY_DISTRIBUTION: dict[str, Framework] = {f.distribution: f for f in FRAMEWORKS}
+
+#: dialect name (or alias) → dialect
+BY_NAME = {name: f.dialect for name, f in _BY_NAME.items()}
+
+#: distribution → resolver
+RESOLVERS: dict[str, Resolver] = {f.distribution: f.resolver for f in FRAMEWORKS}
+
+
+def named(name: str) -> Framework | None:
+    """The framework a user-typed name (or an old alias) names."""
+    return _BY_NAME.get(name)
+
+
+def by_distribution(distribution: str) -> Framework | None:
+    """The framework whose semantics ``distribution``'s version decides."""
+    return _BY_DISTRIBUTION.get(distribution)
+
+
+def with_trait(trait: str, value: object = True) -> tuple[Framework, ...]:
+    """The frameworks whose :class:`~precheck.traits.Traits` field ``trait`` is ``value``."""
+    if trait not in Traits.__dataclass_fields__:
+        raise KeyError(trait)
+    return tuple(f for f in FRAMEWORKS if getattr(f.traits, trait) == value)
+
+
+def trainers() -> tuple[Framework, ...]:
+    """The trainer frameworks (not the files a run attaches)."""
+    return tuple(f for f in FRAMEWORKS if not f.component)
+
+
+#: the keys that mark one framework's files (each framework's declared ``signature``)
+SIGNATURE_KEYS = frozenset(key for f in FRAMEWORKS for key in f.signature)
+
+
+def detect(doc: Document) -> Dialect | None:
+    """The dialect that scores highest on ``doc``, or None (not a training config).
+
+    A document whose source knows its framework (a launch command) names it."""
+    if doc.dialect is not None:
+        return BY_NAME[doc.dialect]
+    if not doc.mapping():
+        return None
+    best, best_score = None, 0
+    for dialect in DIALECTS:
+        score = dialect.score(doc)
+        if score > best_score:
+            best, best_score = dialect, score
+    return best
+
+
+__all__ = [
+    "BY_NAME",
+    "DIALECTS",
+    "FRAMEWORKS",
+    "RESOLVERS",
+    "SIGNATURE_KEYS",
+    "Framework",
+    "by_distribution",
+    "detect",
+    "named",
+    "trainers",
+    "with_trait",
+]

@@ -1,0 +1,22 @@
+"""axolotl (axolotl-ai-cloud/axolotl): ``axolotl train config.yml`` over the HF Trainer."""
+
+from ...dialects.base import Priority
+from ...traits import Traits
+from ..base import Framework
+from . import dialect, resolve
+
+FRAMEWORK = Framework(
+    name="axolotl",
+    distribution="axolotl",
+    traits=Traits(
+        hf_trainer=True,
+        honours_accelerate_env=True,
+        fills_deepspeed_auto=True,
+        launcher_shards=True,
+        method_by_entry_point=True,
+    ),
+    dialect_class=dialect.Axolotl,
+    resolver=resolve.resolve,
+    priority=Priority.OWN_SCHEMA,
+    signature=frozenset(("base_model", "micro_batch_size")),
+)

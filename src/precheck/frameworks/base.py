@@ -1,0 +1,73 @@
+"""What a framework is, as one object (as pre-commit's ``Language``).
+
+A :class:`Framework` holds everything precheck knows about one trainer framework or one
+component file (DeepSpeed, accelerate, FSDP): its one name, the distribution whose version
+decides its semantics, its dialect (recognise and map its files), its resolver (its real
+precedence), its traits, its detection priority and the commands that start it. Each
+framework declares its object in its own package's ``__init__.py``; the registry
+(:mod:`precheck.frameworks`) lists them, one line each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..config import TrainingConfig
+from ..dialects.base import Dialect, Priority
+from ..hardware import Hardware
+from ..plan import PrecisionPlan
+from ..traits import Traits
+from ..versions import Versions
+
+#: a framework's precedence: (config, hardware, versions) → plan
+Resolver = Callable[[TrainingConfig, Hardware, Versions], PrecisionPlan]
+
+
+@dataclass(frozen=True)
+class Framework:
+    """One framework: declared once, read everywhere through the registry."""
+
+    #: the one name, used everywhere a user sees or types one (reports, ``--dialect``)
+    name: str
+    #: the distribution (PyPI name) whose installed version decides the semantics
+    distribution: str
+    #: what the framework is like (rules ask these, never the name)
+    traits: Traits
+    #: the dialect class that recognises and maps the framework's files
+    dialect_class: type[Dialect]
+    #: the framework's precedence (fills a :class:`PrecisionPlan`)
+    resolver: Resolver
+    #: detection tier of its files: the highest score wins (see :class:`Priority`)
+    priority: Priority
+    #: the command lines that start it (``swift sft``, ``tune run``), with the parser of
+    #: each one's arguments (:mod:`precheck.sources.launchers`)
+    launchers: tuple[str, ...] = ()
+    #: the Python modules whose ``python -m`` / ``torchrun -m`` start it, each with the
+    #: argument style it reads (a pattern on the dotted module name, see ``launchers``)
+    modules: tuple[str, ...] = ()
+    #: older names accepted wherever a user types a name
+    aliases: tuple[str, ...] = ()
+    #: top-level keys that only this framework's files have: the generic HF Trainer dialect
+    #: leaves a file with any of them to its owner
+    signature: frozenset[str] = frozenset()
+    #: the dialect instances (bound to this framework: name, distribution, traits, priority)
+    dialects: tuple[Dialect, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        cls = self.dialect_class
+        cls.name, cls.framework, cls.traits, cls.priority = self.name, self.distribution, self.traits, self.priority
+        object.__setattr__(self, "dialects", (cls(),))
+
+    @property
+    def dialect(self) -> Dialect:
+        return self.dialects[0]
+
+    @property
+    def component(self) -> bool:
+        return self.traits.component
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The name and every alias a user may type for it."""
+        return (self.name, *self.aliases)

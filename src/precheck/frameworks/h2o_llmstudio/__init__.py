@@ -1,0 +1,16 @@
+"""H2O LLM Studio (h2oai/h2o-llmstudio): experiment ``cfg.yaml`` files."""
+
+from ...dialects.base import Priority
+from ...traits import Traits
+from ..base import Framework
+from . import dialect, resolve
+
+FRAMEWORK = Framework(
+    name="h2o-llmstudio",
+    distribution="h2o-llmstudio",
+    traits=Traits(lora_by_default=True),
+    dialect_class=dialect.H2oLlmStudio,
+    resolver=resolve.resolve,
+    priority=Priority.WRAPPER,
+    signature=frozenset(("llm_backbone",)),
+)

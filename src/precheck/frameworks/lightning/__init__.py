@@ -1,0 +1,16 @@
+"""PyTorch Lightning ``Trainer`` configs, with its LitGPT and NeMo variants."""
+
+from ...dialects.base import Priority
+from ...traits import Traits
+from ..base import Framework
+from . import dialect, resolve
+
+FRAMEWORK = Framework(
+    name="lightning",
+    distribution="lightning",
+    traits=Traits(keeps_deepspeed_auto=True, precision_without_bf16=("16-mixed", "use fp16 mixed precision")),
+    dialect_class=dialect.Lightning,
+    resolver=resolve.resolve,
+    priority=Priority.OWN_SCHEMA,
+    signature=frozenset(("trainer",)),
+)

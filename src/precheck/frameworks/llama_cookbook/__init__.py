@@ -1,0 +1,21 @@
+"""llama-cookbook (meta-llama/llama-cookbook, formerly llama-recipes): ``train_config`` /
+``fsdp_config`` keys of ``llama_cookbook.finetuning``.
+
+One name, ``llama-cookbook`` (the package's name since it was renamed); ``llama-recipes``,
+the old name, is still accepted wherever a user types a framework's name.
+"""
+
+from ...dialects.base import Priority
+from ...traits import Traits
+from ..base import Framework
+from . import dialect, resolve
+
+FRAMEWORK = Framework(
+    name="llama-recipes",
+    distribution="llama-cookbook",
+    traits=Traits(method_by_entry_point=True),
+    dialect_class=dialect.LlamaCookbook,
+    resolver=resolve.resolve,
+    priority=Priority.WRAPPER,
+    signature=frozenset(("use_fp16",)),
+)

@@ -1,0 +1,26 @@
+"""LLaMA-Factory (hiyouga/LLaMA-Factory): ``llamafactory-cli train config.yaml`` over the HF Trainer.
+
+The framework's name is ``llama-factory``; its distribution on PyPI is ``llamafactory``.
+"""
+
+from ...dialects.base import Priority
+from ...traits import Traits
+from ..base import Framework
+from . import dialect, resolve
+
+FRAMEWORK = Framework(
+    name="llama-factory",
+    distribution="llamafactory",
+    traits=Traits(
+        hf_trainer=True,
+        honours_accelerate_env=True,
+        fills_deepspeed_auto=True,
+        launcher_shards=True,
+        lora_by_default=True,
+        method_by_entry_point=True,
+    ),
+    dialect_class=dialect.LlamaFactory,
+    resolver=resolve.resolve,
+    priority=Priority.OWN_SCHEMA,
+    signature=frozenset(("stage", "finetuning_type")),
+)

@@ -1,0 +1,15 @@
+"""A plain PyTorch training loop, read from the script's own calls (autocast, GradScaler)."""
+
+from ...dialects.base import Priority
+from ...traits import Traits
+from ..base import Framework
+from . import dialect, resolve
+
+FRAMEWORK = Framework(
+    name="pytorch",
+    distribution="torch",
+    traits=Traits(script=True),
+    dialect_class=dialect.PytorchLoop,
+    resolver=resolve.resolve,
+    priority=Priority.NAMED_ONLY,
+)
