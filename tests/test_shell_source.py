@@ -494,7 +494,7 @@ def test_command_line_positions_are_columns_of_the_joined_words() -> None:
         ("null", "yaml12", None),
         ("on", "omegaconf", True),
         ("1e-4", "omegaconf", 1e-4),
-        ("None", "torchtune", None),
+        ("None", "omegaconf-none", None),
         ("true", "python", "true"),
         ("True", "python", True),
         ("off", "pydantic", False),

@@ -17,6 +17,7 @@ from ..config import TrainingConfig
 from ..dialects.base import Dialect, Priority
 from ..hardware import Hardware
 from ..plan import PrecisionPlan
+from ..sources.launchers import Entry, ModuleEntry, module_named_by, named_by
 from ..traits import Traits
 from ..versions import Versions
 
@@ -40,12 +41,12 @@ class Framework:
     resolver: Resolver
     #: detection tier of its files: the highest score wins (see :class:`Priority`)
     priority: Priority
-    #: the command lines that start it (``swift sft``, ``tune run``), with the parser of
-    #: each one's arguments (:mod:`precheck.sources.launchers`)
-    launchers: tuple[str, ...] = ()
-    #: the Python modules whose ``python -m`` / ``torchrun -m`` start it, each with the
-    #: argument style it reads (a pattern on the dotted module name, see ``launchers``)
-    modules: tuple[str, ...] = ()
+    #: the command lines that start it (``swift sft``, ``tune run``), each with the parser of
+    #: its arguments (:mod:`precheck.sources.launchers`); their runs are read by this dialect
+    launchers: tuple[Entry, ...] = ()
+    #: the Python modules (``python -m``, ``torchrun -m``, or a script of the same dotted
+    #: name) that start it, each with the parser of its arguments
+    modules: tuple[ModuleEntry, ...] = ()
     #: older names accepted wherever a user types a name
     aliases: tuple[str, ...] = ()
     #: top-level keys that only this framework's files have: the generic HF Trainer dialect
@@ -58,10 +59,19 @@ class Framework:
         cls = self.dialect_class
         cls.name, cls.framework, cls.traits, cls.priority = self.name, self.distribution, self.traits, self.priority
         object.__setattr__(self, "dialects", (cls(),))
+        bound = tuple(Entry(e.words, named_by(self.name, e.handler)) for e in self.launchers)
+        object.__setattr__(self, "launchers", bound)
+        bound_modules = tuple(ModuleEntry(m.pattern, module_named_by(self.name, m.handler)) for m in self.modules)
+        object.__setattr__(self, "modules", bound_modules)
 
     @property
     def dialect(self) -> Dialect:
         return self.dialects[0]
+
+    @property
+    def commands(self) -> tuple[str, ...]:
+        """The command lines that start it, as typed (``tune run``)."""
+        return tuple(" ".join(e.words) for e in self.launchers)
 
     @property
     def component(self) -> bool:

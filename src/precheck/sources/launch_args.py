@@ -8,22 +8,23 @@ at the flag (findings point at the flag), and ``raw`` the token as written.
 Values are strings on a command line; what they become depends on the parser that reads
 them (:data:`STYLES`):
 
-- ``hf``: ``transformers.HfArgumentParser`` (ms-swift, LLaMA-Factory's ``--key value`` form,
-  HF example scripts, TRL). A bool field is ``nargs="?", const=True, type=string_to_bool``
+- ``hf``: ``transformers.HfArgumentParser`` (HF example scripts, TRL, and the frameworks
+  whose command line it parses). A bool field is ``nargs="?", const=True, type=string_to_bool``
   (``--fp16`` alone is True; ``string_to_bool`` accepts yes/no, true/false, t/f, y/n, 1/0
   case-insensitively: transformers ``hf_argparser.py``); numbers go through the field's
   type; ``None``/``null`` stay strings.
-- ``omegaconf``: ``OmegaConf.from_cli``/``from_dotlist`` (LLaMA-Factory's ``key=value``
-  overrides, torchtune): each value is loaded with omegaconf's YAML loader (PyYAML's
-  SafeLoader, YAML 1.1 booleans ``yes``/``on``..., plus a float resolver that reads ``1e-4``;
-  ``omegaconf/_utils.py`` ``get_yaml_loader``). torchtune also turns ``None`` into null
-  (``torchtune/config/_utils.py`` ``_merge_yaml_and_cli_args``).
-- ``python``: python-fire (llama-recipes / llama-cookbook ``finetuning.py``, ``python -m
-  axolotl.cli.train``): Python literals (``True``, ``None``, ``1e-4``); a bare word such as
-  ``true`` stays the string ``"true"``.
-- ``pydantic``: axolotl's click options, validated by its pydantic schema (lax mode turns
+- ``omegaconf``: ``OmegaConf.from_cli``/``from_dotlist`` (``key=value`` overrides): each
+  value is loaded with omegaconf's YAML loader (PyYAML's SafeLoader, YAML 1.1 booleans
+  ``yes``/``on``..., plus a float resolver that reads ``1e-4``; ``omegaconf/_utils.py``
+  ``get_yaml_loader``).
+- ``omegaconf-none``: the same, after the framework's own pass that turns ``None`` into
+  null (``config/_utils.py`` ``_merge_yaml_and_cli_args`` of the recipe framework that
+  merges its ``key=value`` overrides so).
+- ``python``: python-fire (``fire.Fire`` entry points): Python literals (``True``,
+  ``None``, ``1e-4``); a bare word such as ``true`` stays the string ``"true"``.
+- ``pydantic``: click options validated by a pydantic schema (lax mode turns
   ``true``/``yes``/``on``/``1``... into booleans for a bool field).
-- ``yaml``: jsonargparse (LitGPT) loads each value as YAML (PyYAML SafeLoader).
+- ``yaml``: jsonargparse loads each value as YAML (PyYAML SafeLoader).
 - ``yaml12``: anything else, a YAML 1.2 core scalar (true/false/null, ints, floats).
 """
 
@@ -40,7 +41,7 @@ import yaml
 
 from .nodes import Node, SourceNote, position
 
-STYLES = ("hf", "omegaconf", "torchtune", "python", "pydantic", "yaml", "yaml12")
+STYLES = ("hf", "omegaconf", "omegaconf-none", "python", "pydantic", "yaml", "yaml12")
 
 _CORE_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _CORE_NULL = {"null", "Null", "NULL", "~"}
@@ -94,8 +95,8 @@ def _core_number(text: str) -> Any:
 
 def typed(text: str, style: str) -> Any:
     """The value the framework's parser makes of the command-line string ``text``."""
-    if style in ("omegaconf", "torchtune", "yaml"):
-        if style == "torchtune" and text == "None":
+    if style in ("omegaconf", "omegaconf-none", "yaml"):
+        if style == "omegaconf-none" and text == "None":
             return None
         try:
             value = yaml.load(text, Loader=_OmegaConfLoader)  # a SafeLoader subclass

@@ -1,13 +1,12 @@
 """Launch commands → the dialect that reads them and the document it reads.
 
-Each entry of :data:`LAUNCHERS` knows one command line: which dialect reads its flags, how
-its parser types them (:mod:`.launch_args`), which config file it merges, and which
-environment it sets for the training processes. Verified against the frameworks' own CLIs:
+Each :class:`Entry` knows one command line: which dialect reads its flags, how its parser
+types them (:mod:`.launch_args`), which config file it merges, and which environment it sets
+for the training processes. The generic launchers are here (:data:`GENERIC`); each
+framework's own commands and entry modules are declared with its
+:class:`~precheck.frameworks.base.Framework` (``launchers``, ``modules``) and parsed in its
+package's ``launch`` module. Verified against the launchers' own CLIs:
 
-- ``swift sft|pt|rlhf ...`` (modelscope/ms-swift ``swift/cli/main.py``: the subcommand runs
-  ``swift/cli/sft.py``/``rlhf.py``, through ``torchrun`` when ``NPROC_PER_NODE``/``NNODES``
-  is set; ``swift/utils/utils.py`` ``parse_args``: ``HfArgumentParser``, or a ``.json`` first
-  argument read with ``parse_json_file``) → ``ms-swift``.
 - ``accelerate launch [flags] script.py|-m module [script flags]`` (accelerate 1.15.0
   ``commands/launch.py`` ``launch_command_parser`` / ``_validate_launch_command``: the CLI
   beats ``--config_file``, whose values fill what the CLI left unset; ``utils/launch.py``
@@ -29,23 +28,6 @@ environment it sets for the training processes. Verified against the frameworks'
   ``CUDA_VISIBLE_DEVICES`` becomes ``--include localhost:<it>``).
 - ``python script.py --flag value`` (HF ``HfArgumentParser`` scripts): no dialect; detection
   by keys decides (none: not a training run).
-- ``llamafactory-cli train cfg.yaml [key=value ...]`` or ``... train --key value`` (hiyouga/
-  LLaMA-Factory ``hparams/parser.py`` ``read_args``: a ``.yaml``/``.yml``/``.json`` first
-  argument is ``OmegaConf.load``-ed and merged with ``OmegaConf.from_cli`` of the rest;
-  otherwise ``HfArgumentParser`` reads the flags) → ``llama-factory``.
-- ``axolotl train cfg.yml [--key=value]`` (axolotl ``cli/main.py``: click options from the
-  config schema, ``--flag/--no-flag`` for booleans) and ``python -m axolotl.cli.train
-  cfg.yml [--key=value]`` (``fire.Fire(do_cli)``; ``load_cfg`` sets each kwarg over the
-  file) → ``axolotl``.
-- ``tune run [torchrun flags] RECIPE --config CFG [key=value ...]`` (pytorch/torchtune
-  ``_cli/run.py``; ``config/_utils.py`` ``_merge_yaml_and_cli_args``: ``key=value`` through
-  ``OmegaConf.from_dotlist``, ``~key`` removes, ``None`` is null) → ``torchtune``.
-- ``litgpt finetune_lora|finetune|finetune_full|finetune_adapter[_v2]|pretrain`` and
-  ``litgpt finetune lora|qlora|full|...`` (Lightning-AI/litgpt ``__main__.py``: jsonargparse;
-  ``-c/--config`` is applied where it stands, the first positional is ``checkpoint_dir``, or
-  ``model_name`` for ``pretrain``) → ``lightning``.
-- ``trl sft|dpo|... [--config cfg.yaml] --flag value`` (TRL's ``TrlParser``: the YAML sets
-  defaults the flags override) → ``trl``.
 """
 
 from __future__ import annotations
@@ -53,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from .launch_args import Builder, Field, Parsed, flag_mapping, locate, put, shown, split_options, with_path
@@ -120,10 +103,10 @@ Handler = Callable[[Launch], Found | None]
 
 # -- shared pieces -------------------------------------------------------------------------------
 
-_CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-def _options(args: list[Field], flags: set[str], *, short: dict[str, str] | None = None) -> tuple[Parsed, int]:
+def launcher_options(args: list[Field], flags: set[str], *, short: dict[str, str] | None = None) -> tuple[Parsed, int]:
     """A launcher's own options, up to its first positional (the script): ``(parsed, index)``.
 
     ``flags``: the options that take no value (names with ``_``; ``-`` spellings match too).
@@ -156,7 +139,7 @@ def _options(args: list[Field], flags: set[str], *, short: dict[str, str] | None
     return parsed, i
 
 
-def _option(parsed: Parsed, name: str) -> tuple[Field, Field | None] | None:
+def last_option(parsed: Parsed, name: str) -> tuple[Field, Field | None] | None:
     """The last occurrence of an option: (flag, value)."""
     for flag, key, values in reversed(parsed.options):
         if key == name:
@@ -172,23 +155,23 @@ def _env_node(builder: Builder, name: str, value: str, flag: Field, value_field:
     return Node(value, line, column, spelled, key_line, key_column, raw=value_field.raw if value_field else None)
 
 
-def _merged(launch: Launch, config: Field | None, key: str) -> dict[str, Node]:
+def merged_config(launch: Launch, config: Field | None, key: str) -> dict[str, Node]:
     if config is None:
         return {}
     return launch.load(config, key) or {}
 
 
-def _overrides(
+def dotlist_overrides(
     launch: Launch, root: dict[str, Node], words: list[Field], style: str, *, components: bool = False
 ) -> None:
     """``key=value`` (``a.b=value`` nests) over a merged config, as OmegaConf's dotlist does.
 
-    ``components`` (torchtune): ``model=torchtune.models.x`` over a block with a
-    ``_component_`` sets that block's ``_component_``."""
+    ``components`` (recipes built from ``_component_`` blocks): ``model=pkg.models.x`` over
+    a block with a ``_component_`` sets that block's ``_component_``."""
     builder = launch.builder
     for word in words:
         name, eq, _ = word.text.partition("=")
-        if name.startswith("~") and not word.unresolved:  # torchtune: remove the key
+        if name.startswith("~") and not word.unresolved:  # the recipe CLIs' extension: remove the key
             _remove(root, name[1:])
             continue
         if not eq or not name or (word.unresolved and "=" not in word.text.split("$")[0]):
@@ -215,63 +198,24 @@ def _remove(root: dict[str, Node], dotted: str) -> None:
     current.pop(parts[-1], None)
 
 
-# -- ms-swift --------------------------------------------------------------------------------------
-
-SWIFT_TRAINING = ("sft", "pt", "rlhf", "dpo", "orpo", "simpo")
-
-
-def swift(launch: Launch) -> Found | None:
-    args = launch.args
-    root: dict[str, Node] = {}
-    if args and not args[0].looks_like_option() and args[0].text.lower().endswith(_CONFIG_SUFFIXES):
-        # ``swift sft args.json [--overrides]``: parse_args reads the file (ms-swift 3.x/4.x)
-        root = launch.load(args[0], "config") or {}
-        args = args[1:]
-    parsed = split_options(args)
-    flag_mapping(launch.builder, parsed.options, "hf", into=root)
-    return Found("ms-swift", root)
-
-
 # -- HF-style scripts -----------------------------------------------------------------------------
 
 
-def _script_kind(script: str, module: bool) -> str:
-    """What a training script is, by its name."""
-    name = script.replace("\\", "/")
-    dotted = name if module else re.sub(r"\.py$", "", name).replace("/", ".")
-    if re.search(r"(^|\.)axolotl\.cli\.train$", dotted):
-        return "axolotl"
-    # the package's module, or the cookbook's wrapper script (getting-started/finetuning/finetuning.py,
-    # formerly recipes/quickstart/finetuning/finetuning.py), which calls llama_cookbook.finetuning.main via fire
-    if re.search(r"(^|\.)(llama_recipes|llama_cookbook)\.finetuning$", dotted) or dotted.endswith(
-        ("recipes.finetuning", "finetuning.finetuning")
-    ):
-        return "llama-recipes"
-    if re.search(r"(^|\.)swift\.cli\.(sft|pt|rlhf)$", dotted):
-        return "ms-swift"
-    if re.search(r"(^|\.)trl\.scripts\.\w+$", dotted):
-        return "trl"
-    return "script"
-
-
 def script(launch: Launch, name: Field, module: bool, args: list[Field]) -> Found | None:
-    """A Python training script (or module) and its own flags."""
-    kind = _script_kind(name.text, module)
-    if kind == "axolotl":
-        return _axolotl(launch, args, style="pydantic", negatable=False)
-    if kind == "ms-swift":
-        return swift(replace(launch, args=args))
-    if kind == "llama-recipes":
-        parsed = split_options(args, greedy=False)
-        return Found("llama-recipes", flag_mapping(launch.builder, parsed.options, "python"))
-    if kind == "trl":
-        return _trl(launch, args)
-    if args and not args[0].looks_like_option() and args[0].text.lower().endswith(_CONFIG_SUFFIXES):
+    """A Python training script (or module) and its own flags: a framework's entry module
+    (:data:`~precheck.frameworks.base.Framework.modules`) reads them as that framework's
+    parser does; any other script is HF-style, its dialect found by detection."""
+    dotted = name.text.replace("\\", "/")
+    dotted = dotted if module else re.sub(r"\.py$", "", dotted).replace("/", ".")
+    for entry in modules():
+        if entry.pattern.search(dotted):
+            return entry.handler(launch, args)
+    if args and not args[0].looks_like_option() and args[0].text.lower().endswith(CONFIG_SUFFIXES):
         # ``python train.py cfg.yaml``: HfArgumentParser.parse_yaml_file / LLaMA-Factory read_args
         root = launch.load(args[0], "config") or {}
         rest = args[1:]
         overrides = [a for a in rest if not a.looks_like_option()]
-        _overrides(launch, root, overrides, "omegaconf")
+        dotlist_overrides(launch, root, overrides, "omegaconf")
         flag_mapping(launch.builder, split_options([a for a in rest if a.looks_like_option()]).options, "hf", into=root)
         found = Found(None, root, script=name.text, script_path=resolve_script(name.text, module, launch.bases))
         return read_launched(launch, name, module, found)
@@ -279,15 +223,6 @@ def script(launch: Launch, name: Field, module: bool, args: list[Field]) -> Foun
     found = Found(None, flag_mapping(launch.builder, parsed.options, "hf"))
     found.script, found.script_path = name.text, resolve_script(name.text, module, launch.bases)
     return read_launched(launch, name, module, found)
-
-
-def _trl(launch: Launch, args: list[Field]) -> Found:
-    parsed = split_options(args)
-    config = _option(parsed, "config")
-    root = _merged(launch, config[1] if config else None, "--config")
-    options = [o for o in parsed.options if o[1] != "config"]
-    flag_mapping(launch.builder, options, "hf", into=root)
-    return Found("trl", root)
 
 
 def python(launch: Launch) -> Found | None:
@@ -329,9 +264,11 @@ TORCHRUN_FLAGS = {"standalone", "module", "no_python", "run_path", "virtual_loca
 
 
 def torchrun(launch: Launch, legacy: bool = False) -> Found | None:
-    parsed, index = _options(launch.args, TORCHRUN_FLAGS, short={"-m": "module", "-r": "redirects", "-t": "tee"})
+    parsed, index = launcher_options(
+        launch.args, TORCHRUN_FLAGS, short={"-m": "module", "-r": "redirects", "-t": "tee"}
+    )
     found = _child(launch, parsed, launch.args[index:])
-    nproc = _option(parsed, "nproc_per_node")
+    nproc = last_option(parsed, "nproc_per_node")
     if found is not None and nproc is not None and nproc[1] is not None and nproc[1].text.isdigit():
         # torch/distributed/run.py: nproc_per_node workers, each told LOCAL_WORLD_SIZE
         found.env.setdefault("LOCAL_WORLD_SIZE", _env_node(launch.builder, "LOCAL_WORLD_SIZE", nproc[1].text, *nproc))
@@ -342,9 +279,9 @@ def _child(launch: Launch, parsed: Parsed, rest: list[Field]) -> Found | None:
     """The training script a launcher starts (``-m``: a module; ``--no_python``: a program)."""
     if not rest:
         return None
-    if _option(parsed, "no_python") is not None:
+    if last_option(parsed, "no_python") is not None:
         return launch.dispatch(rest, launch.env)
-    return script(launch, rest[0], _option(parsed, "module") is not None, rest[1:])
+    return script(launch, rest[0], last_option(parsed, "module") is not None, rest[1:])
 
 
 DEEPSPEED_FLAGS = {
@@ -361,12 +298,17 @@ DEEPSPEED_FLAGS = {
 
 
 def deepspeed(launch: Launch) -> Found | None:
-    parsed, index = _options(launch.args, DEEPSPEED_FLAGS, short={"-H": "hostfile", "-i": "include", "-e": "exclude"})
+    parsed, index = launcher_options(
+        launch.args, DEEPSPEED_FLAGS, short={"-H": "hostfile", "-i": "include", "-e": "exclude"}
+    )
     found = _child(launch, parsed, launch.args[index:])
     if found is None:
         return None
     builder = launch.builder
-    include, gpus = _option(parsed, "include"), _option(parsed, "num_gpus") or _option(parsed, "num_accelerators")
+    include, gpus = (
+        last_option(parsed, "include"),
+        last_option(parsed, "num_gpus") or last_option(parsed, "num_accelerators"),
+    )
     if include is not None and include[1] is not None and not include[1].unresolved:
         slots = include[1].text.partition(":")[2]
         if "@" not in include[1].text and slots:
@@ -374,8 +316,8 @@ def deepspeed(launch: Launch) -> Found | None:
     elif gpus is not None and gpus[1] is not None and gpus[1].text.isdigit():
         ids = ",".join(str(i) for i in range(int(gpus[1].text)))
         found.env["CUDA_VISIBLE_DEVICES"] = _env_node(builder, "CUDA_VISIBLE_DEVICES", ids, *gpus)
-    elif _option(parsed, "exclude") is not None:
-        flag = _option(parsed, "exclude")
+    elif last_option(parsed, "exclude") is not None:
+        flag = last_option(parsed, "exclude")
         assert flag is not None
         builder.note(
             "not-followed",
@@ -446,9 +388,9 @@ ACCELERATE_PARADIGMS = {
 
 def accelerate(launch: Launch) -> Found | None:
     builder = launch.builder
-    parsed, index = _options(launch.args, ACCELERATE_FLAGS, short={"-m": "module", "-q": "quiet", "-t": "tee"})
-    config_file = _option(parsed, "config_file")
-    config = _merged(launch, config_file[1] if config_file else None, "--config_file")
+    parsed, index = launcher_options(launch.args, ACCELERATE_FLAGS, short={"-m": "module", "-q": "quiet", "-t": "tee"})
+    config_file = last_option(parsed, "config_file")
+    config = merged_config(launch, config_file[1] if config_file else None, "--config_file")
     if config_file is None:
         at = launch.head[0].offset()
         builder.note(
@@ -545,141 +487,11 @@ def _accelerate_env(launch: Launch, config: dict[str, Node]) -> dict[str, Node]:
 
 
 def _detected(root: dict[str, Node]) -> bool:
-    """Whether key detection finds a training config in ``root`` (the dialects decide)."""
-    from .. import dialects  # the dialects import the sources package: import when needed
+    """Whether key detection finds a training config in ``root`` (the registry decides)."""
+    from .. import frameworks  # the registry imports the sources package: import when needed
     from .nodes import Document
 
-    return dialects.detect(Document("", "shell", Node(root, 1, 1), "")) is not None
-
-
-# -- config-file launchers -----------------------------------------------------------------------
-
-
-def llamafactory(launch: Launch) -> Found | None:
-    args = launch.args
-    if args and args[0].text.lower().endswith(_CONFIG_SUFFIXES):
-        root = launch.load(args[0], "config") or {}
-        _overrides(launch, root, args[1:], "omegaconf")
-        return Found("llama-factory", root)
-    parsed = split_options(args)
-    return Found("llama-factory", flag_mapping(launch.builder, parsed.options, "hf"))
-
-
-#: ``axolotl train`` options that steer the CLI, not the config (axolotl ``cli/main.py``)
-AXOLOTL_CLI = {
-    "launcher",
-    "accelerate",
-    "cloud",
-    "sweep",
-    "debug",
-    "debug_text_only",
-    "debug_num_examples",
-    "prompter",
-    "download",
-    "shard",
-    "merge_lora",
-    "inference",
-}
-
-
-def axolotl(launch: Launch) -> Found | None:
-    return _axolotl(launch, launch.args, style="pydantic", negatable=True)
-
-
-def _axolotl(launch: Launch, args: list[Field], *, style: str, negatable: bool) -> Found | None:
-    if not args or args[0].looks_like_option():
-        return None
-    root = launch.load(args[0], "config") or {}
-    rest = args[1:]
-    if "--" in [a.text for a in rest]:
-        rest = rest[: [a.text for a in rest].index("--")]  # after `--`: the launcher's own arguments
-    parsed = split_options(rest, greedy=False)
-    options = [o for o in parsed.options if o[1].replace("-", "_") not in AXOLOTL_CLI]
-    flag_mapping(launch.builder, options, style, negatable=negatable, into=root)
-    return Found("axolotl", root)
-
-
-def tune(launch: Launch) -> Found | None:
-    _, index = _options(launch.args, TORCHRUN_FLAGS, short={"-m": "module", "-r": "redirects", "-t": "tee"})
-    rest = launch.args[index:]
-    if not rest:
-        return None
-    recipe_args = rest[1:]
-    texts = [a.text for a in recipe_args]
-    config: Field | None = None
-    overrides = list(recipe_args)
-    for i, text in enumerate(texts):
-        if text == "--config" and i + 1 < len(recipe_args):
-            config = recipe_args[i + 1]
-            overrides = recipe_args[:i] + recipe_args[i + 2 :]
-            break
-        if text.startswith("--config="):
-            config = recipe_args[i].tail(len("--config="))
-            overrides = recipe_args[:i] + recipe_args[i + 1 :]
-            break
-    root: dict[str, Node] = {}
-    builder = launch.builder
-    if config is not None and (
-        config.text.endswith((".yaml", ".yml")) or locate(config.text, launch.bases) is not None
-    ):
-        root = launch.load(config, "--config") or {}
-    elif config is not None:
-        builder.note(
-            "not-followed",
-            f"`--config {config.text}` names a torchtune built-in config, which precheck does not have: only the "
-            "command-line overrides are checked (`tune cp` the config to check it whole)",
-            config.offset(),
-            "--config",
-        )
-    words = [w for w in overrides if not w.looks_like_option()]
-    _overrides(launch, root, words, "torchtune", components=True)
-    if not root:
-        return None
-    return Found("torchtune", root)
-
-
-LITGPT_COMMANDS = {"finetune", "finetune_lora", "finetune_full", "finetune_adapter", "finetune_adapter_v2", "pretrain"}
-LITGPT_METHODS = {"lora", "qlora", "full", "adapter", "adapter_v2"}
-
-
-def litgpt(launch: Launch) -> Found | None:
-    builder = launch.builder
-    root: dict[str, Node] = {}
-    args = list(launch.args)
-    command = launch.head[-1].text
-    if command == "finetune" and args and args[0].text in LITGPT_METHODS:
-        method = args.pop(0)
-        if method.text == "qlora":  # litgpt __main__: CLI defaults of ``finetune qlora``
-            line, column = builder.where(method.offset())
-            root["quantize"] = Node("bnb.nf4-dq", line, column, "qlora", line, column)
-            root["precision"] = Node("bf16-true", line, column, "qlora", line, column)
-    positional = "model_name" if command == "pretrain" else "checkpoint_dir"
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if not arg.looks_like_option():
-            if positional not in root:
-                node = builder.value(arg, positional, arg, "yaml")
-                if node is not None:
-                    node.key_line = node.key_column = None
-                    node.key = positional
-                    root[positional] = node
-            i += 1
-            continue
-        name, eq, _ = arg.text.lstrip("-").partition("=")
-        value = arg.tail(len(arg.text) - len(arg.text.lstrip("-")) + len(name) + 1) if eq else None
-        step = 1
-        if value is None and i + 1 < len(args) and not args[i + 1].looks_like_option():
-            value, step = args[i + 1], 2
-        if name in ("c", "config") and value is not None:
-            for key, node in (launch.load(value, arg.text) or {}).items():
-                root[key] = node  # jsonargparse: the file's values replace what came before it
-        else:
-            node = builder.value(arg, arg.text.partition("=")[0], value, "yaml")
-            if node is not None:
-                put(builder, root, name.replace("-", "_"), node, arg.offset(), "jsonargparse keeps the last value")
-        i += step
-    return Found("lightning", root)
+    return frameworks.detect(Document("", "shell", Node(root, 1, 1), "")) is not None
 
 
 # -- the table -----------------------------------------------------------------------------------
@@ -687,27 +499,76 @@ def litgpt(launch: Launch) -> Found | None:
 
 @dataclass(frozen=True)
 class Entry:
-    #: the program (basename) and its subcommands, or None for any
+    """A command line that starts a run: its program and subcommands, and its parser."""
+
+    #: the program (basename) and its subcommands
     words: tuple[str, ...]
     handler: Handler
 
 
-LAUNCHERS: tuple[Entry, ...] = (
-    *(Entry(("swift", sub), swift) for sub in SWIFT_TRAINING),
+#: a framework's entry module's parser: (the launch, the module's own arguments) → the run
+ModuleHandler = Callable[[Launch, list[Field]], Found | None]
+
+
+@dataclass(frozen=True)
+class ModuleEntry:
+    """A Python module (``python -m``, ``torchrun -m``, or a script path of the same dotted
+    name) that starts a framework's run, and the parser of its arguments."""
+
+    #: searched in the dotted module name (``a/b/train.py`` reads as ``a.b.train``)
+    pattern: re.Pattern[str]
+    handler: ModuleHandler
+
+
+def named_by(name: str, handler: Handler) -> Handler:
+    """``handler``, its run read by dialect ``name`` (a framework's launchers, bound by its
+    :class:`~precheck.frameworks.base.Framework`)."""
+
+    def bound(launch: Launch) -> Found | None:
+        found = handler(launch)
+        if found is not None:
+            found.dialect = name
+        return found
+
+    return bound
+
+
+def module_named_by(name: str, handler: ModuleHandler) -> ModuleHandler:
+    """:func:`named_by` for an entry module's parser."""
+
+    def bound(launch: Launch, args: list[Field]) -> Found | None:
+        found = handler(launch, args)
+        if found is not None:
+            found.dialect = name
+        return found
+
+    return bound
+
+
+#: the launchers of no framework in particular (the run's dialect by detection)
+GENERIC: tuple[Entry, ...] = (
     Entry(("accelerate", "launch"), accelerate),
     Entry(("accelerate-launch",), accelerate),
     Entry(("torchrun",), torchrun),
     Entry(("deepspeed",), deepspeed),
-    Entry(("llamafactory-cli", "train"), llamafactory),
-    Entry(("lmf", "train"), llamafactory),
-    Entry(("axolotl", "train"), axolotl),
-    Entry(("tune", "run"), tune),
-    *(Entry(("litgpt", sub), litgpt) for sub in sorted(LITGPT_COMMANDS)),
-    *(
-        Entry(("trl", sub), lambda launch: _trl(launch, launch.args))
-        for sub in ("sft", "dpo", "grpo", "kto", "rloo", "reward")
-    ),
 )
+
+
+@lru_cache(maxsize=1)
+def launchers() -> tuple[Entry, ...]:
+    """Every command precheck follows: the generic launchers and each framework's own."""
+    from .. import frameworks  # the registry imports the frameworks' parsers, which import this module
+
+    return (*GENERIC, *(entry for framework in frameworks.FRAMEWORKS for entry in framework.launchers))
+
+
+@lru_cache(maxsize=1)
+def modules() -> tuple[ModuleEntry, ...]:
+    """Every framework's entry modules, in registry order."""
+    from .. import frameworks  # see launchers()
+
+    return tuple(entry for framework in frameworks.FRAMEWORKS for entry in framework.modules)
+
 
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?")
 
@@ -719,7 +580,7 @@ def match(argv: list[Field]) -> tuple[Entry | None, int]:
     program = PurePosixPath(argv[0].text).name
     if _PYTHON.fullmatch(program):
         return Entry(("python",), python), 1
-    for entry in LAUNCHERS:
+    for entry in launchers():
         words = entry.words
         if program != words[0] or len(argv) < len(words):
             continue
@@ -748,4 +609,4 @@ def label(head: list[Field], builder: Builder) -> str:
     return f"`{' '.join(PurePosixPath(h.text).name if i == 0 else h.text for i, h in enumerate(head))}` at line {line}"
 
 
-__all__ = ["LAUNCHERS", "Entry", "Found", "Launch", "label", "match", "named"]
+__all__ = ["Entry", "Found", "Launch", "ModuleEntry", "label", "launchers", "match", "modules", "named"]

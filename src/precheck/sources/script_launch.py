@@ -110,9 +110,9 @@ def _dialect(schema: Schema | None, found: Found) -> str | None:
         return "hf-trainer"
     if found.dialect is not None:
         return found.dialect
-    from .. import dialects  # lazily: dialects import the sources
+    from .. import frameworks  # lazily: the registry imports the sources
 
-    detected = dialects.detect(Document("", "shell", Node(found.root, 1, 1), ""))
+    detected = frameworks.detect(Document("", "shell", Node(found.root, 1, 1), ""))
     if detected is not None and detected.name == "trl":
         return "hf-trainer"  # the script's own options, not a TRL config: TRL's defaults do not apply
     return None

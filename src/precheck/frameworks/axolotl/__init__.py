@@ -1,9 +1,12 @@
 """axolotl (axolotl-ai-cloud/axolotl): ``axolotl train config.yml`` over the HF Trainer."""
 
+import re
+
 from ...dialects.base import Priority
+from ...sources.launchers import Entry, ModuleEntry
 from ...traits import Traits
 from ..base import Framework
-from . import dialect, resolve
+from . import dialect, launch, resolve
 
 FRAMEWORK = Framework(
     name="axolotl",
@@ -18,5 +21,7 @@ FRAMEWORK = Framework(
     dialect_class=dialect.Axolotl,
     resolver=resolve.resolve,
     priority=Priority.OWN_SCHEMA,
+    launchers=(Entry(("axolotl", "train"), launch.command),),
+    modules=(ModuleEntry(re.compile(r"(^|\.)axolotl\.cli\.train$"), launch.module),),
     signature=frozenset(("base_model", "micro_batch_size")),
 )

@@ -1,9 +1,12 @@
 """transformers' ``Trainer`` with ``TrainingArguments``, and TRL's trainer configs on top of it."""
 
+import re
+
 from ...dialects.base import Priority
+from ...sources.launchers import Entry, ModuleEntry
 from ...traits import Traits
 from ..base import Framework
-from . import dialect, resolve
+from . import dialect, launch, resolve
 
 _TRAINER = Traits(hf_trainer=True, honours_accelerate_env=True, fills_deepspeed_auto=True, launcher_shards=True)
 
@@ -23,4 +26,6 @@ TRL = Framework(
     dialect_class=dialect.Trl,
     resolver=resolve.resolve_trl,
     priority=Priority.HF_ARGUMENTS,
+    launchers=tuple(Entry(("trl", sub), launch.command) for sub in launch.COMMANDS),
+    modules=(ModuleEntry(re.compile(r"(^|\.)trl\.scripts\.\w+$"), launch.trl_flags),),
 )

@@ -1,9 +1,10 @@
 """PyTorch Lightning ``Trainer`` configs, with its LitGPT and NeMo variants."""
 
 from ...dialects.base import Priority
+from ...sources.launchers import Entry
 from ...traits import Traits
 from ..base import Framework
-from . import dialect, resolve
+from . import dialect, launch, resolve
 
 FRAMEWORK = Framework(
     name="lightning",
@@ -12,5 +13,6 @@ FRAMEWORK = Framework(
     dialect_class=dialect.Lightning,
     resolver=resolve.resolve,
     priority=Priority.OWN_SCHEMA,
+    launchers=tuple(Entry(("litgpt", sub), launch.command) for sub in sorted(launch.COMMANDS)),
     signature=frozenset(("trainer",)),
 )

@@ -5,10 +5,13 @@ One name, ``llama-cookbook`` (the package's name since it was renamed); ``llama-
 the old name, is still accepted wherever a user types a framework's name.
 """
 
+import re
+
 from ...dialects.base import Priority
+from ...sources.launchers import ModuleEntry
 from ...traits import Traits
 from ..base import Framework
-from . import dialect, resolve
+from . import dialect, launch, resolve
 
 FRAMEWORK = Framework(
     name="llama-recipes",
@@ -17,5 +20,14 @@ FRAMEWORK = Framework(
     dialect_class=dialect.LlamaCookbook,
     resolver=resolve.resolve,
     priority=Priority.WRAPPER,
+    # the package's module (old and new name), or the cookbook's wrapper script
+    modules=(
+        ModuleEntry(
+            re.compile(
+                r"(^|\.)(llama_recipes|llama_cookbook)\.finetuning$|recipes\.finetuning$|finetuning\.finetuning$"
+            ),
+            launch.module,
+        ),
+    ),
     signature=frozenset(("use_fp16",)),
 )

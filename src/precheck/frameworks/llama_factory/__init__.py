@@ -4,9 +4,10 @@ The framework's name is ``llama-factory``; its distribution on PyPI is ``llamafa
 """
 
 from ...dialects.base import Priority
+from ...sources.launchers import Entry
 from ...traits import Traits
 from ..base import Framework
-from . import dialect, resolve
+from . import dialect, launch, resolve
 
 FRAMEWORK = Framework(
     name="llama-factory",
@@ -22,5 +23,6 @@ FRAMEWORK = Framework(
     dialect_class=dialect.LlamaFactory,
     resolver=resolve.resolve,
     priority=Priority.OWN_SCHEMA,
+    launchers=(Entry(("llamafactory-cli", "train"), launch.command), Entry(("lmf", "train"), launch.command)),
     signature=frozenset(("stage", "finetuning_type")),
 )

@@ -1,9 +1,12 @@
 """ms-swift (modelscope/ms-swift): ``swift sft|pt|rlhf`` over the HF Trainer."""
 
+import re
+
 from ...dialects.base import Priority
+from ...sources.launchers import Entry, ModuleEntry
 from ...traits import Traits
 from ..base import Framework
-from . import dialect, resolve
+from . import dialect, launch, resolve
 
 FRAMEWORK = Framework(
     name="ms-swift",
@@ -19,5 +22,7 @@ FRAMEWORK = Framework(
     dialect_class=dialect.MsSwift,
     resolver=resolve.resolve,
     priority=Priority.WRAPPER,
+    launchers=tuple(Entry(("swift", sub), launch.command) for sub in launch.TRAINING),
+    modules=(ModuleEntry(re.compile(r"(^|\.)swift\.cli\.(sft|pt|rlhf)$"), launch.module),),
     signature=frozenset(("tuner_type", "train_type", "sft_type")),
 )

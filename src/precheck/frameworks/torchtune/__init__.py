@@ -1,9 +1,10 @@
 """torchtune (pytorch/torchtune): ``tune run RECIPE --config CFG`` recipes."""
 
 from ...dialects.base import Priority
+from ...sources.launchers import Entry
 from ...traits import Traits
 from ..base import Framework
-from . import dialect, resolve
+from . import dialect, launch, resolve
 
 FRAMEWORK = Framework(
     name="torchtune",
@@ -12,4 +13,5 @@ FRAMEWORK = Framework(
     dialect_class=dialect.Torchtune,
     resolver=resolve.resolve,
     priority=Priority.OWN_SCHEMA,
+    launchers=(Entry(("tune", "run"), launch.command),),
 )

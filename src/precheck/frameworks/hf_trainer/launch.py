@@ -1,0 +1,23 @@
+"""TRL's command line: ``trl sft|dpo|... [--config cfg.yaml] --flag value`` (``TrlParser``: the
+YAML sets defaults the flags override), and its ``trl.scripts.*`` modules."""
+
+from __future__ import annotations
+
+from ...sources.launch_args import Field, flag_mapping, split_options
+from ...sources.launchers import Found, Launch, last_option, merged_config
+
+#: the trainer subcommands
+COMMANDS = ("sft", "dpo", "grpo", "kto", "rloo", "reward")
+
+
+def trl_flags(launch: Launch, args: list[Field]) -> Found:
+    parsed = split_options(args)
+    config = last_option(parsed, "config")
+    root = merged_config(launch, config[1] if config else None, "--config")
+    options = [o for o in parsed.options if o[1] != "config"]
+    flag_mapping(launch.builder, options, "hf", into=root)
+    return Found(None, root)
+
+
+def command(launch: Launch) -> Found:
+    return trl_flags(launch, launch.args)

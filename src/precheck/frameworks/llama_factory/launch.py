@@ -1,0 +1,19 @@
+"""This framework's command line: ``... train cfg.yaml [key=value ...]`` or ``... train --key value``
+(``hparams/parser.py`` ``read_args``: a ``.yaml``/``.yml``/``.json`` first argument is
+``OmegaConf.load``-ed and merged with ``OmegaConf.from_cli`` of the rest; otherwise
+``HfArgumentParser`` reads the flags)."""
+
+from __future__ import annotations
+
+from ...sources.launch_args import flag_mapping, split_options
+from ...sources.launchers import CONFIG_SUFFIXES, Found, Launch, dotlist_overrides
+
+
+def command(launch: Launch) -> Found | None:
+    args = launch.args
+    if args and args[0].text.lower().endswith(CONFIG_SUFFIXES):
+        root = launch.load(args[0], "config") or {}
+        dotlist_overrides(launch, root, args[1:], "omegaconf")
+        return Found(None, root)
+    parsed = split_options(args)
+    return Found(None, flag_mapping(launch.builder, parsed.options, "hf"))

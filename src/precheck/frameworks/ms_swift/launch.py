@@ -1,0 +1,33 @@
+"""This framework's command line (``swift/cli/main.py``: the subcommand runs ``swift/cli/sft.py``
+/``rlhf.py``, through ``torchrun`` when ``NPROC_PER_NODE``/``NNODES`` is set;
+``swift/utils/utils.py`` ``parse_args``: ``HfArgumentParser``, or a ``.json`` first argument read
+with ``parse_json_file``). The found run's dialect is bound by the framework's registration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ...sources.launch_args import Field, flag_mapping, split_options
+from ...sources.launchers import CONFIG_SUFFIXES, Found, Launch
+from ...sources.nodes import Node
+
+#: the training subcommands
+TRAINING = ("sft", "pt", "rlhf", "dpo", "orpo", "simpo")
+
+
+def command(launch: Launch) -> Found | None:
+    args = launch.args
+    root: dict[str, Node] = {}
+    if args and not args[0].looks_like_option() and args[0].text.lower().endswith(CONFIG_SUFFIXES):
+        # ``swift sft args.json [--overrides]``: parse_args reads the file (3.x/4.x)
+        root = launch.load(args[0], "config") or {}
+        args = args[1:]
+    parsed = split_options(args)
+    flag_mapping(launch.builder, parsed.options, "hf", into=root)
+    return Found(None, root)
+
+
+def module(launch: Launch, args: list[Field]) -> Found | None:
+    """``python -m`` the CLI's training module, with its own flags."""
+    return command(replace(launch, args=args))
