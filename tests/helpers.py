@@ -65,6 +65,7 @@ def _run_case(case: Case, folder: Path) -> list[Finding]:
     attach(config, folder / path, case.env)
     versions = Versions({n: VersionInfo(n, v, "flag") for n, v in case.versions.items()})
     hardware = hardware_for(case.gpus, case.env)
+    config = resolve.with_launch_env(config)
     plan = resolve.resolve(config, hardware, versions)
     return run_rules(Context(config, plan, hardware, versions), [RULES[case.code]])
 

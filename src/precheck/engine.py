@@ -417,6 +417,7 @@ def _check_document(
         from .deep import inspect
 
         result.attached += inspect(config, file, versions)
+    config = resolve.with_launch_env(config)  # the run as launched: its environment's sharding
     plan = resolve.resolve(config, hardware, versions)
     result.config, result.plan, result.versions, result.hardware = config, plan, versions, hardware
     context = Context(config, plan, hardware, versions)

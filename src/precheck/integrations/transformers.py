@@ -317,7 +317,7 @@ class PrecheckCallback(TrainerCallback):  # type: ignore[misc]
     def check(self, args: Any, model: torch.nn.Module | None = None, optimizer: Any = None) -> list[Finding]:
         """The findings for these live objects, without raising."""
         hardware = _hardware(self.hardware)
-        config = config_from_arguments(args, model)
+        config = resolve.with_launch_env(config_from_arguments(args, model))
         versions = installed_versions()
         plan = resolve.resolve(config, hardware, versions)
         static = run_rules(Context(config, plan, hardware, versions), self.rules)

@@ -16,7 +16,7 @@ from ..config import TrainingConfig
 from ..hardware import Hardware
 from ..versions import Versions
 from . import complete, deepspeed, fsdp
-from .launch_env import apply_launch_env
+from .launch_env import with_launch_env
 from .plan import PLAN_FIELDS, Override, PrecisionPlan
 
 #: (plan so far, the run's main config, the attached file's config, versions) → plan
@@ -27,9 +27,12 @@ ATTACHMENTS: dict[str, Attachment] = {"deepspeed": deepspeed.apply, "fsdp": fsdp
 
 
 def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
+    """The plan of ``config``: its framework's resolver, the attached files', the defaults.
+
+    ``config`` is the run as launched: :func:`with_launch_env` has added the sharding its
+    launch environment switches on (the engine does so before resolving)."""
     from ..frameworks import RESOLVERS  # the registry imports the resolvers, which import this package
 
-    apply_launch_env(config)  # sharding the launcher's environment adds, as part of the run
     plan = RESOLVERS[config.framework](config, hardware, versions)
     for role, attached in config.attached.items():
         apply = ATTACHMENTS.get(role)
@@ -46,4 +49,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-__all__ = ["ATTACHMENTS", "PLAN_FIELDS", "Override", "PrecisionPlan", "resolve"]
+__all__ = ["ATTACHMENTS", "PLAN_FIELDS", "Override", "PrecisionPlan", "resolve", "with_launch_env"]

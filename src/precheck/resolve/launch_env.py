@@ -17,11 +17,10 @@ to the training process; a run whose own files name neither still shards:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..config import TrainingConfig
 from ..provenance import Origin, Sourced
-
-#: frameworks that run through the HF Trainer / accelerate and so honour these variables
-HONOURED_BY = ("transformers", "trl", "ms-swift", "axolotl", "llamafactory", "simpletuner")
 
 DEEPSPEED_VARIABLES = (
     "ACCELERATE_USE_DEEPSPEED",
@@ -36,10 +35,14 @@ def _true(config: TrainingConfig, name: str) -> Sourced[str] | None:
     return item if item is not None and item.value.strip().lower() in ("true", "1", "yes") else None
 
 
-def apply_launch_env(config: TrainingConfig) -> None:
-    """Add to ``config`` the sharding its launch environment switches on."""
-    if config.framework not in HONOURED_BY:
-        return
+def with_launch_env(config: TrainingConfig) -> TrainingConfig:
+    """``config`` with the sharding its launch environment switches on: a new config when
+    the environment adds any (a run whose framework honours ``ACCELERATE_*``,
+    ``traits.honours_accelerate_env``), else ``config`` itself. Applied once, before the
+    run is resolved; the config read from the files is left as it was."""
+    if not config.traits.honours_accelerate_env:
+        return config
+    attached = config.attached
     use_ds = _true(config, "ACCELERATE_USE_DEEPSPEED")
     if use_ds is not None and "deepspeed" not in config.attached and "deepspeed" not in config.references:
         stage_env = config.env.get("ACCELERATE_DEEPSPEED_ZERO_STAGE")
@@ -57,7 +60,11 @@ def apply_launch_env(config: TrainingConfig) -> None:
             item = config.env.get(name)
             if item is not None:
                 setattr(plugin, field, Sourced(item.value, item.origin))
-        config.attached["deepspeed"] = plugin
+        attached = {**config.attached, "deepspeed": plugin}
+    fsdp = config.fsdp
     use_fsdp = _true(config, "ACCELERATE_USE_FSDP")
     if use_fsdp is not None and (config.fsdp is None or not config.fsdp.value):
-        config.fsdp = Sourced(True, use_fsdp.origin)
+        fsdp = Sourced(True, use_fsdp.origin)
+    if attached is config.attached and fsdp is config.fsdp:
+        return config
+    return replace(config, attached=attached, fsdp=fsdp)
