@@ -27,7 +27,7 @@ class TrainingConfig:
     each value. Containers given to the constructor are copied (a config never shares a
     list or dict with its caller), as the pydantic model this replaced did."""
 
-    #: the dialect that read the file ("ms-swift", "hf-trainer", ...)
+    #: the dialect that read the file: its framework's one name ("hf-trainer", ...)
     dialect: str
     #: the framework whose semantics apply (its name as a Python distribution)
     framework: str
@@ -48,9 +48,9 @@ class TrainingConfig:
     fp16: SBool = None
     bf16: SBool = None
     tf32: SBool = None
-    #: a mode string: "no" | "fp16" | "bf16" | "fp8" (accelerate, SimpleTuner)
+    #: a mode string: "no" | "fp16" | "bf16" | "fp8" (accelerate, and frameworks that pass it on)
     mixed_precision: SStr = None
-    #: an on/off autocast switch with a separate dtype (H2O LLM Studio)
+    #: an on/off autocast switch with a separate dtype (frameworks that split the two)
     amp: SBool = None
     amp_dtype: SDtype = None
     pure_bf16: SBool = None
@@ -61,14 +61,14 @@ class TrainingConfig:
     gradient_precision: SStr = None
     gradient_checkpointing: SBool = None
     #: the optimizer steps each parameter in the backward pass and frees its gradient
-    #: (torchtune ``optimizer_in_bwd``): gradients never all live at once
+    #: (an optimizer step fused into backward): gradients never all live at once
     optimizer_in_backward: SBool = None
     #: transformers 4.x TrainingArguments' AMP backend (auto | apex | cpu_amp)
     half_precision_backend: SStr = None
     max_grad_norm: Sourced[float] | None = None
 
     # distribution
-    #: device indices the config itself assigns ("0,1"; H2O LLM Studio's environment.gpus)
+    #: device indices the config itself assigns ("0,1"; a framework's own GPU list)
     devices: SStr = None
     fsdp: SBool = None
     fsdp_mixed_precision: SBool = None
@@ -105,7 +105,7 @@ class TrainingConfig:
     attn_implementation: SStr = None
     #: fp8 requested, with its backend when named ("te", "msamp", "torchao", "fp8")
     fp8: SStr = None
-    #: a precision string as written (Lightning ``bf16-mixed``, torchtune ``dtype``...)
+    #: a precision string as written (``bf16-mixed``, a recipe's ``dtype``...)
     precision: SStr = None
 
     # sizes (memory estimates, explain)
@@ -153,7 +153,7 @@ class TrainingConfig:
 
     def setting(self, path: str) -> Sourced[Any] | None:
         """A value of the file at a dotted key path (``amp.opt_level``), as plain data, with
-        where it is; top-level keys match with or without a leading ``--`` (SimpleTuner)."""
+        where it is; top-level keys match with or without a leading ``--`` (configs spelt as flags)."""
         first, *rest = path.split(".")
         top = None
         for key, item in self.keys.items():  # rules ask often: no per-key lstrip unless dashed

@@ -274,7 +274,7 @@ def _check_referrers(report: Report, checking: _Checking, exclude: list[str] | N
 
 
 def _merged_files(document: sources.Document) -> list[str]:
-    """Files a script's launch command merged into its run (``llamafactory-cli train cfg.yaml k=v``):
+    """Files a script's launch command merged into its run (``... train cfg.yaml k=v``):
     checked as part of that run, not on their own."""
     found: dict[str, None] = {}
     pending = [document.root, *document.env.values()]
@@ -336,7 +336,7 @@ def _settle(report: Report, done: int, on_file: Callable[[FileResult], None] | N
 
 def for_run(hardware: Hardware, config: TrainingConfig) -> Hardware:
     """The hardware as this run sees it when its own files set the device variables
-    (ms-swift's ``ENV`` block): they beat the shell's, as they do at launch."""
+    (a config's own ``ENV`` block): they beat the shell's, as they do at launch."""
     asked = devices_asked(config) if hardware.known and not hardware.count_known else None
     if asked is not None:  # `--gpu A100`: as many of the card as the launch asks for
         counted = with_count(hardware, asked)

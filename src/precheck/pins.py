@@ -39,7 +39,7 @@ PIN_FILES = ("requirements*.txt", "pyproject.toml", "uv.lock", "poetry.lock", "e
 
 
 def canonical(name: str) -> str:
-    """PEP 503 normalisation: ``MS_Swift`` → ``ms-swift``."""
+    """PEP 503 normalisation: ``Flash_Attn`` → ``flash-attn``."""
     return re.sub(r"[-_.]+", "-", name).lower()
 
 

@@ -19,7 +19,7 @@ Values assumed:
   read by ``trl sft --config`` and TRL's scripts): the script decides the model's load
   dtype, whether it trains adapters, and its precision flags' defaults, so where the run's
   files leave them out the framework's defaults are assumptions;
-* a run whose config file a launch names is not there (``llamafactory-cli train cfg.yaml``
+* a run whose config file a launch names is not there (``... train cfg.yaml``
   with no ``cfg.yaml``): the settings it would hold are unknown;
 * a script that imports Unsloth and leaves ``bf16``/``fp16`` unset: Unsloth's patched
   config and trainer choose them, not TRL's defaults;
@@ -41,8 +41,6 @@ from .provenance import Origin, Sourced
 from .rules.base import Context, Finding, Rule, Severity
 from .sources.nodes import Document
 
-#: frameworks whose runs are read by the user's own script unless precheck read it
-SCRIPT_FRAMEWORKS = ("transformers", "trl")
 #: keys of a value left out as a run-time value → the TrainingConfig field it would set
 _FIELDS = {
     "torch_dtype": "torch_dtype",
@@ -68,7 +66,7 @@ class Premise:
 def consumer_unread(document: Document, config: TrainingConfig) -> str | None:
     """The script that reads this run, when precheck did not read it; None when it did (a
     Python file or notebook, TRL's own CLI and scripts) or the framework's own entry point runs."""
-    if config.framework not in SCRIPT_FRAMEWORKS or document.format in ("python", "notebook"):
+    if not config.traits.arguments_for_user_script or document.format in ("python", "notebook"):
         return None
     if document.script_keys:  # the launched script's own schema and code were read
         return None

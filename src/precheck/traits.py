@@ -35,6 +35,9 @@ class Traits:
     #: the precision string to write instead of bf16 on a card without it, and what it does
     #: (``("fp32", "train in fp32")``); None: the framework has fp16/bf16 switches
     precision_without_bf16: tuple[str, str] | None = None
+    #: its files are ``TrainingArguments`` (and TRL config) keys that the user's own script
+    #: reads with ``HfArgumentParser``, not a framework's entry point
+    arguments_for_user_script: bool = False
 
 
 #: a config read by no framework in particular

@@ -36,6 +36,7 @@ from functools import lru_cache
 
 from ..config import TrainingConfig
 from ..facts import quote
+from ..frameworks import BY_NAME
 from ..frameworks.hf_trainer.dialect import MODEL_KEYS, TRL_FIELDS
 from ..versions import Versions, version_key
 from .history import TRAINING_ARGUMENTS, TRL_MODEL_CONFIG, KeyHistory, describe
@@ -43,8 +44,6 @@ from .notes import DEPRECATED_KEY, REMOVED_KEY, UNKNOWN_KEY, DeepNote
 
 #: keys another rule already reports in full (PC204 half-precision-backend-removed)
 COVERED = frozenset({"half_precision_backend"})
-
-DIALECTS = frozenset({"hf-trainer", "trl"})
 
 #: a help text that deprecates the field itself ("Deprecated alias of ...", "This argument is
 #: deprecated ..."), not one of its values (TRL's truncation_mode: "The 'keep_end' value is deprecated")
@@ -123,7 +122,7 @@ def _accepted_in(key: str, installed: str, table: dict[str, KeyHistory] = TRAINI
 
 def check_keys(config: TrainingConfig, schema: Schema, versions: Versions | None = None) -> None:
     """Judge every top-level key of a TrainingArguments/TRL ``config``; add the notes to it."""
-    if config.dialect not in DIALECTS:
+    if not config.traits.arguments_for_user_script:
         return
     pinned = _pin_note(schema, versions)
     known = {*schema.training_arguments, *schema.trl_fields}
@@ -160,8 +159,6 @@ def check_keys(config: TrainingConfig, schema: Schema, versions: Versions | None
 def _script_keys(dialect_name: str, schema: Schema) -> frozenset[str]:
     """Keys the recipes put beside TrainingArguments (TRL ModelConfig / ScriptArguments, the
     keys the dialect reads): precheck's static list, where TRL is not installed to ask."""
-    from ..dialects import BY_NAME
-
     dialect = BY_NAME[dialect_name]
     read = {path[0] for spec in dialect.fields for path in spec.paths}
     static = frozenset(MODEL_KEYS) | read

@@ -1,13 +1,13 @@
-"""FSDP config files of the HF Trainer: ``fsdp_config: fsdp.json`` or ms-swift's ``--fsdp fsdp.json``.
+"""FSDP config files of the HF Trainer: ``fsdp_config: fsdp.json``, or a framework's ``--fsdp fsdp.json``.
 
 Two shapes:
 
 - a bare ``fsdp_config`` (transformers ``TrainingArguments(fsdp_config="fsdp.json")``): the JSON
   holds the settings themselves (``{"fsdp_version": 2, "reshard_after_forward": true, ...}``);
-- ms-swift's wrapper (``swift sft --fsdp fsdp2.json``; ``SftArguments._init_fsdp`` in
-  ms-swift 4.x): ``{"fsdp": "full_shard auto_wrap", "fsdp_config": {...}}`` — the ``fsdp``
-  options (default ``'full_shard auto_wrap'``) and the ``fsdp_config`` dict become the
-  TrainingArguments of the same names; ms-swift also exports ``FSDP_VERSION`` from
+- a framework's wrapper of them (``... sft --fsdp fsdp2.json``; ``SftArguments._init_fsdp``
+  in 4.x of the framework whose origin text names it): ``{"fsdp": "full_shard auto_wrap",
+  "fsdp_config": {...}}`` — the ``fsdp`` options (default ``'full_shard auto_wrap'``) and the
+  ``fsdp_config`` dict become the TrainingArguments of the same names; it also exports ``FSDP_VERSION`` from
   ``fsdp_config['fsdp_version']`` (default 2) and sets ``ACCELERATE_USE_FSDP``.
 
 transformers 5.23.0 ``TrainingArguments._process_fsdp_args`` (only when ``fsdp`` is on: "if not
@@ -79,8 +79,8 @@ IGNORED_SPELLINGS = {
     "buffer_dtype": "nothing here: the FSDP policy follows the run's `bf16`/`fp16`",
 }
 
-#: keys ms-swift's own FSDP code reads from ``fsdp_config`` besides transformers' (examples)
-SWIFT_KEYS = frozenset(("activation_cpu_offload",))
+#: keys the wrapping framework's own FSDP code reads from ``fsdp_config`` besides transformers' (examples)
+WRAPPER_KEYS = frozenset(("activation_cpu_offload",))
 
 FSDP_OPTIONS = ("full_shard", "shard_grad_op", "hybrid_shard", "hybrid_shard_zero2", "no_shard", "offload", "auto_wrap")
 STRATEGIES = ("full_shard", "shard_grad_op", "hybrid_shard", "hybrid_shard_zero2", "no_shard")
@@ -104,7 +104,7 @@ class FsdpConfig(Dialect):
             return Priority.FSDP_WRAPPER  # a framework's wrapper of the HF Trainer's options
         names = {_name(k) for k in keys}
         known = names & HF_FSDP_KEYS
-        if len(known) >= 2 and names <= HF_FSDP_KEYS | IGNORED_SPELLINGS.keys() | SWIFT_KEYS:
+        if len(known) >= 2 and names <= HF_FSDP_KEYS | IGNORED_SPELLINGS.keys() | WRAPPER_KEYS:
             return self.priority  # a bare fsdp_config
         return 0
 
@@ -124,7 +124,7 @@ class FsdpConfig(Dialect):
         if options is not None and tokens is not None:
             self._put(config, "fsdp", bool(tokens), doc, options, "fsdp")
         elif prefix:
-            # ms-swift: fsdp_config_dict.get('fsdp', 'full_shard auto_wrap')
+            # the wrapper: fsdp_config_dict.get('fsdp', 'full_shard auto_wrap')
             config.fsdp = Sourced(True, Origin.default("ms-swift default fsdp options 'full_shard auto_wrap'"))
             tokens = ["full_shard", "auto_wrap"]
         version_entry = by_name.get("version")

@@ -41,7 +41,7 @@ class Framework:
     resolver: Resolver
     #: detection tier of its files: the highest score wins (see :class:`Priority`)
     priority: Priority
-    #: the command lines that start it (``swift sft``, ``tune run``), each with the parser of
+    #: the command lines that start it (``PROGRAM SUBCOMMAND``), each with the parser of
     #: its arguments (:mod:`precheck.sources.launchers`); their runs are read by this dialect
     launchers: tuple[Entry, ...] = ()
     #: the Python modules (``python -m``, ``torchrun -m``, or a script of the same dotted

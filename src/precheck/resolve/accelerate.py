@@ -53,8 +53,8 @@ What each mode does (``Accelerator.__init__``, ``prepare_model``, ``get_mixed_pr
 - Megatron-LM: ``MegatronLMPlugin.set_mixed_precision`` sets Megatron's fp16/bf16 (``native_amp``
   stays off: no autocast, no torch GradScaler); Megatron then computes in fp16/bf16 with fp32 main
   parameters in its optimizer and scales the fp16 loss itself (Megatron-Core
-  ``Float16Module`` / ``Float16OptimizerWithFloat16Params``, as NeMo's mixed-precision docs
-  describe them; Megatron's source was not re-read here).
+  ``Float16Module`` / ``Float16OptimizerWithFloat16Params``, as Megatron-based frameworks'
+  mixed-precision docs describe them; Megatron's source was not re-read here).
 - TorchDynamo (``dynamo_config.dynamo_backend``, exported by the simple and multi-GPU launchers,
   not by the DeepSpeed one) with mixed precision "no" on CUDA: ``AcceleratorState`` sets
   ``torch.backends.cuda.matmul.allow_tf32 = True``.

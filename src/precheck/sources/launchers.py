@@ -65,13 +65,13 @@ class Launch:
     """What a launcher sees: the words after its name, and the run's environment so far."""
 
     builder: Builder
-    #: the command words that named the launcher (``swift``, ``sft``)
+    #: the command words that named the launcher (``accelerate``, ``launch``)
     head: list[Field]
     args: list[Field]
     env: dict[str, Node]
     #: folders relative config files are looked for in, before the current folder
     bases: list[Path]
-    #: re-enter the command dispatcher (``torchrun --no-python swift sft ...``)
+    #: re-enter the command dispatcher (``torchrun --no-python PROGRAM ...``)
     dispatch: Callable[[list[Field], dict[str, Node]], Found | None]
 
     def load(self, value: Field, key: str) -> dict[str, Node] | None:
@@ -211,7 +211,7 @@ def script(launch: Launch, name: Field, module: bool, args: list[Field]) -> Foun
         if entry.pattern.search(dotted):
             return entry.handler(launch, args)
     if args and not args[0].looks_like_option() and args[0].text.lower().endswith(CONFIG_SUFFIXES):
-        # ``python train.py cfg.yaml``: HfArgumentParser.parse_yaml_file / LLaMA-Factory read_args
+        # ``python train.py cfg.yaml``: HfArgumentParser.parse_yaml_file, or a read_args that merges key=value overrides
         root = launch.load(args[0], "config") or {}
         rest = args[1:]
         overrides = [a for a in rest if not a.looks_like_option()]
@@ -590,7 +590,7 @@ def match(argv: list[Field]) -> tuple[Entry | None, int]:
 
 
 def named(argv: list[Field], count: int) -> list[Field]:
-    """The words that name the run in its label: ``python -m axolotl.cli.train``, ``swift sft``."""
+    """The words that name the run in its label: ``python -m pkg.cli.train``, ``accelerate launch``."""
     if not _PYTHON.fullmatch(PurePosixPath(argv[0].text).name):
         return argv[:count]
     i = 1

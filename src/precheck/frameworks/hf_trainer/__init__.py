@@ -8,7 +8,13 @@ from ...traits import Traits
 from ..base import Framework
 from . import dialect, launch, resolve
 
-_TRAINER = Traits(hf_trainer=True, honours_accelerate_env=True, fills_deepspeed_auto=True, launcher_shards=True)
+_TRAINER = Traits(
+    hf_trainer=True,
+    honours_accelerate_env=True,
+    fills_deepspeed_auto=True,
+    launcher_shards=True,
+    arguments_for_user_script=True,
+)
 
 HF_TRAINER = Framework(
     name="hf-trainer",
