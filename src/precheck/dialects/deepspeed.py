@@ -231,7 +231,7 @@ class DeepSpeed(Dialect):
             if k in root
         )
         hits = count_keys(keys, DISTINCTIVE)
-        return 25 + hits if strong and hits >= 2 else 0
+        return self.priority + hits if strong and hits >= 2 else 0
 
     def finish(self, doc: Document, config: TrainingConfig) -> None:
         root = self.root(doc)
