@@ -43,7 +43,7 @@ SAMPLES: dict[str, tuple[str, ...]] = {
         "corpus/other/h2oai__h2o-llmstudio__examples__example_oasst2.yaml",
         "examples/configs/h2o-llmstudio-a100/bf16-without-grad-scaler.yaml",
     ),
-    "llama-recipes": (
+    "llama-cookbook": (
         "examples/configs/llama-recipes-titan-rtx-1080ti/full-finetune-fp16.yaml",
         "examples/configs/llama-recipes-titan-rtx-1080ti/lora-fp16-one-card.yaml",
     ),
@@ -181,7 +181,7 @@ LAUNCHES = {
     "torchtune": "tune run --nproc_per_node 2 lora_finetune_distributed --config cfg.yaml dtype=bf16\n",
     "lightning": "litgpt finetune_lora checkpoints/meta-llama/Llama-3.2-1B --precision bf16-true\n",
     "trl": "trl sft --model_name_or_path Qwen/Qwen2.5-0.5B --dataset_name trl-lib/Capybara --bf16\n",
-    "llama-recipes": "torchrun --nproc_per_node 1 -m llama_cookbook.finetuning --use_peft --use_fp16\n",
+    "llama-cookbook": "torchrun --nproc_per_node 1 -m llama_cookbook.finetuning --use_peft --use_fp16\n",
 }
 CONFIG_FOR = {
     "llama-factory": "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\nbf16: true\n",
@@ -296,3 +296,10 @@ def test_accelerate_mixed_precision_reaches_only_runs_that_honour_the_launcher(n
     assert not from_env or config.traits.honours_accelerate_env
     if name == "hf-trainer":  # TrainingArguments with fp16/bf16 off: the environment decides
         assert from_env
+
+
+def test_an_old_name_still_names_its_framework() -> None:
+    cookbook = owner("llama-cookbook")
+    assert frameworks.named("llama-recipes") is cookbook
+    assert frameworks.BY_NAME["llama-recipes"] is cookbook.dialect
+    assert cookbook.dialect.name == cookbook.distribution == "llama-cookbook"

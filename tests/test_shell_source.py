@@ -419,7 +419,7 @@ def test_llama_recipes_flags_are_read_as_fire_reads_them() -> None:
         "torchrun --nproc_per_node 2 -m llama_recipes.finetuning --enable_fsdp --use_fp16 --lr 1e-4 "
         "--model_name m --pure_bf16 true\n"
     )
-    assert doc.dialect == "llama-recipes"
+    assert doc.dialect == "llama-cookbook"
     # fire: a bare `true` is the string "true", not the boolean
     assert values(doc) == {"enable_fsdp": True, "use_fp16": True, "lr": 1e-4, "model_name": "m", "pure_bf16": "true"}
 
@@ -562,5 +562,5 @@ def test_python_fire_keeps_a_bare_false_as_a_truthy_string(tmp_path: Path) -> No
     bare.write_text("torchrun getting-started/finetuning/finetuning.py --model_name m --use_fp16 false\n")
     assert ("PC906", 1, 66) in findings(bare, "A100")  # at `--use_fp16`
     doc = run("torchrun getting-started/finetuning/finetuning.py --model_name m --use_fp16 False\n")
-    assert doc.dialect == "llama-recipes" and values(doc)["use_fp16"] is False
+    assert doc.dialect == "llama-cookbook" and values(doc)["use_fp16"] is False
     assert notes(doc, "quoted-boolean") == []

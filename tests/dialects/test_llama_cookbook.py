@@ -10,7 +10,7 @@ CONFIGS = EXAMPLES / "configs" / "llama-recipes-titan-rtx-1080ti"
 
 
 def test_lora_train_config() -> None:
-    config = read_file(CONFIGS / "lora-fp16-one-card.yaml", "llama-recipes")
+    config = read_file(CONFIGS / "lora-fp16-one-card.yaml", "llama-cookbook")
     assert config.framework == "llama-cookbook" and config.traits.method_by_entry_point
     assert at(config.model) == ("meta-llama/Llama-3.2-3B-Instruct", 4, "model_name")
     assert at(config.fp16) == (True, 5, "use_fp16")
@@ -19,14 +19,14 @@ def test_lora_train_config() -> None:
 
 
 def test_full_finetune_train_config() -> None:
-    config = read_file(CONFIGS / "full-finetune-fp16.yaml", "llama-recipes")
+    config = read_file(CONFIGS / "full-finetune-fp16.yaml", "llama-cookbook")
     assert at(config.train_type) == ("full", 7, "use_peft")
     assert at(config.fp16) == (True, 6, "use_fp16")
 
 
 def test_finetuning_module_flags() -> None:
     """``torchrun -m llama_recipes.finetuning --use_peft --use_fp16 ...``: python-fire flags."""
-    config = read_file(EXAMPLES / "scripts" / "llama-recipes-titan-rtx-1080ti" / "finetune.sh", "llama-recipes")
+    config = read_file(EXAMPLES / "scripts" / "llama-recipes-titan-rtx-1080ti" / "finetune.sh", "llama-cookbook")
     assert at(config.train_type) == ("lora", 9, "--use_peft")
     assert at(config.fp16) == (True, 10, "--use_fp16")
     assert at(config.model) == ("meta-llama/Llama-3.2-3B-Instruct", 11, "--model_name")
@@ -35,7 +35,7 @@ def test_finetuning_module_flags() -> None:
 
 def test_fsdp_block_and_quantisation() -> None:
     config = read_as(
-        "llama-recipes",
+        "llama-cookbook",
         """
         model_name: meta-llama/Llama-3.1-8B
         enable_fsdp: true

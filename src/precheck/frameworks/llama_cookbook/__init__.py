@@ -14,8 +14,9 @@ from ..base import Framework
 from . import dialect, launch, resolve
 
 FRAMEWORK = Framework(
-    name="llama-recipes",
+    name="llama-cookbook",
     distribution="llama-cookbook",
+    aliases=("llama-recipes",),
     traits=Traits(method_by_entry_point=True),
     dialect_class=dialect.LlamaCookbook,
     resolver=resolve.resolve,
