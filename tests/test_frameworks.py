@@ -66,6 +66,7 @@ SAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "hf-trainer": ("examples/scripts/accelerate-fp16-launch-bf16-script/train.sh",),
     "pytorch": ("examples/scripts/pytorch-grad-scaler-bf16-a100/train_bf16_with_grad_scaler.py",),
+    "openrlhf": ("fixtures/openrlhf/train_sft_mixtral_lora.sh",),
 }
 #: samples a dialect scores at a tier other than its framework's own (a second kind of file)
 OTHER_TIER = {"corpus/fsdp/modelscope__ms-swift__swift__config__fsdp2.json": Priority.FSDP_WRAPPER}
@@ -73,7 +74,7 @@ OTHER_TIER = {"corpus/fsdp/modelscope__ms-swift__swift__config__fsdp2.json": Pri
 
 def sample_path(sample: str) -> Path:
     head, _, rest = sample.partition("/")
-    return (CORPUS if head == "corpus" else EXAMPLES) / rest
+    return {"corpus": CORPUS, "examples": EXAMPLES, "fixtures": ROOT / "tests" / "fixtures"}[head] / rest
 
 
 def document(sample: str) -> Document:
@@ -182,6 +183,7 @@ LAUNCHES = {
     "lightning": "litgpt finetune_lora checkpoints/meta-llama/Llama-3.2-1B --precision bf16-true\n",
     "trl": "trl sft --model_name_or_path Qwen/Qwen2.5-0.5B --dataset_name trl-lib/Capybara --bf16\n",
     "llama-cookbook": "torchrun --nproc_per_node 1 -m llama_cookbook.finetuning --use_peft --use_fp16\n",
+    "openrlhf": "deepspeed --module openrlhf.cli.train_dpo --ds.zero_stage 3 --ds.param_dtype bf16\n",
 }
 CONFIG_FOR = {
     "llama-factory": "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\nbf16: true\n",

@@ -20,6 +20,7 @@ from . import (
     llama_cookbook,
     llama_factory,
     ms_swift,
+    openrlhf,
     pytorch_loop,
     simpletuner,
     torchtune,
@@ -42,6 +43,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
     hf_trainer.TRL,
     hf_trainer.HF_TRAINER,
     pytorch_loop.FRAMEWORK,
+    openrlhf.FRAMEWORK,
 )
 
 #: every dialect, in detection order

@@ -1,0 +1,22 @@
+"""OpenRLHF (OpenRLHF/OpenRLHF): ``deepspeed --module openrlhf.cli.train_sft --ds.* ...``.
+
+Its runs are command lines only (no config file format): the entry modules name them.
+"""
+
+import re
+
+from ...dialects.base import Priority
+from ...sources.launchers import ModuleEntry
+from ...traits import Traits
+from ..base import Framework
+from . import dialect, launch, resolve
+
+FRAMEWORK = Framework(
+    name="openrlhf",
+    distribution="openrlhf",
+    traits=Traits(precision_without_bf16=("fp16", "train in fp16: DeepSpeed's fp16 mode, dynamic loss scaling")),
+    dialect_class=dialect.OpenRlhf,
+    resolver=resolve.resolve,
+    priority=Priority.NAMED_ONLY,
+    modules=(ModuleEntry(re.compile(r"(^|\.)openrlhf\.cli\.train_(sft|dpo|rm)$"), launch.module),),
+)
