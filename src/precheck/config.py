@@ -155,11 +155,12 @@ class TrainingConfig:
     #: releases of its framework removed
     apex_args: tuple[Sourced[Any], ...] = ()
     #: the trainer's distributed strategy as the file names it: a registered name, lower-cased
-    #: (``fsdp``, ``deepspeed_stage_2``), or the class a ``class_path``/``_target_`` block builds
+    #: (``fsdp``, ``deepspeed_stage_2``), or the class path a ``class_path``/``_target_`` block
+    #: builds, as written
     strategy: SStr = None
-    #: how the trainer clips gradients when ``max_grad_norm`` comes with a choice: "norm" or
-    #: "value" as written (lower-cased); None when the file leaves it to the default
-    gradient_clip_algorithm: SStr = None
+    #: the trainer's own gradient clipping value when it clips by norm, its default
+    #: (``gradient_clip_val`` with no other algorithm); None when it clips by value or not at all
+    gradient_clip_norm: Sourced[float] | None = None
     #: the Megatron backend the run trains through instead of the framework's own trainer
     #: ("Megatron Bridge", "mcore_adapter", "Megatron-core"), from the environment or the keys
     megatron_backend: SStr = None

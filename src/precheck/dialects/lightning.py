@@ -546,12 +546,14 @@ class Lightning(Dialect):
             for key in ("class_path", "_target_"):
                 target = setting(config, f"trainer.strategy.{key}")
                 if target is not None and isinstance(target.value, str):
-                    config.strategy = Sourced(target.value.rsplit(".", 1)[-1], strategy.origin)
+                    config.strategy = Sourced(target.value, strategy.origin)
                     break
         clip = setting(config, "trainer.gradient_clip_val")
+        value = to_float(clip.value) if clip is not None else None
         algorithm = setting(config, "trainer.gradient_clip_algorithm")
-        if clip is not None and algorithm is not None and algorithm.value is not None:
-            config.gradient_clip_algorithm = Sourced(str(algorithm.value).lower(), algorithm.origin)
+        by_norm = algorithm is None or algorithm.value is None or str(algorithm.value).lower() == "norm"
+        if clip is not None and value is not None and by_norm:
+            config.gradient_clip_norm = Sourced(value, clip.origin)
 
 
 def device_indices(value: Any) -> str | None:

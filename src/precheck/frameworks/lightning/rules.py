@@ -376,10 +376,11 @@ def lightning_fsdp_clip_by_norm(ctx: Context) -> Iterator[Finding]:
     if config.variant != "trainer":
         return
     strategy = config.strategy
-    if strategy is None or strategy.value not in ("fsdp", "fsdp_cpu_offload", "FSDPStrategy"):
+    names = ("fsdp", "fsdp_cpu_offload")  # registered names; else a class path
+    if strategy is None or (strategy.value not in names and strategy.value.rsplit(".", 1)[-1] != "FSDPStrategy"):
         return  # not Lightning's own FSDPStrategy (NeMo's NLPFSDPStrategy clips itself)
-    clip, algorithm = config.max_grad_norm, config.gradient_clip_algorithm
-    if clip is None or clip.value <= 0 or (algorithm is not None and algorithm.value != "norm"):
+    clip = config.gradient_clip_norm
+    if clip is None or clip.value <= 0:
         return
     plugin = "FSDPMixedPrecisionPlugin" if _known_before(ctx, "2.1.0") else "FSDPPrecision"
     yield Finding(

@@ -223,8 +223,10 @@ def nemo_fsdp_fp8(ctx: Context) -> Iterator[Finding]:
     fix is marked unsafe.
     """
     config = ctx.config
-    fsdp, fp8 = config.fsdp, config.fp8  # the dialect reads model.fsdp and model.fp8 of a Megatron config
-    if config.variant != "nemo" or not is_on(fsdp) or not in_file(fp8):
+    # the dialect sets fsdp and fp8 from a Megatron config's model.fsdp and model.fp8, and
+    # fsdp from trainer.strategy too: the model block's own switch is what NeMo checks
+    fsdp, fp8 = config.fsdp, config.fp8
+    if config.variant != "nemo" or not is_on(config.setting("model.fsdp")) or not in_file(fp8):
         return
     assert fsdp is not None and fp8 is not None
     yield Finding(
