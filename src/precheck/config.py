@@ -107,6 +107,9 @@ class TrainingConfig:
     fp8: SStr = None
     #: a precision string as written (``bf16-mixed``, a recipe's ``dtype``...)
     precision: SStr = None
+    #: the canonical mode the framework turns ``precision`` into (an alias spelled out: ``bf16``
+    #: as ``bf16-mixed``), set by the dialect; None when the value is invalid or has no modes
+    precision_mode: SStr = None
 
     # sizes (memory estimates, explain)
     batch_size: Sourced[int] | None = None
@@ -140,6 +143,27 @@ class TrainingConfig:
     keys: dict[str, Sourced[Any]] = field(default_factory=dict)
     #: odd but readable input (duplicate keys, YAML 1.1 booleans)
     notes: list[SourceNote] = field(default_factory=list)
+    #: which flavour of its framework the file is written for, set once by the dialect
+    #: (a framework with several entry points: e.g. its own trainer or a library built on it)
+    variant: str | None = None
+    #: the precision plugin class that set ``precision`` (``MixedPrecision``...); None when
+    #: the file's own precision key did
+    precision_plugin: str | None = None
+    #: the quantization method as the file names it (``bnb.nf4``), whether or not precheck knows it
+    quantize: SStr = None
+    #: apex AMP arguments the file passes (``amp_backend``, ``amp_level``), which the newer
+    #: releases of its framework removed
+    apex_args: tuple[Sourced[Any], ...] = ()
+    #: the trainer's distributed strategy as the file names it: a registered name, lower-cased
+    #: (``fsdp``, ``deepspeed_stage_2``), or the class path a ``class_path``/``_target_`` block
+    #: builds, as written
+    strategy: SStr = None
+    #: the trainer's own gradient clipping value when it clips by norm, its default
+    #: (``gradient_clip_val`` with no other algorithm); None when it clips by value or not at all
+    gradient_clip_norm: Sourced[float] | None = None
+    #: the Megatron backend the run trains through instead of the framework's own trainer
+    #: ("Megatron Bridge", "mcore_adapter", "Megatron-core"), from the environment or the keys
+    megatron_backend: SStr = None
 
     def __post_init__(self) -> None:
         self.auto_keys = list(self.auto_keys)

@@ -3,11 +3,14 @@ LLaMA-Factory, llama-cookbook)."""
 
 from __future__ import annotations
 
+import ast
 import json
+from pathlib import Path
 
 import pytest
 
-from helpers import Case, check_case, run_case
+import precheck
+from helpers import Case, check_case, read_as, run_case
 
 TORCHTUNE = """
 # tune run --nproc_per_node 8 full_finetune_distributed --config llama3_1/8B_full
@@ -442,6 +445,28 @@ CASES = [
     ),
     Case("fixed: cookbook pure_bf16 alone", "PC715", COOKBOOK.format(peft="false", fp16="false"), ["8xA100"]),
     Case("cookbook peft: not this rule", "PC715", COOKBOOK.format(peft="true", fp16="true"), ["8xA100"]),
+    # what the dialect sets for these rules must not widen them (found by comparing with the old module)
+    Case(
+        "nemo fp8 with fsdp only from trainer.strategy: model.fsdp decides",
+        "PC709",
+        NEMO.format(precision="bf16", fsdp="false", fp8="true").replace("  devices: 8", "  strategy: fsdp"),
+    ),
+    Case(
+        "lightning fsdp with LitGPT's train.max_norm, no gradient_clip_val",
+        "PC706",
+        FSDP_CLIP.format(strategy="fsdp", clip="null").replace("  gradient_clip_val: null\n", "")
+        + "train:\n  max_norm: 1.0\n",
+    ),
+    Case(
+        "a strategy class named fsdp is not Lightning's FSDPStrategy",
+        "PC706",
+        FSDP_CLIP.format(strategy="{class_path: my.strategies.fsdp}", clip="1.0"),
+    ),
+    Case(
+        "lightning fsdp clip by value",
+        "PC706",
+        FSDP_CLIP.format(strategy="fsdp", clip="1.0").replace("1.0\n", "1.0\n  gradient_clip_algorithm: Value\n"),
+    ),
 ]
 
 
@@ -473,3 +498,61 @@ def test_messages_quote_the_framework() -> None:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case(case: Case) -> None:
     check_case(case)
+
+
+FRAMEWORKS = Path(precheck.__file__).parent / "frameworks"
+#: what a rule module must never import: the stages before the model
+FORBIDDEN = ("precheck.dialects", "precheck.resolve", "precheck.sources", "precheck.engine")
+
+
+def _imports(path: Path) -> list[str]:
+    """Every module ``path`` imports (relative imports made absolute), also inside functions."""
+    package = ".".join(path.relative_to(FRAMEWORKS.parent.parent).with_suffix("").parts[:-1])
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+            module = f"{base}.{node.module}" if node.level and node.module else (node.module or base)
+            found += [module, *(f"{module}.{alias.name}" for alias in node.names)]
+    return found
+
+
+def test_framework_rules_read_only_the_model() -> None:
+    modules = sorted(FRAMEWORKS.glob("*/*rules.py")) + sorted(FRAMEWORKS.glob("*/modes.py"))
+    assert len(modules) >= 6
+    for path in modules:
+        for name in _imports(path):
+            assert not name.startswith(FORBIDDEN), f"{path.name} imports {name}"
+            parts = name.split(".")
+            assert not (parts[:2] == ["precheck", "frameworks"] and parts[3:4] in (["dialect"], ["resolve"])), name
+        text = path.read_text(encoding="utf-8")
+        assert ".reason" not in text, f"{path} reads an override's prose"
+
+
+def test_the_dialects_set_what_the_framework_rules_read() -> None:
+    trainer = read_as("lightning", FSDP_CLIP.format(strategy="FSDP ", clip="0.5"))
+    assert trainer.variant == "trainer" and trainer.strategy is not None and trainer.strategy.value == "fsdp"
+    assert trainer.gradient_clip_norm is not None and trainer.gradient_clip_norm.value == 0.5
+    assert trainer.gradient_clip_norm.origin.key == "gradient_clip_val"
+    by_value = read_as(
+        "lightning",
+        FSDP_CLIP.format(strategy="fsdp", clip="0.5").replace("0.5\n", "0.5\n  gradient_clip_algorithm: value\n"),
+    )
+    assert by_value.gradient_clip_norm is None
+    apex = read_as("lightning", APEX.format(precision="16"))
+    assert [item.origin.key for item in apex.apex_args] == ["amp_backend", "amp_level"]
+    assert apex.precision_mode is not None and apex.precision_mode.value == "16-mixed"
+    plugin = read_as("lightning", PLUGIN.format(precision="bf16-mixed"))
+    assert plugin.precision_plugin == "MixedPrecision" and trainer.precision_plugin is None
+    litgpt = read_as("lightning", LITGPT.format(precision="bf16-mixed", quantize="bnb.nf4", devices="2"))
+    assert litgpt.variant == "litgpt" and litgpt.quantize is not None and litgpt.quantize.value == "bnb.nf4"
+    nemo = read_as("lightning", NEMO.format(precision="bf16", fsdp="true", fp8="true"))
+    assert nemo.variant == "nemo" and nemo.quantize is None
+    v0 = read_as("llama-factory", LLAMA_FACTORY)
+    assert v0.variant is None and v0.megatron_backend is None
+    mca = read_as("llama-factory", LLAMA_FACTORY, env={"USE_MCA": "1"})
+    assert mca.megatron_backend is not None and mca.megatron_backend.value == "mcore_adapter"
+    v1 = read_as("llama-factory", "model: Qwen/Qwen3-0.6B\nmodel_class: llm\ntrain_dataset: data/v1_sft_demo.yaml\n")
+    assert v1.variant == "v1"

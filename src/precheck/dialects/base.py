@@ -9,6 +9,9 @@ from enum import IntEnum
 from typing import Any
 
 from ..config import TrainingConfig
+from ..converters import to_bool as to_bool
+from ..converters import to_float as to_float
+from ..converters import to_int as to_int
 from ..provenance import Origin, Sourced
 from ..sources import Document, Node, SourceNote
 from ..traits import NO_TRAITS, Traits
@@ -36,16 +39,6 @@ RUN_ENV = (
 Converter = Callable[[Any], Any]
 
 
-def to_bool(value: Any) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    return None
-
-
 def to_str(value: Any) -> str | None:
     if value is None or isinstance(value, (dict, list)):
         return None
@@ -57,28 +50,6 @@ def to_index_list(value: Any) -> str | None:
     if isinstance(value, list):
         return ",".join(str(item.value if isinstance(item, Node) else item) for item in value)
     return None
-
-
-def to_int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdecimal():
-        try:
-            return int(value.strip())
-        except ValueError:  # over Python's int digit limit (3.11+), as for the framework's int()
-            return None
-    return None
-
-
-def to_float(value: Any) -> float | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError, OverflowError):  # OverflowError: an int past the float range
-        return None
 
 
 @dataclass(frozen=True)

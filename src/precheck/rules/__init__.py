@@ -11,11 +11,16 @@ against the devices, PC9xx input hygiene (PC92x: what the installed libraries sa
 from __future__ import annotations
 
 from ..errors import UsageError
+from ..frameworks.axolotl import rules as axolotl_rules
+from ..frameworks.lightning import rules as lightning_rules
+from ..frameworks.lightning import variant_rules as lightning_variant_rules
+from ..frameworks.llama_cookbook import rules as llama_cookbook_rules
+from ..frameworks.llama_factory import rules as llama_factory_rules
+from ..frameworks.torchtune import rules as torchtune_rules
 from . import (
     consistency,
     deep,
     device,
-    frameworks,
     hygiene,
     kernels,
     loss_scale,
@@ -42,7 +47,12 @@ _MODULES = (
     loss_scale,
     topology,
     sharding,
-    frameworks,
+    torchtune_rules,
+    lightning_rules,
+    lightning_variant_rules,
+    axolotl_rules,
+    llama_factory_rules,
+    llama_cookbook_rules,
     memory,
     hygiene,
     deep,

@@ -39,26 +39,15 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from precheck.frameworks.lightning.modes import ALIASES as ALIASES
+from precheck.frameworks.lightning.modes import MODES as MODES
+from precheck.frameworks.lightning.modes import alias_warning as alias_warning
+
 from ...config import TrainingConfig
 from ...dialects.base import Dialect, count_keys, field, looks_like_path, origin_of, to_bool, to_float, to_int
 from ...dtypes import parse_dtype
-from ...facts import quote
 from ...provenance import Origin, Sourced
 from ...sources import Document, Node
-
-#: ``_PRECISION_INPUT_STR`` (Lightning >= 2.1.0; 2.0.x had only the ``-mixed``/``32-true``/``64-true`` four)
-MODES = (
-    "transformer-engine",
-    "transformer-engine-float16",
-    "16-true",
-    "16-mixed",
-    "bf16-true",
-    "bf16-mixed",
-    "32-true",
-    "64-true",
-)
-#: ``_PRECISION_INPUT_STR_ALIAS_CONVERSION``; YAML ``16`` (an int) is accepted like "16"
-ALIASES = {"64": "64-true", "32": "32-true", "16": "16-mixed", "bf16": "bf16-mixed"}
 
 #: the dtype each mode keeps the weights in ("-true", transformer-engine) or autocasts to ("-mixed")
 MODE_DTYPE = {
@@ -84,14 +73,6 @@ def unify(raw: Any) -> str | None:
     if raw in MODES:
         return raw
     return ALIASES.get(raw)
-
-
-def alias_warning(raw: Any) -> str | None:
-    """Lightning's warning for a legacy alias (``rank_zero_warn`` in ``_convert_precision_to_unified_args``)."""
-    text = str(raw)
-    if text not in ALIASES or text[:2] in ("32", "64"):
-        return None
-    return quote("lightning.alias_warning", precision=text, mode=ALIASES[text])
 
 
 #: ``Trainer.__init__`` arguments (2.6.6); ``logger`` left out (verl's ``trainer:`` has it too)
@@ -296,12 +277,14 @@ class Lightning(Dialect):
     # -- the mapping ----------------------------------------------------------------------------
 
     def finish(self, doc: Document, config: TrainingConfig) -> None:
+        self._for_rules(config)
         self._precision(doc, config)
         self._devices(doc, config)
         self._strategy(doc, config)
         self._trainer(doc, config)
         self._litgpt(doc, config)
         self._nemo(doc, config)
+        config.variant = flavour(config)
 
     def _precision(self, doc: Document, config: TrainingConfig) -> None:
         plugin = self._precision_plugin(doc, config)
@@ -347,6 +330,7 @@ class Lightning(Dialect):
                 raw = str(precision.value)
                 origin = origin_of(doc, precision).derived(f"{kind} plugin")
                 config.precision = Sourced(raw, origin)
+                config.precision_plugin = kind
                 self._derive(config, raw, origin)
                 scaler = args.get("scaler")
                 if kind == "MixedPrecision" and scaler is not None and scaler.value not in (None, False, "null"):
@@ -357,6 +341,7 @@ class Lightning(Dialect):
                 weights_dtype = parse_dtype(weights.value) if weights is not None else None
                 raw = "transformer-engine-float16" if weights_dtype == "float16" else "transformer-engine"
                 config.precision = Sourced(raw, origin_of(doc, weights or block).derived(f"{kind} plugin"))
+                config.precision_plugin = kind
                 self._derive(config, raw, config.precision.origin)
                 return True
         return False
@@ -364,6 +349,7 @@ class Lightning(Dialect):
     def _derive(self, config: TrainingConfig, raw: str, origin: Origin) -> None:
         """The normalised switches a precision string amounts to (derived, never edited)."""
         mode = unify(raw)
+        config.precision_mode = Sourced(mode, origin) if mode is not None else None
         if mode is None:
             return
         # no key: these are derived from the precision string, so fixes must not write them
@@ -542,6 +528,29 @@ class Lightning(Dialect):
                 config, "train_type", "full" if scheme.value.lower() == "none" else scheme.value.lower(), doc, scheme
             )
 
+    def _for_rules(self, config: TrainingConfig) -> None:
+        """What the framework's rules read of the file besides the normalised fields, set once."""
+        quantize = config.keys.get("quantize")
+        if quantize is not None and quantize.value:
+            config.quantize = Sourced(str(quantize.value), quantize.origin)
+        apex = (setting(config, f"trainer.{key}") for key in ("amp_backend", "amp_level"))
+        config.apex_args = tuple(item for item in apex if item is not None)
+        strategy = setting(config, "trainer.strategy")
+        if strategy is not None and isinstance(strategy.value, str):
+            config.strategy = Sourced(strategy.value.strip().lower(), strategy.origin)
+        elif strategy is not None and isinstance(strategy.value, dict):
+            for key in ("class_path", "_target_"):
+                target = setting(config, f"trainer.strategy.{key}")
+                if target is not None and isinstance(target.value, str):
+                    config.strategy = Sourced(target.value, strategy.origin)
+                    break
+        clip = setting(config, "trainer.gradient_clip_val")
+        value = to_float(clip.value) if clip is not None else None
+        algorithm = setting(config, "trainer.gradient_clip_algorithm")
+        by_norm = algorithm is None or algorithm.value is None or str(algorithm.value).lower() == "norm"
+        if clip is not None and value is not None and by_norm:
+            config.gradient_clip_norm = Sourced(value, clip.origin)
+
 
 def device_indices(value: Any) -> str | None:
     """Lightning's ``devices`` (``fabric/utilities/device_parser.py`` ``_parse_gpu_ids``) as
@@ -588,3 +597,17 @@ def setting(config: TrainingConfig, path: str) -> Sourced[Any] | None:
     assert node is not None
     line, column = node.anchor
     return Sourced(node.value, Origin("file", top.origin.path, line, column, node.key))
+
+
+def flavour(config: TrainingConfig) -> str:
+    """ "litgpt", "nemo" (1.x Megatron builder), "nemo2" (MegatronMixedPrecision plugin) or "trainer"."""
+    if "trainer" not in config.keys:
+        return "litgpt"
+    target = setting(config, "plugins._target_")
+    if target is not None and str(target.value).endswith("MegatronMixedPrecision"):
+        return "nemo2"
+    if any(setting(config, f"model.{k}") for k in ("megatron_amp_O2", "native_amp_init_scale")):
+        return "nemo"
+    if setting(config, "model.tensor_model_parallel_size") is not None:
+        return "nemo"
+    return "trainer"

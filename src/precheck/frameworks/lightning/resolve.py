@@ -80,6 +80,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from precheck.frameworks.lightning.modes import NEMO_PLUGIN_INPUTS
+
 from ...config import TrainingConfig
 from ...facts import quote, span
 from ...hardware import Hardware
@@ -88,6 +90,7 @@ from ...resolve.common import frameworks_see_bf16
 from ...resolve.plan import Override, PrecisionPlan
 from ...versions import VersionRange, Versions
 from .dialect import ALIASES, MODE_DTYPE, MODES, QUANTIZE, alias_warning, setting, unify
+from .dialect import flavour as flavour  # re-exported: rules still import it from here
 
 #: "16-mixed", "bf16-mixed", "32-true", "64-true" exist from 2.0.0 (#16783)
 UNIFIED_NAMES = span("lightning.unified_names")
@@ -103,7 +106,6 @@ FSDP_MIXED_HALF_INIT = span("lightning.fsdp_mixed_half_init")
 DEEPSPEED_MODES = ("32-true", "16-true", "bf16-true", "16-mixed", "bf16-mixed")
 FSDP_MODES = DEEPSPEED_MODES
 MODEL_PARALLEL_MODES = ("32-true", "bf16-mixed", "bf16-true", "16-true")
-NEMO_PLUGIN_INPUTS = ("16", "bf16", "16-mixed", "bf16-mixed")
 TORCH_INIT_SCALE = 2.0**16
 NEMO_INIT_SCALE = 2.0**32
 
@@ -124,20 +126,6 @@ def _known(versions: Versions) -> str:
 def _in(versions: Versions, span: VersionRange) -> bool:
     info = versions.get("lightning")
     return span.contains(info.version) if info is not None else span.contains("999")
-
-
-def flavour(config: TrainingConfig) -> str:
-    """ "litgpt", "nemo" (1.x Megatron builder), "nemo2" (MegatronMixedPrecision plugin) or "trainer"."""
-    if "trainer" not in config.keys:
-        return "litgpt"
-    target = setting(config, "plugins._target_")
-    if target is not None and str(target.value).endswith("MegatronMixedPrecision"):
-        return "nemo2"
-    if any(setting(config, f"model.{k}") for k in ("megatron_amp_O2", "native_amp_init_scale")):
-        return "nemo"
-    if setting(config, "model.tensor_model_parallel_size") is not None:
-        return "nemo"
-    return "trainer"
 
 
 def _truthy(item: Sourced[Any] | None) -> bool:

@@ -417,6 +417,21 @@ def env_enabled(value: str | None) -> bool:
     return value is not None and value.strip().lower() in ("true", "y", "1")
 
 
+def megatron_backend(config: TrainingConfig) -> Sourced[str] | None:
+    """``USE_MEGATRON_BRIDGE``/``USE_MCA`` from the environment, else a file written for one."""
+    for name, label in (("USE_MEGATRON_BRIDGE", "Megatron Bridge"), ("USE_MCA", "mcore_adapter")):
+        item = config.env.get(name)
+        if item is not None and env_enabled(item.value):
+            return Sourced(label, item.origin)
+    for key, item in config.keys.items():
+        if key in MEGATRON_ONLY:
+            label = "Megatron Bridge" if key == "mixed_precision" or config.precision is not None else "Megatron-core"
+            return Sourced(
+                label, item.origin.derived(f"`{key}` is a Megatron backend key (USE_MCA/USE_MEGATRON_BRIDGE)")
+            )
+    return None
+
+
 class LlamaFactory(Dialect):
     flag_keys = (("fp16", "fp16"), ("bf16", "bf16"), ("pure_bf16", "pure_bf16"), ("tf32", "tf32"))
     fields = (
@@ -469,9 +484,11 @@ class LlamaFactory(Dialect):
             # parse_dict(allow_extra_keys=True): only likely typos are worth a word
             config.notes = [n for n in config.notes if n.kind != "unknown-key"] + _OPEN.unknown_keys(doc)
         if is_v1(self.keys(doc)):
+            config.variant = "v1"
             self._read_v1(doc, env, config)
         else:
             read_attachments(self, doc, config, env, {"deepspeed": "deepspeed"})
+        config.megatron_backend = megatron_backend(config)
         return config
 
     def unknown_keys(self, doc: Document) -> list[SourceNote]:

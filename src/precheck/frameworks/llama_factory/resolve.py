@@ -55,7 +55,6 @@ from ...resolve.common import PEFT_UPCASTS, amp_flags, frameworks_see_bf16, scal
 from ...resolve.plan import Override, PrecisionPlan, same_dtype_plan
 from ...versions import Versions
 from ..hf_trainer.resolve import default_load_dtype
-from .dialect import MEGATRON_ONLY, env_enabled, is_v1
 
 LF = "LLaMA-Factory"
 ADAPTERS = ("lora", "oft")
@@ -120,27 +119,12 @@ def _zero_stage(config: TrainingConfig) -> Sourced[int] | None:
 
 
 def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
-    if is_v1(config.keys):
+    if config.variant == "v1":
         return _resolve_v1(config, hardware, versions)
-    backend = megatron_backend(config)
+    backend = config.megatron_backend
     if backend is not None:
         return _resolve_megatron(config, backend)
     return _resolve_trainer(config, hardware, versions)
-
-
-def megatron_backend(config: TrainingConfig) -> Sourced[str] | None:
-    """``USE_MEGATRON_BRIDGE``/``USE_MCA`` from the environment, else a file written for one."""
-    for name, label in (("USE_MEGATRON_BRIDGE", "Megatron Bridge"), ("USE_MCA", "mcore_adapter")):
-        item = config.env.get(name)
-        if item is not None and env_enabled(item.value):
-            return Sourced(label, item.origin)
-    for key, item in config.keys.items():
-        if key in MEGATRON_ONLY:
-            label = "Megatron Bridge" if key == "mixed_precision" or config.precision is not None else "Megatron-core"
-            return Sourced(
-                label, item.origin.derived(f"`{key}` is a Megatron backend key (USE_MCA/USE_MEGATRON_BRIDGE)")
-            )
-    return None
 
 
 def _resolve_trainer(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:

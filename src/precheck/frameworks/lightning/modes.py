@@ -1,0 +1,34 @@
+"""Lightning's precision inputs, as data (model layer: the dialect, the resolver and the
+rules read them; ``lightning/fabric/plugins/precision/precision.py`` ``_PRECISION_INPUT``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...facts import quote
+
+#: ``_PRECISION_INPUT_STR`` (Lightning >= 2.1.0; 2.0.x had only the ``-mixed``/``32-true``/``64-true`` four)
+MODES = (
+    "transformer-engine",
+    "transformer-engine-float16",
+    "16-true",
+    "16-mixed",
+    "bf16-true",
+    "bf16-mixed",
+    "32-true",
+    "64-true",
+)
+#: ``_PRECISION_INPUT_STR_ALIAS_CONVERSION``; YAML ``16`` (an int) is accepted like "16"
+ALIASES = {"64": "64-true", "32": "32-true", "16": "16-mixed", "bf16": "bf16-mixed"}
+
+#: the ``trainer.precision`` values NeMo 1.x's ``MegatronTrainerBuilder._plugins`` hands to
+#: NeMo's own precision plugin (the Trainer then gets ``precision=None``)
+NEMO_PLUGIN_INPUTS = ("16", "bf16", "16-mixed", "bf16-mixed")
+
+
+def alias_warning(raw: Any) -> str | None:
+    """Lightning's warning for a legacy alias (``rank_zero_warn`` in ``_convert_precision_to_unified_args``)."""
+    text = str(raw)
+    if text not in ALIASES or text[:2] in ("32", "64"):
+        return None
+    return quote("lightning.alias_warning", precision=text, mode=ALIASES[text])

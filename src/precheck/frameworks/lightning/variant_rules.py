@@ -1,0 +1,240 @@
+"""PC707-PC709: traps of the framework's variants: LitGPT fine-tuning and NeMo 1.x Megatron.
+
+Sources:
+
+- Lightning-AI/litgpt (main, c16c72c): ``litgpt/finetune/lora.py`` ``setup`` (also adapter.py,
+  adapter_v2.py): ``precision = precision or get_default_supported_precision(training=True)``
+  (``litgpt/utils.py``: always a ``-mixed`` value for training); with ``quantize: bnb.*``:
+  ``if "mixed" in precision: raise ValueError("Quantization and mixed precision is not
+  supported.")``, then ``{"16-true": ..., "bf16-true": ..., "32-true": ...}[precision]``
+  (a ``KeyError`` for anything else); ``if devices * num_nodes > 1: if quantize: raise
+  NotImplementedError("Quantization is currently not supported for multi-GPU training. Please
+  set devices=1 and num_nodes=1 when using the --quantize flag.")``.
+- NVIDIA/NeMo 1.x (``nemo/collections/nlp/models/language_modeling/megatron_base_model.py``
+  ``MegatronBaseModel._validate_and_override_config``): ``if self.cfg.get('fsdp', False) and
+  self.cfg.get('fp8', False): raise ValueError('Torch FSDP does not support FP8.')``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ...converters import is_on, to_int
+from ...facts import quote
+from ...provenance import Sourced
+from ...rules.base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
+from .rules import all_bf16, bnb_quantize, in_file
+
+LITGPT_QUANTIZE_PRECISIONS = ("16-true", "bf16-true", "32-true")
+
+
+def _litgpt_precision_fix(ctx: Context, raw: str | None) -> str:
+    """The ``-true`` precision LitGPT's quantized path takes, keeping the 16-bit type asked for."""
+    if raw is not None:
+        if raw.startswith("bf16"):
+            return "bf16-true"
+        if raw.startswith("16"):
+            return "16-true"
+        if raw.startswith("32"):
+            return "32-true"
+    return "16-true" if all_bf16(ctx) is False else "bf16-true"
+
+
+@rule("PC707", "litgpt-quantize-precision", Severity.ERROR, fix_safety=FixSafety.UNSAFE, frameworks=("lightning",))
+def litgpt_quantize_precision(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds LitGPT `quantize: bnb.*` with a precision other than 16-true, bf16-true or 32-true.
+
+    ## What it does
+    Reports a LitGPT fine-tuning config (`litgpt finetune lora|adapter|adapter_v2`) that
+    quantizes with bitsandbytes while `precision` is a "-mixed" value, is left unset, or is
+    anything other than "16-true", "bf16-true" and "32-true".
+
+    ## Why is this bad?
+    `setup()` (`litgpt/finetune/lora.py`, adapter.py, adapter_v2.py) first fills an unset
+    precision with `get_default_supported_precision(training=True)` (`litgpt/utils.py`),
+    which is always "bf16-mixed" or "16-mixed", then checks `if "mixed" in precision: raise
+    ValueError("Quantization and mixed precision is not supported.")`, then maps the value
+    with `{"16-true": ..., "bf16-true": ..., "32-true": ...}[precision]` (a `KeyError` for
+    any other). The run stops before the model loads.
+
+    ## Example
+    ```yaml
+    quantize: bnb.nf4
+    precision: bf16-mixed
+    ```
+    Use instead:
+    ```yaml
+    quantize: bnb.nf4
+    precision: bf16-true
+    ```
+
+    ## Fix
+    Use the "-true" precision of the same 16-bit type (`bf16-true`; `16-true` on GPUs
+    without bf16). Weights and LoRA then compute in that dtype (`BitsandbytesPrecision`)
+    instead of autocast, so the fix is marked unsafe.
+    """
+    config = ctx.config
+    quantize = bnb_quantize(config)
+    if quantize is None:
+        return
+    item = config.precision
+    raw = str(item.value) if item is not None else None
+    if raw is not None and raw in LITGPT_QUANTIZE_PRECISIONS:
+        return
+    value = _litgpt_precision_fix(ctx, raw)
+    if raw is None:
+        yield Finding(
+            quantize.origin,
+            f"`quantize: {quantize.value}` without `precision`: LitGPT fills in get_default_supported_precision("
+            f'training=True), a "-mixed" precision, and raises "ValueError: {quote("litgpt.quantize_mixed")}"',
+            Fix(f"set precision: {value}", (Edit(config.path, "precision", value),)),
+        )
+        return
+    assert item is not None
+    if "mixed" in raw:
+        text = f'raises "ValueError: {quote("litgpt.quantize_mixed")}"'
+    else:
+        text = f"raises KeyError: {raw!r} (quantize takes precision 16-true, bf16-true or 32-true)"
+    yield Finding(
+        item.origin,
+        f"`precision: {raw}` with `quantize: {quantize.value}`: LitGPT {text}",
+        Fix(f"use precision: {value}", edits_for(item, config.path, value)),
+        related=(quantize.origin,),
+    )
+
+
+def _litgpt_devices(ctx: Context) -> tuple[int, list[Sourced[Any]]] | None:
+    """devices x num_nodes as LitGPT's ``parse_devices`` counts them, with the keys that say so."""
+    config = ctx.config
+    devices = config.keys.get("devices")
+    nodes = config.keys.get("num_nodes")
+    keys: list[Sourced[Any]] = []
+    count = 1  # finetune/lora.py default devices=1
+    if devices is not None:
+        raw = devices.value
+        if raw in ("auto", -1, "-1"):
+            if not ctx.hardware.known:
+                return None
+            count = max(len(ctx.hardware.devices), 1)  # torch.cuda.device_count() or 1
+        else:
+            number = to_int(raw)
+            if number is None:
+                return None
+            count = number
+        if count > 1:
+            keys.append(devices)
+    node_count = to_int(nodes.value) if nodes is not None else 1
+    if node_count is None:
+        return None
+    if node_count > 1 and nodes is not None:
+        keys.append(nodes)
+    return count * node_count, keys
+
+
+@rule("PC708", "litgpt-quantize-multi-device", Severity.ERROR, fix_safety=FixSafety.UNSAFE, frameworks=("lightning",))
+def litgpt_quantize_multi_device(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds LitGPT `quantize` with more than one device (devices x num_nodes > 1).
+
+    ## What it does
+    Reports a LitGPT fine-tuning config that sets `quantize` and asks for several devices:
+    `devices` above 1, `devices: auto`/-1 on a machine with several GPUs, or `num_nodes`
+    above 1.
+
+    ## Why is this bad?
+    `setup()` in `litgpt/finetune/lora.py` (and adapter.py, adapter_v2.py) checks `if
+    devices * num_nodes > 1: if quantize: raise NotImplementedError("Quantization is
+    currently not supported for multi-GPU training. Please set devices=1 and num_nodes=1
+    when using the --quantize flag.")` before building the Fabric.
+
+    ## Example
+    ```yaml
+    quantize: bnb.nf4
+    precision: bf16-true
+    devices: 4
+    ```
+    Use instead:
+    ```yaml
+    quantize: bnb.nf4
+    precision: bf16-true
+    devices: 1
+    ```
+
+    ## Fix
+    Train the quantized model on one device, or drop `quantize` to shard the unquantized
+    model over several (FSDP). Either changes the run, so the fix is marked unsafe.
+    """
+    config = ctx.config
+    quantize = config.quantize
+    if config.variant != "litgpt" or quantize is None:
+        return
+    found = _litgpt_devices(ctx)
+    if found is None:
+        return
+    total, keys = found
+    if total <= 1:
+        return
+    edits = tuple(edit for item in keys for edit in edits_for(item, config.path, 1))
+    origin = anchor(config.path, *(item.origin for item in keys), quantize.origin)
+    yield Finding(
+        origin,
+        f"`quantize: {quantize.value}` on {total} devices: LitGPT raises "
+        f'"NotImplementedError: {quote("litgpt.quantize_multi_gpu")}"',
+        Fix("train the quantized model on one device (or drop quantize to shard over several)", edits),
+        related=(quantize.origin,),
+    )
+
+
+@rule("PC709", "nemo-fsdp-fp8", Severity.ERROR, fix_safety=FixSafety.UNSAFE, frameworks=("lightning",))
+def nemo_fsdp_fp8(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds a NeMo 1.x Megatron config with both `model.fsdp` and `model.fp8`.
+
+    ## What it does
+    Reports a NeMo 1.x Megatron model config (`megatron_gpt_config.yaml` and its kin) that
+    turns on Torch FSDP (`model.fsdp: true`) and Transformer Engine FP8 (`model.fp8: true`)
+    together.
+
+    ## Why is this bad?
+    `MegatronBaseModel._validate_and_override_config`
+    (`nemo/collections/nlp/models/language_modeling/megatron_base_model.py`) runs when the
+    model is built and raises `ValueError: Torch FSDP does not support FP8.`
+
+    ## Example
+    ```yaml
+    model:
+      megatron_amp_O2: false
+      fsdp: true
+      fp8: true
+    ```
+    Use instead:
+    ```yaml
+    model:
+      megatron_amp_O2: false
+      fsdp: true
+      fp8: false
+    ```
+
+    ## Fix
+    Drop FP8 to keep FSDP (bf16 compute), or drop FSDP and use Megatron's tensor/pipeline
+    parallelism with the distributed optimizer to keep FP8. Either changes the run, so the
+    fix is marked unsafe.
+    """
+    config = ctx.config
+    # the dialect sets fsdp and fp8 from a Megatron config's model.fsdp and model.fp8, and
+    # fsdp from trainer.strategy too: the model block's own switch is what NeMo checks
+    fsdp, fp8 = config.fsdp, config.fp8
+    if config.variant != "nemo" or not is_on(config.setting("model.fsdp")) or not in_file(fp8):
+        return
+    assert fsdp is not None and fp8 is not None
+    yield Finding(
+        fp8.origin,
+        f'`model.fp8` with `model.fsdp`: NeMo\'s MegatronBaseModel raises "ValueError: {quote("nemo.fsdp_fp8")}"',
+        Fix("turn FP8 off to keep FSDP (or FSDP off to keep FP8)", edits_for(fp8, config.path, False)),
+        related=(fsdp.origin,),
+    )
+
+
+__all__ = ["litgpt_quantize_multi_device", "litgpt_quantize_precision", "nemo_fsdp_fp8"]
