@@ -117,6 +117,10 @@ class Axolotl(Dialect):
         fills_deepspeed_auto=True,
         launcher_shards=True,
         method_by_entry_point=True,
+        kahan_optimizer="optimi_adamw",
+        fp16_weights_fix=(
+            "train in fp32 (axolotl's fp16 trains fp16 weights, which a full fine-tune cannot), or use LoRA"
+        ),
     )
     flag_keys = (("fp16", "fp16"), ("bf16", "bf16"), ("tf32", "tf32"), ("pure_bf16", "bfloat16"))
     fields = (

@@ -234,7 +234,11 @@ def _is_megatron(doc: Document) -> bool:
 class Lightning(Dialect):
     name = "lightning"
     framework = "lightning"
-    traits = Traits(keeps_deepspeed_auto=True, precision_without_bf16=("16-mixed", "use fp16 mixed precision"))
+    traits = Traits(
+        keeps_deepspeed_auto=True,
+        precision_without_bf16=("16-mixed", "use fp16 mixed precision"),
+        precision_modes=True,
+    )
     fields = (
         field(
             "model",

@@ -417,6 +417,17 @@ def env_enabled(value: str | None) -> bool:
     return value is not None and value.strip().lower() in ("true", "y", "1")
 
 
+#: switches that replace TrainingArguments' optimizer (``train/trainer_utils.py``
+#: ``create_custom_optimizer``), with the TrainingArguments-style name of what they build
+OPTIMIZER_SWITCHES = (
+    ("use_galore", "galore_adamw"),
+    ("use_apollo", "apollo_adamw"),
+    ("use_badam", "badam"),
+    ("use_adam_mini", "adam_mini"),
+    ("use_muon", "muon"),
+)
+
+
 class LlamaFactory(Dialect):
     name = "llama-factory"
     framework = "llamafactory"
@@ -427,6 +438,9 @@ class LlamaFactory(Dialect):
         launcher_shards=True,
         lora_by_default=True,
         method_by_entry_point=True,
+        passes_precision_flags=True,
+        refuses_unsupported_pure_bf16=True,
+        optimizer_switches=OPTIMIZER_SWITCHES,
     )
     flag_keys = (("fp16", "fp16"), ("bf16", "bf16"), ("pure_bf16", "pure_bf16"), ("tf32", "tf32"))
     fields = (

@@ -37,7 +37,7 @@ DISTINCTIVE = (
 class LlamaRecipes(Dialect):
     name = "llama-recipes"
     framework = "llama-cookbook"
-    traits = Traits(method_by_entry_point=True)
+    traits = Traits(method_by_entry_point=True, adapters_follow_peft=True, grad_scaler_any_weights=True)
     flag_keys = (("fp16", "use_fp16"),)
     fields = (
         field("model", "model_name"),

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from ..config import TrainingConfig
 from ..dtypes import parse_dtype
+from ..facts import span
 from ..provenance import Sourced
 from ..sources import Document
 from ..traits import Traits
@@ -64,6 +65,9 @@ class MsSwift(Dialect):
         launcher_shards=True,
         lora_by_default=True,
         method_by_entry_point=True,
+        passes_precision_flags=True,
+        flags_from_torch_dtype=span("ms-swift.overrides_flags"),
+        grad_scaler_any_weights=True,
     )
     flag_keys = (("fp16", "fp16"), ("bf16", "bf16"), ("torch_dtype", "torch_dtype"))
     fields = (

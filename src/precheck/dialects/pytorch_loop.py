@@ -32,7 +32,7 @@ from .base import Dialect, field, to_bool
 class PytorchLoop(Dialect):
     name = "pytorch"
     framework = "torch"
-    traits = Traits(script=True)
+    traits = Traits(script=True, adapters_follow_peft=True, grad_scaler_any_weights=True)
     fields = (
         field("model", "model_name_or_path"),
         field("torch_dtype", "torch_dtype", convert=parse_load_dtype),

@@ -9,6 +9,7 @@ findings keep the user's spelling. Read in bghira/SimpleTuner:
 
 from __future__ import annotations
 
+from ..resolve.simpletuner import BF16_OPTIMIZERS
 from ..sources import Document, Node
 from ..traits import Traits
 from .base import Dialect, count_keys, field, to_bool, to_float, to_int
@@ -46,7 +47,13 @@ ENV_KEYS = {
 class SimpleTuner(Dialect):
     name = "simpletuner"
     framework = "simpletuner"
-    traits = Traits(honours_accelerate_env=True)
+    traits = Traits(
+        honours_accelerate_env=True,
+        pure_bf16_by_design="SimpleTuner casts the trained model to its bf16 weight dtype by design",
+        kahan_optimizer_prefix=("adamw_schedulefree", "SimpleTuner's AdamWScheduleFreeKahan"),
+        grad_scaler_any_weights=True,
+        bf16_optimizers=frozenset(BF16_OPTIMIZERS),
+    )
     flag_keys = (("mixed_precision", "mixed_precision"),)
     #: ``helpers/configuration/json_file.py`` ``normalize_args``: ``value == "true"`` becomes a
     #: bare ``--key`` flag and ``value == "false"`` is skipped, exactly as the booleans are

@@ -136,7 +136,12 @@ def builder_name(component: str) -> str:
 class Torchtune(Dialect):
     name = "torchtune"
     framework = "torchtune"
-    traits = Traits(method_by_entry_point=True, precision_without_bf16=("fp32", "train in fp32"))
+    traits = Traits(
+        method_by_entry_point=True,
+        precision_without_bf16=("fp32", "train in fp32"),
+        pure_bf16_by_design="torchtune trains in `dtype` with no fp32 copy by design",
+        refuses_fp16=True,
+    )
     #: ``dtype`` takes torchtune's own spellings (fp32, bf16): no generic flag edits
     flag_keys = ()
     #: recipes read arbitrary keys (``cfg.get``): no unknown-key lint

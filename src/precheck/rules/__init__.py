@@ -11,6 +11,9 @@ against the devices, PC9xx input hygiene (PC92x: what the installed libraries sa
 from __future__ import annotations
 
 from ..errors import UsageError
+from ..frameworks.h2o_llmstudio import scaler_rules as h2o_llmstudio_rules
+from ..frameworks.ms_swift import precision_rules as ms_swift_rules
+from ..frameworks.simpletuner import optimizer_rules as simpletuner_rules
 from . import (
     consistency,
     deep,
@@ -20,7 +23,6 @@ from . import (
     kernels,
     loss_scale,
     memory,
-    optimizer,
     optimizer_support,
     precision,
     quantization,
@@ -36,7 +38,6 @@ _MODULES = (
     precision,
     consistency,
     quantization,
-    optimizer,
     optimizer_support,
     scaling,
     loss_scale,
@@ -46,6 +47,9 @@ _MODULES = (
     memory,
     hygiene,
     deep,
+    ms_swift_rules,
+    simpletuner_rules,
+    h2o_llmstudio_rules,
 )
 
 RULES: dict[str, Rule] = {
