@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .versions import VersionRange
+
 
 @dataclass(frozen=True, slots=True)
 class Traits:
@@ -38,6 +40,42 @@ class Traits:
     #: its files are ``TrainingArguments`` (and TRL config) keys that the user's own script
     #: reads with ``HfArgumentParser``, not a framework's entry point
     arguments_for_user_script: bool = False
+    #: the HF Trainer itself (transformers, TRL): the file's keys are ``TrainingArguments``'
+    #: own, not a framework's schema mapped onto them
+    plain_hf_trainer: bool = False
+    #: hands its ``fp16``/``bf16`` switches to ``TrainingArguments`` as written (not after
+    #: reconciling them itself)
+    passes_precision_flags: bool = False
+    #: why the framework trains pure bf16 (bf16 weights, no fp32 copy) on purpose, as a
+    #: finding says it; None: only where a setting asks for it
+    pure_bf16_by_design: str | None = None
+    #: precision is one mode string: ``16-mixed`` (fp16 autocast over fp32 weights),
+    #: ``bf16-true`` (bf16 weights, no fp32 copy)
+    precision_modes: bool = False
+    #: refuses fp16 training before the run starts
+    refuses_fp16: bool = False
+    #: the optimizer a fix names to keep bf16 weights with compensated rounding (Kahan summation)
+    kahan_optimizer: str | None = None
+    #: its fp16 switch also loads fp16 weights, which a full fine-tune cannot train: the fix
+    #: to give instead of fp16 mixed precision
+    fp16_weights_fix: str | None = None
+    #: stops a ``pure_bf16`` run itself where ``torch.cuda.is_bf16_supported()`` says no
+    refuses_unsupported_pure_bf16: bool = False
+    #: switches that replace the optimizer, each with the ``optim`` name of what it builds
+    optimizer_switches: tuple[tuple[str, str], ...] = ()
+    #: an optimizer-name prefix whose optimizers use Kahan summation (unless ``no_kahan``),
+    #: and what they are
+    kahan_optimizer_prefix: tuple[str, str] | None = None
+    #: the releases that rewrite ``fp16``/``bf16`` from ``torch_dtype`` (None: none do)
+    flags_from_torch_dtype: VersionRange | None = None
+    #: LoRA adapters are peft's own, in the dtype peft gives them: the framework does not
+    #: cast them to float32 itself
+    adapters_follow_peft: bool = False
+    #: fp16 mixed precision's GradScaler unscales the gradients of the weights as loaded,
+    #: bf16 ones too: nothing refuses the pair before the first step
+    grad_scaler_any_weights: bool = False
+    #: optimizers that step bf16 weights only (their states are bf16)
+    bf16_optimizers: frozenset[str] = frozenset()
 
 
 #: a config read by no framework in particular

@@ -2,47 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+# the rules ask these too: they live in the model layer (re-exported for the resolvers)
+from ..bf16_support import BF16_CHECK_COUNTS_EMULATION as BF16_CHECK_COUNTS_EMULATION
+from ..bf16_support import frameworks_see_bf16 as frameworks_see_bf16
 from ..config import TrainingConfig
-from ..facts import span
-from ..hardware import Hardware
 from ..provenance import Origin, Sourced
+from ..training_method import PEFT_UPCASTS as PEFT_UPCASTS
+from ..training_method import is_adapter_training as is_adapter_training
+from ..training_method import quantized_base as quantized_base
+from ..training_method import value as value
 from ..versions import Versions
 
-#: peft 0.12.0 added ``get_peft_model(..., autocast_adapter_dtype=True)``, which upcasts
-#: fp16/bf16 adapter weights to float32 (``tuners_utils._cast_adapter_dtype``); up to 0.11.1
-#: ``LoraLayer.update_layer`` did ``self.to(weight.device, dtype=weight.dtype)``: adapters
-#: in the base layer's dtype.
-PEFT_UPCASTS = span("peft.adapters_upcast")
 PEFT_ADAPTERS = Origin.default("peft>=0.12 casts LoRA adapter weights to float32 (autocast_adapter_dtype=True)")
-
-
-#: torch 2.3.0 made ``is_bf16_supported()`` fall back to allocating a bf16 tensor
-#: (``_check_bf16_tensor_supported``, pytorch#115924), which succeeds on pre-Ampere GPUs;
-#: up to 2.2.2 it was ``major >= 8 and cuda >= 11``. transformers' ``is_torch_bf16_gpu_available``
-#: and accelerate's ``is_bf16_available`` return it as is.
-BF16_CHECK_COUNTS_EMULATION = span("torch.bf16_check_counts_emulation")
-
-
-def frameworks_see_bf16(hardware: Hardware, versions: Versions) -> tuple[bool, str]:
-    """What ``torch.cuda.is_bf16_supported()`` answers on these devices, and why."""
-    if all(d.bf16 for d in hardware.devices):
-        return True, "native bf16"
-    torch = versions.get("torch")
-    if torch is None or BF16_CHECK_COUNTS_EMULATION.contains(torch.version):
-        known = f"torch {torch.version}" if torch else "torch version not known: newest behaviour"
-        return True, f"torch>=2.3 counts bf16 emulation as support [{known}]"
-    return False, f"torch {torch.version} reports no bf16 before Ampere"
-
-
-def value(item: Sourced[Any] | None, default: Any = None) -> Any:
-    return item.value if item is not None else default
-
-
-def is_adapter_training(config: TrainingConfig, default: str = "full") -> bool:
-    kind = str(value(config.train_type, default)).lower()
-    return kind not in ("full", "none", "")
 
 
 def trainable_dtype(
@@ -62,15 +33,6 @@ def trainable_dtype(
         load.value,
         load.origin.derived("full fine-tune trains the loaded weights") if load.origin.in_file else load.origin,
     )
-
-
-def quantized_base(config: TrainingConfig) -> bool:
-    """Whether the base weights are integers (bitsandbytes 4/8-bit, a GPTQ/AWQ checkpoint): peft
-    before 0.12 gives adapters the base dtype only when the base weight is floating point."""
-    if config.quantization_bits is not None and config.quantization_bits.value in (4, 8):
-        return True
-    model = str(value(config.model, "")).lower()
-    return any(tag in model for tag in ("gptq", "awq"))
 
 
 def amp_flags(config: TrainingConfig) -> Sourced[str | None]:

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from ..errors import UsageError
 from ..frameworks.axolotl import rules as axolotl_rules
+from ..frameworks.h2o_llmstudio import scaler_rules as h2o_llmstudio_rules
 from ..frameworks.lightning import rules as lightning_rules
 from ..frameworks.lightning import variant_rules as lightning_variant_rules
 from ..frameworks.llama_cookbook import rules as llama_cookbook_rules
 from ..frameworks.llama_factory import rules as llama_factory_rules
+from ..frameworks.ms_swift import precision_rules as ms_swift_rules
+from ..frameworks.simpletuner import optimizer_rules as simpletuner_rules
 from ..frameworks.torchtune import rules as torchtune_rules
 from . import (
     consistency,
@@ -25,7 +28,6 @@ from . import (
     kernels,
     loss_scale,
     memory,
-    optimizer,
     optimizer_support,
     precision,
     quantization,
@@ -41,7 +43,6 @@ _MODULES = (
     precision,
     consistency,
     quantization,
-    optimizer,
     optimizer_support,
     scaling,
     loss_scale,
@@ -56,6 +57,9 @@ _MODULES = (
     memory,
     hygiene,
     deep,
+    ms_swift_rules,
+    simpletuner_rules,
+    h2o_llmstudio_rules,
 )
 
 RULES: dict[str, Rule] = {

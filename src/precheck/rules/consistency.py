@@ -11,9 +11,9 @@ Sources (each rule's docstring names what it relies on):
   update is smaller than 1e-3 of the weight magnitude, there will be no change to the weight
   (using nearest rounding). This is highly problematic for full BF16 training, where we don't
   keep an FP32 copy of model weights." Remedies that keep pure bf16: stochastic rounding
-  (torchao ``bf16_stochastic_round=True``, SimpleTuner ``adamw_bf16``) or Kahan summation
+  (torchao ``bf16_stochastic_round=True``, AdamWBF16 ``adamw_bf16``) or Kahan summation
   (optimi: "optimi optimizers can match the performance of mixed precision when training in
-  pure BFloat16 by using Kahan summation"; transformers ``optim: stable_adamw``, axolotl
+  pure BFloat16 by using Kahan summation"; transformers ``optim: stable_adamw``,
   ``optimizer: optimi_adamw``).
 - fp16 overflow in T5 and Gemma 3: T5 was trained with bf16 activations (craffel in
   google-research/text-to-text-transfer-transformer#539: "All of our experiments use bfloat16
@@ -49,14 +49,12 @@ from .optimizer_support import compensated_rounding, names_adapters, optimizer_n
 
 #: training kinds that update the model's own weights (not adapters)
 FULL_WEIGHTS = ("full", "freeze", "none", "")
-#: frameworks whose default ``train_type`` is LoRA
-LORA_BY_DEFAULT = ("ms-swift", "h2o-llmstudio", "llamafactory")
 
 
 def trains_full_weights(config: TrainingConfig) -> bool:
     if config.quantization_bits is not None or names_adapters(config):
         return False
-    default = "lora" if config.framework in LORA_BY_DEFAULT else "full"
+    default = "lora" if config.traits.lora_by_default else "full"
     kind = str(config.train_type.value if config.train_type is not None else default).strip().lower()
     return kind in FULL_WEIGHTS
 
@@ -80,13 +78,11 @@ def learning_rate(config: TrainingConfig) -> float | None:
 def _deliberate(ctx: Context) -> str | None:
     """Why this framework trains pure bf16 on purpose, if it does."""
     config, plan = ctx.config, ctx.plan
-    if config.framework == "torchtune":
-        return "torchtune trains in `dtype` with no fp32 copy by design"
+    if config.traits.pure_bf16_by_design is not None:  # no such framework has a `pure_bf16` key
+        return config.traits.pure_bf16_by_design
     if config.pure_bf16 is not None and config.pure_bf16.value:
         return f"`{config.pure_bf16.origin.key or 'pure_bf16'}: true` asks for pure bf16 training"
-    if config.framework == "simpletuner":
-        return "SimpleTuner casts the trained model to its bf16 weight dtype by design"
-    if config.framework == "lightning" and config.precision is not None and "true" in str(config.precision.value):
+    if config.traits.precision_modes and config.precision is not None and "true" in str(config.precision.value):
         return f"`{written(config.precision, 'precision')}` asks for bf16 weights"
     if plan.master_weights is not None and plan.master_weights.value == "bfloat16":
         return "the DeepSpeed config keeps master weights in bf16 (`bf16_master_weights_and_grads`)"
@@ -110,7 +106,7 @@ def _pure_bf16(ctx: Context) -> bool:
 def _launcher_may_shard(ctx: Context) -> bool:
     """A multi-GPU HF Trainer run is usually started by `accelerate launch` with a DeepSpeed or FSDP
     config the training file does not name; ZeRO and accelerate's FSDP keep fp32 master weights."""
-    if ctx.config.framework not in ("transformers", "trl"):
+    if not ctx.config.traits.plain_hf_trainer:
         return False
     return not ctx.hardware.known or len(used_devices(ctx)) > 1
 
@@ -161,13 +157,12 @@ def _pure_bf16_fix(ctx: Context) -> Fix:
         "optimizer that compensates the rounding (optimi Kahan summation, torchao bf16_stochastic_round)"
     )
     edits: tuple[Edit, ...] = ()
-    if config.framework in ("transformers", "trl"):
+    kahan = config.traits.kahan_optimizer
+    if config.traits.plain_hf_trainer:
         edit = flag_edit(ctx, "torch_dtype", "float32")
         edits = (edit,) if edit is not None else ()
-    elif config.framework == "axolotl":
-        edits = edits_for(config.optimizer, config.path, "optimi_adamw") or (
-            Edit(config.path, "optimizer", "optimi_adamw"),
-        )
+    elif kahan is not None:
+        edits = edits_for(config.optimizer, config.path, kahan) or (Edit(config.path, "optimizer", kahan),)
     return Fix(keep, edits)
 
 
@@ -181,10 +176,10 @@ def pure_bf16_weights(ctx: Context) -> Iterator[Finding]:
     FSDP mixed precision, DeepSpeed's bf16 optimizer keep one; a plain torch optimizer does
     not) in a full-parameter run, where the framework does not do so by design: a HF/TRL
     model loaded with `torch_dtype: bfloat16` (or, from transformers 5, left to load the
-    checkpoint's own bf16), an axolotl or ms-swift full fine-tune with `bf16: true`. LoRA
-    adapters and optimizers that compensate the rounding (optimi's Kahan summation,
-    `stable_adamw`, torchao's `bf16_stochastic_round`, SimpleTuner's `adamw_bf16`) are not
-    reported. Frameworks that train pure bf16 on purpose are PC208. HF Trainer/TRL runs are
+    checkpoint's own bf16), a framework's full fine-tune with `bf16: true` that loads the
+    weights in bf16. LoRA adapters and optimizers that compensate the rounding (optimi's
+    Kahan summation, `stable_adamw`, torchao's `bf16_stochastic_round`, AdamWBF16's
+    `adamw_bf16`) are not reported. Frameworks that train pure bf16 on purpose are PC208. HF Trainer/TRL runs are
     reported only on a single known GPU: a multi-GPU Trainer run is normally started by
     `accelerate launch` with a DeepSpeed or FSDP config the training file does not name,
     and ZeRO and accelerate's FSDP keep fp32 master weights. On a GPU without native bf16
@@ -215,8 +210,8 @@ def pure_bf16_weights(ctx: Context) -> Iterator[Finding]:
     ## Fix
     Load the weights in float32 and keep bf16 autocast (twice the weight memory), or
     keep bf16 weights with an optimizer that compensates the rounding: `optim:
-    stable_adamw` (transformers), `optimizer: optimi_adamw` (axolotl), torchao's
-    `bf16_stochastic_round=True`.
+    stable_adamw` (transformers), the framework's optimi optimizer where it has one
+    (`optimizer: optimi_adamw`), torchao's `bf16_stochastic_round=True`.
     """
     if not _pure_bf16(ctx) or _deliberate(ctx) is not None or _launcher_may_shard(ctx):
         return
@@ -233,26 +228,26 @@ def pure_bf16_weights(ctx: Context) -> Iterator[Finding]:
 @rule("PC208", "pure-bf16-by-design", Severity.INFO)
 def pure_bf16_by_design(ctx: Context) -> Iterator[Finding]:
     """
-    Notes deliberate pure-bf16 training (torchtune, `pure_bf16`, `bf16-true`) without compensated rounding.
+    Notes deliberate pure-bf16 training (by design, `pure_bf16`, `bf16-true`) without compensated rounding.
 
     ## What it does
     Reports the same plan as PC207 (bf16 weights updated in place, no fp32 master copy,
-    full-parameter training) where the framework or the file chose it: torchtune recipes
-    (`dtype: bf16`), LLaMA-Factory and llama-cookbook `pure_bf16`, Lightning `bf16-true`,
-    SimpleTuner's bf16 weight dtype, DeepSpeed's `bf16_master_weights_and_grads`; unless
-    the optimizer compensates the rounding (optimi, torchao `bf16_stochastic_round: true`,
-    SimpleTuner `adamw_bf16`).
+    full-parameter training) where the framework or the file chose it: a framework that
+    trains in its `dtype: bf16` or casts the model to its bf16 weight dtype by design, a
+    `pure_bf16: true` switch, a `bf16-true` precision mode, DeepSpeed's
+    `bf16_master_weights_and_grads`; unless the optimizer compensates the rounding (optimi,
+    torchao `bf16_stochastic_round: true`, AdamWBF16's `adamw_bf16`).
 
     ## Why is this bad?
     It halves weight memory and is what these frameworks document, but the cost is the same
     as in PC207: bf16 keeps 8 significant bits, an update below ~1/512 of a weight is
     rounded away, and at fine-tuning learning rates (1e-5) most weights stop moving.
-    llama-cookbook's `anyprecision` optimizer for `pure_bf16` is created with
-    `use_kahan_summation=False` (`finetuning.py`), so it does not help either.
+    An `anyprecision` optimizer created for `pure_bf16` with `use_kahan_summation=False`
+    does not help either.
 
     ## Example
     ```yaml
-    dtype: bf16      # torchtune full fine-tune
+    dtype: bf16      # a full fine-tune recipe
     optimizer:
       _component_: torch.optim.AdamW
       lr: 2e-5
@@ -390,7 +385,7 @@ def fp16_overflow_prone_model(ctx: Context) -> Iterator[Finding]:
     T5 v1.1, #23918 flan-t5-xl). "Gemma 3 is broken with fp16" (transformers#36822); Unsloth
     switches gemma3, gemma3n and gpt_oss away from float16 because "Loaded as float16 they
     silently NaN/Inf at training time" (unsloth-zoo `FORCE_FLOAT32`).
-    A model loaded through Unsloth (`FastLanguageModel`/`FastModel`, LLaMA-Factory's
+    A model loaded through Unsloth (`FastLanguageModel`/`FastModel`, a framework's
     `use_unsloth`) is not reported: its loader sets `UNSLOTH_FORCE_FLOAT32` for these
     families when asked for fp16 (`unsloth/models/loader.py:2999-3010@2026.10.9`).
 
@@ -440,7 +435,7 @@ def fp16_overflow_prone_model(ctx: Context) -> Iterator[Finding]:
 _HALF = {"float16": "fp16", "bfloat16": "bf16"}
 
 
-@rule("PC210", "launcher-mixed-precision-ignored", Severity.WARNING, frameworks=("transformers", "trl"))
+@rule("PC210", "launcher-mixed-precision-ignored", Severity.WARNING)
 def launcher_mixed_precision_ignored(ctx: Context) -> Iterator[Finding]:
     """
     Warns when `ACCELERATE_MIXED_PRECISION` and TrainingArguments' `fp16`/`bf16` disagree.
@@ -450,7 +445,8 @@ def launcher_mixed_precision_ignored(ctx: Context) -> Iterator[Finding]:
     exports from its config's `mixed_precision`, or a shell export) that the run does not
     use: `fp16: true`/`bf16: true` (or TRL's default `bf16 = not fp16`) selects the other
     dtype, or the file turns a flag off explicitly and the variable turns mixed precision
-    back on. Runs with a DeepSpeed config are left to the DeepSpeed rules.
+    back on. Runs with a DeepSpeed config are left to the DeepSpeed rules. Only the HF
+    Trainer and TRL, whose files are TrainingArguments' own keys.
 
     ## Why is this bad?
     transformers 5.23.0 `TrainingArguments.__post_init__` reads the variable first and lets
@@ -471,6 +467,8 @@ def launcher_mixed_precision_ignored(ctx: Context) -> Iterator[Finding]:
     file decide.
     """
     config, plan = ctx.config, ctx.plan
+    if not config.traits.plain_hf_trainer:
+        return
     env = config.env.get("ACCELERATE_MIXED_PRECISION")
     if env is None or "deepspeed" in config.attached:
         return

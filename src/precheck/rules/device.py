@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..bf16_support import BF16_CHECK_COUNTS_EMULATION, frameworks_see_bf16
 from ..facts import quote
 from ..hardware import Device, devices_label
 from ..provenance import Origin
-from ..resolve.common import BF16_CHECK_COUNTS_EMULATION, frameworks_see_bf16, is_adapter_training
+from ..training_method import is_adapter_training
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule, unknown_version_note
 
 
@@ -35,21 +36,17 @@ def flag_edit(ctx: Context, name: str, value: object) -> Edit | None:
     return Edit(config.path, key, value) if key else None
 
 
-#: frameworks whose precision is one string: the value that replaces bf16 on an older card
-#: (torchtune ``dtype``: fp16 is refused by its recipes, so fp32; Lightning: fp16 AMP)
-PRECISION_STRING_FIX = {"torchtune": ("fp32", "train in fp32"), "lightning": ("16-mixed", "use fp16 mixed precision")}
-
-
 def _switch_to_fp16(ctx: Context) -> Fix:
     """Edits that take bf16 out of every place the plan got it from."""
     config, plan = ctx.config, ctx.plan
-    if config.framework in PRECISION_STRING_FIX and config.precision is not None:
-        value, description = PRECISION_STRING_FIX[config.framework]
+    traits = config.traits
+    if traits.precision_without_bf16 is not None and config.precision is not None:
+        value, description = traits.precision_without_bf16
         return Fix(description, edits_for(config.precision, config.path, value))
-    if config.framework == "axolotl" and not is_adapter_training(config):
-        # axolotl's fp16 loads fp16 weights: a full fine-tune would hit PC401; fp32 instead
+    if traits.fp16_weights_fix is not None and not is_adapter_training(config):
+        # fp16 there loads fp16 weights: a full fine-tune would hit PC401; fp32 instead
         return Fix(
-            "train in fp32 (axolotl's fp16 trains fp16 weights, which a full fine-tune cannot), or use LoRA",
+            traits.fp16_weights_fix,
             edits_for(config.bf16 or config.keys.get("bf16"), config.path, False),  # `bf16: auto` too
         )
     edits: list[Edit] = []
@@ -63,7 +60,7 @@ def _switch_to_fp16(ctx: Context) -> Fix:
         dtype = flag_edit(ctx, "torch_dtype", "float32")
         if dtype is not None:
             edits.append(dtype)
-    if config.framework == "torch":  # the script's own calls: no switch to flip
+    if traits.script:  # the script's own calls: no switch to flip
         return Fix(
             "use fp16 mixed precision: keep the weights in float32, "
             'torch.autocast(device_type="cuda", dtype=torch.float16) and a GradScaler; or train in fp32',
@@ -78,14 +75,15 @@ def _what_happens(ctx: Context) -> str:
     torch = ctx.versions.get("torch")
     # a hand-written loop: torch.autocast checks torch.cuda.is_bf16_supported() itself
     # (torch/amp/autocast_mode.py); bf16 weights without autocast are never checked
-    autocast = ctx.config.framework == "torch" and ctx.plan.autocast_dtype.value == "bfloat16"
+    script = ctx.config.traits.script
+    autocast = script and ctx.plan.autocast_dtype.value == "bfloat16"
     if torch is not None and not BF16_CHECK_COUNTS_EMULATION.contains(torch.version):
         if autocast:
             return (
                 f"with torch {torch.version} ({torch.source}) torch.autocast raises "
                 f'"RuntimeError: {quote("torch.autocast_no_bf16")}"'
             )
-        if ctx.config.framework != "torch":
+        if not script:
             return (
                 f"with torch {torch.version} ({torch.source}) the run stops at start: "
                 f'"{quote("transformers.bf16_unsupported")}"'
@@ -95,9 +93,9 @@ def _what_happens(ctx: Context) -> str:
         if torch
         else "torch>=2.3 (the torch version is not known: pin it or pass --assume-version torch==VERSION)"
     )
-    if ctx.config.framework == "torch" and autocast:
+    if script and autocast:
         return f"{known} counts emulation as support, so torch.autocast lets the run start and it runs emulated"
-    if ctx.config.framework == "torch":
+    if script:
         return "nothing checks bf16 weights, so the run starts and computes them emulated, without tensor cores"
     return f"{known} counts emulation as support, so the frameworks let the run start and it runs emulated"
 
@@ -118,8 +116,8 @@ def bf16_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     T4; 2.4.0 named that `including_emulation=True`, the default. Up to 2.2.2 it returned
     `major >= 8 and cuda >= 11`, so transformers stopped such runs at start ("Your setup
     doesn't support bf16/gpu."). The message names which case applies when the torch
-    version is known. LLaMA-Factory's `pure_bf16` leaves `TrainingArguments.bf16` False:
-    with torch < 2.3 it is LLaMA-Factory that stops the run (PC713), not transformers.
+    version is known. A framework whose `pure_bf16` leaves `TrainingArguments.bf16` False
+    and checks bf16 support itself stops such a run with torch < 2.3 (PC713), not transformers.
     From 2.3 the frameworks that rely on it (transformers' "Your setup doesn't support
     bf16/gpu", accelerate's "bf16 mixed precision requires PyTorch >= 1.10 and a
     supported device") do not stop the run. What follows is emulated bf16: matmuls
@@ -148,10 +146,10 @@ def bf16_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     if not lacking:
         return
     pure = config.pure_bf16
-    if config.framework == "llamafactory" and pure is not None and pure.value is True:
+    if config.traits.refuses_unsupported_pure_bf16 and pure is not None and pure.value is True:
         flag = config.bf16
         if (flag is None or not flag.value) and not frameworks_see_bf16(ctx.hardware, ctx.versions)[0]:
-            return  # TrainingArguments.bf16 is False: LLaMA-Factory itself refuses pure_bf16 (PC713)
+            return  # TrainingArguments.bf16 is False: the framework itself refuses pure_bf16 (PC713)
     origin = _bf16_origin(ctx) if ctx.plan.uses_bf16 or compute is None else compute.origin
     names = devices_label(lacking)
     source = f" (from {origin})" if origin.kind != "file" else ""

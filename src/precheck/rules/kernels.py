@@ -9,9 +9,6 @@ from ..hardware import Device, devices_label
 from .base import Context, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
 from .device import used_devices
 
-#: frameworks whose TrainingArguments raise on ``tf32: true`` without TF32 hardware
-TRAINING_ARGUMENTS_FRAMEWORKS = ("transformers", "trl", "ms-swift", "axolotl", "llamafactory")
-
 #: FlashAttention kernels and the lowest compute capability their CUDA builds run on
 FLASH_MIN_CC = {
     "flash_attention_2": (
@@ -43,7 +40,6 @@ def _below(device: Device, cc: tuple[int, int]) -> bool:
     "tf32-unsupported-gpu",
     Severity.ERROR,
     hardware=True,
-    frameworks=TRAINING_ARGUMENTS_FRAMEWORKS,
     fix_safety=FixSafety.SAFE,
 )
 def tf32_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
@@ -52,7 +48,8 @@ def tf32_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
 
     ## What it does
     Reports an explicit TF32 switch when a device the run uses has compute capability
-    below 8.0 (V100, T4, TITAN RTX, GTX 10xx).
+    below 8.0 (V100, T4, TITAN RTX, GTX 10xx), in a run that trains through
+    TrainingArguments (the HF Trainer and frameworks built on it).
 
     ## Why is this bad?
     TrainingArguments checks `is_torch_tf32_available()` and stops the run with
@@ -71,6 +68,8 @@ def tf32_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     ## Fix
     Set `tf32: false` or drop the key (the default leaves TF32 off).
     """
+    if not ctx.config.traits.hf_trainer:
+        return  # only TrainingArguments raises on it
     tf32 = ctx.plan.tf32
     if tf32 is None or not tf32.value or not tf32.origin.in_file:
         return
@@ -92,7 +91,7 @@ def fp8_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
 
     ## What it does
     Reports fp8 in the plan (accelerate's `mixed_precision: fp8`, an fp8 backend, a
-    Lightning `transformer-engine` precision) when a device the run uses is older than
+    `transformer-engine` precision mode) when a device the run uses is older than
     Ada Lovelace / Hopper.
 
     ## Why is this bad?

@@ -37,7 +37,7 @@ FP16_MAX = 65504.0
 
 
 def _deepspeed(ctx: Context) -> TrainingConfig | None:
-    if ctx.config.framework == "deepspeed":
+    if ctx.config.dialect == "deepspeed":  # a DeepSpeed file checked on its own
         return ctx.config
     return ctx.config.attached.get("deepspeed")
 
@@ -57,10 +57,10 @@ def _number(value: Any) -> float | None:
 def _mixed_precision_edits(ctx: Context) -> tuple[Edit, ...]:
     """fp32 weights under fp16 autocast, in the framework's own keys (none where it has no such switch)."""
     config = ctx.config
-    if config.framework in ("transformers", "trl"):
+    if config.traits.plain_hf_trainer:
         edits = [e for e in (flag_edit(ctx, "torch_dtype", "float32"), flag_edit(ctx, "fp16", True)) if e]
         return tuple(edits)
-    if config.framework == "lightning" and config.precision is not None:
+    if config.traits.precision_modes and config.precision is not None:
         return edits_for(config.precision, config.path, "16-mixed")
     return ()
 
@@ -72,9 +72,9 @@ def fp16_without_loss_scaling(ctx: Context) -> Iterator[Finding]:
 
     ## What it does
     Reports a plan whose gradients are float16 (the trainable weights are fp16) with no loss
-    scaling: Lightning `precision: 16-true`, a HF/TRL full fine-tune of a model loaded with
-    `torch_dtype: float16` and no `fp16` flag, axolotl's `float16: true`. torchtune, which
-    refuses fp16 at start, is not reported.
+    scaling: a `precision: 16-true` mode, a HF/TRL full fine-tune of a model loaded with
+    `torch_dtype: float16` and no `fp16` flag, a `float16: true` switch that loads fp16
+    weights. A framework that refuses fp16 at start is not reported.
 
     ## Why is this bad?
     fp16 stores nothing below 2**-24 (≈6e-8) and loses precision below 2**-14 (≈6e-5), where
@@ -103,8 +103,8 @@ def fp16_without_loss_scaling(ctx: Context) -> Iterator[Finding]:
     plan = ctx.plan
     if plan.grad_dtype.value != "float16" or plan.loss_scaling.value != "none" or plan.grad_scaler.value:
         return
-    if ctx.config.framework == "torchtune":
-        return  # every torchtune recipe refuses fp16 before training
+    if ctx.config.traits.refuses_fp16:
+        return  # the framework refuses fp16 before training
     config = ctx.config
     if names_adapters(config):
         return  # a script's own LoRA switch the dialect does not map: the adapters are fp32

@@ -20,12 +20,6 @@ if TYPE_CHECKING:
 NEAR_LIMIT = 0.9
 
 
-#: frameworks launched through ``accelerate launch``/``torchrun`` with the HF Trainer: the
-#: launcher's own config (accelerate's ``distributed_type: FSDP|DEEPSPEED``) can shard a run
-#: whose files say nothing about sharding
-LAUNCHER_SHARDS = ("transformers", "trl", "ms-swift", "axolotl", "llamafactory", "accelerate")
-
-
 def estimate_for(ctx: Context) -> tuple[Estimate, Dims, float, str] | None:
     """The estimate, the dims, the smallest used device's memory in bytes and its name.
 
@@ -40,7 +34,7 @@ def estimate_for(ctx: Context) -> tuple[Estimate, Dims, float, str] | None:
     if dims is None or not devices or set(config.references) - set(config.attached):
         return None
     sharded = run_value(config, "zero_stage") is not None or bool(run_value(config, "fsdp"))
-    if len(devices) > 1 and not sharded and config.framework in LAUNCHER_SHARDS:
+    if len(devices) > 1 and not sharded and config.traits.launcher_shards:
         best = _default(3, "no sharding in the run's files: assuming the launcher shards with ZeRO-3/FSDP")
         config = replace(config, zero_stage=best)
     smallest = min(devices, key=lambda d: d.memory_gib)
@@ -90,17 +84,11 @@ def _alternatives(ctx: Context, dims: Dims, devices: int, limit: float) -> list[
     return out
 
 
-#: frameworks whose own entry point decides the training method when the run's files leave
-#: it out (ms-swift and LLaMA-Factory: LoRA; axolotl without ``adapter``, llama-recipes
-#: without ``use_peft``: a full fine-tune; torchtune: the recipe's components)
-METHOD_BY_ENTRY_POINT = ("ms-swift", "llamafactory", "axolotl", "llama-cookbook", "torchtune")
-
-
 def method_known(config: TrainingConfig) -> bool:
     """Whether the training method (full, LoRA, QLoRA) rests on facts: a key of the run's
     files, the parameters counted with ``--deep``, or a framework that decides it itself."""
     stated = (config.train_type, config.quantization_bits, config.trainable_params)
-    return any(item is not None for item in stated) or config.framework in METHOD_BY_ENTRY_POINT
+    return any(item is not None for item in stated) or config.traits.method_by_entry_point
 
 
 def premises(ctx: Context, dims: Dims, limit: float, *, states_only: bool) -> tuple[str, ...]:
@@ -119,7 +107,7 @@ def premises(ctx: Context, dims: Dims, limit: float, *, states_only: bool) -> tu
                 "(state it in the run's config, e.g. TRL's `use_peft`, `load_in_4bit`)"
             )
     sharded = run_value(config, "zero_stage") is not None or bool(run_value(config, "fsdp"))
-    if not ctx.hardware.count_known and (sharded or config.framework in LAUNCHER_SHARDS):
+    if not ctx.hardware.count_known and (sharded or config.traits.launcher_shards):
         # more devices shard more: the count matters (unsharded runs hold the same on each)
         model = ctx.hardware.all_devices[0].model
         card = model.aliases[0] if model.aliases else model.name

@@ -1,4 +1,4 @@
-"""PC303–PC306: optimizers that cannot handle the weights, devices or sharding they are given.
+"""PC303–PC305: optimizers that cannot handle the weights, devices or sharding they are given.
 
 Sources (read for these rules; each rule's docstring names what it relies on):
 
@@ -32,13 +32,8 @@ Sources (read for these rules; each rule's docstring names what it relies on):
   compute capability >= 8.9 are required."; ``torchao/optim/adam.py`` ``_AdamBase.step`` runs
   ``torch.compile(single_param_adam, fullgraph=True)``, and Triton's cast
   (``triton/language/semantic.py``) asserts ``"fp8e4nv data type is not supported on CUDA arch <
-  89"``. axolotl maps ``ao_adamw_fp8`` to ``torchao...AdamWFp8``; SimpleTuner offers
-  ``ao-adamfp8``/``ao-adamwfp8`` (``optimizer_param.py``, hidden in its UI below sm_90).
-- bghira/SimpleTuner ``helpers/training/optimizers/adamw_bfloat16/__init__.py``
-  ``AdamWBF16.step``: ``assert p.dtype == torch.bfloat16, "only bfloat 16 is supported."``;
-  ``optimizer_param.determine_optimizer_class_with_config`` swaps ``adamw_bf16`` for
-  ``optimi-adamw`` only for a quantised base model whose weight dtype is not bf16 ("When
-  --base_model_default_dtype=fp32, AdamWBF16 may not be used. Switching to AdamW.").
+  89"``. Optimizer tables name it ``ao_adamw_fp8`` (``torchao...AdamWFp8``),
+  ``ao-adamfp8``/``ao-adamwfp8``.
 """
 
 from __future__ import annotations
@@ -49,14 +44,11 @@ from typing import Any
 
 from ..config import TrainingConfig
 from ..facts import quote
-from ..frameworks.simpletuner.resolve import BF16_OPTIMIZERS
 from ..provenance import Sourced
 from ..resolve.deepspeed import HF_TRAINER, raw
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
 from .device import flag_edit, used_devices
 
-#: frameworks whose optimizer is chosen by TrainingArguments' ``optim`` (or the same names)
-TRAINING_ARGUMENTS = ("transformers", "trl", "axolotl", "llamafactory", "ms-swift")
 #: TrainingArguments' default ``optim`` (transformers 5.23.0: adamw_torch, fused from torch 2.8)
 DEFAULT_OPTIM = "adamw_torch"
 
@@ -65,28 +57,18 @@ def _true(item: Sourced[Any] | None) -> bool:
     return item is not None and str(item.value).strip().lower() in ("true", "1", "yes")
 
 
-#: LLaMA-Factory switches that replace TrainingArguments' optimizer (``train/trainer_utils.py``
-#: ``create_custom_optimizer``), with the TrainingArguments-style name of what they build
-LLAMA_FACTORY_OPTIMIZERS = (
-    ("use_galore", "galore_adamw"),
-    ("use_apollo", "apollo_adamw"),
-    ("use_badam", "badam"),
-    ("use_adam_mini", "adam_mini"),
-    ("use_muon", "muon"),
-)
 #: keys that say a run trains adapters when the dialect did not map them (scripts with their own flags)
 ADAPTER_KEYS = ("use_lora", "use_qlora", "use_peft", "use_dora", "lora_r", "lora_rank", "peft_config", "peft_type")
 
 
 def optimizer_name(config: TrainingConfig) -> str | None:
     """The optimizer as the file names it, or TrainingArguments' default where that applies."""
-    if config.framework == "llamafactory":
-        for key, name in LLAMA_FACTORY_OPTIMIZERS:
-            if _true(setting(config, key)):
-                return name
+    for key, name in config.traits.optimizer_switches:
+        if _true(setting(config, key)):
+            return name
     if config.optimizer is not None and config.optimizer.value not in (None, ""):
         return str(config.optimizer.value)
-    if config.framework in TRAINING_ARGUMENTS:
+    if config.traits.hf_trainer:  # the optimizer is TrainingArguments' ``optim``
         return DEFAULT_OPTIM
     return None
 
@@ -94,7 +76,7 @@ def optimizer_name(config: TrainingConfig) -> str | None:
 def names_adapters(config: TrainingConfig) -> bool:
     """Whether keys the HF dialect does not map (``use_lora``, ``lora_rank``...) say adapters are trained:
     a training script with its own flags (open-instruct's ``use_qlora``) read as TrainingArguments."""
-    if config.train_type is not None or config.framework not in ("transformers", "trl"):
+    if config.train_type is not None or not config.traits.plain_hf_trainer:
         return False
     for key in ADAPTER_KEYS:
         item = setting(config, key)
@@ -109,7 +91,7 @@ def _short(name: str) -> str:
 
 
 #: torch's own Adam family (states ``zeros_like(param)``, ``eps`` added in the parameter dtype),
-#: under the names TrainingArguments, SimpleTuner, torchtune/Lightning components use
+#: under the names TrainingArguments, optimizer tables and component paths use
 TORCH_ADAM = frozenset(
     (
         "adamw_torch",
@@ -131,7 +113,7 @@ def is_torch_adam(name: str) -> bool:
     lower = name.lower()
     if lower in TORCH_ADAM:
         return True
-    # a component path or class name: torch.optim.AdamW, AdamW (Lightning, torchtune, H2O)
+    # a component path or class name: torch.optim.AdamW, AdamW
     prefix = lower.rsplit(".", 1)[0] if "." in lower else ""
     return prefix in ("", "torch.optim") and _short(name) in TORCH_ADAM_CLASSES
 
@@ -141,16 +123,22 @@ def setting(config: TrainingConfig, *path: str) -> Sourced[Any] | None:
     return config.setting(".".join(path))
 
 
+#: optimizers, by name wherever they are named, that keep a bf16 compensation buffer, and
+#: whose they are
+BF16_COMPENSATING = {name: "SimpleTuner AdamWBF16" for name in ("adamw_bf16", "adam_bfloat16")}
+
+
 def compensated_rounding(config: TrainingConfig) -> str | None:
     """How the optimizer keeps updates smaller than a bf16 weight's rounding step, if it does."""
     name = optimizer_name(config) or ""
     lower = name.lower()
-    if lower in BF16_OPTIMIZERS:
-        return f"`{name}` keeps a bf16 compensation buffer and rounds stochastically (SimpleTuner AdamWBF16)"
+    if lower in BF16_COMPENSATING:
+        return f"`{name}` keeps a bf16 compensation buffer and rounds stochastically ({BF16_COMPENSATING[lower]})"
     if "optimi" in lower or lower == "stable_adamw":
         return f"`{name}` is an optimi optimizer: Kahan summation is on for bf16 parameters"
-    if config.framework == "simpletuner" and lower.startswith("adamw_schedulefree") and "no_kahan" not in lower:
-        return f"`{name}` is SimpleTuner's AdamWScheduleFreeKahan (Kahan summation)"
+    kahan = config.traits.kahan_optimizer_prefix
+    if kahan is not None and lower.startswith(kahan[0]) and "no_kahan" not in lower:
+        return f"`{name}` is {kahan[1]} (Kahan summation)"
     if _true(setting(config, "optimizer", "bf16_stochastic_round")):
         return "`bf16_stochastic_round: true`: torchao rounds the fp32 update stochastically into bf16"
     if _true(setting(config, "optimizer", "kahan_sum")) or _true(setting(config, "optimizer", "use_kahan_summation")):
@@ -172,7 +160,7 @@ def fp16_adam_states(ctx: Context) -> Iterator[Finding]:
     (TrainingArguments' default `adamw_torch`/`adamw_torch_fused`, a `torch.optim.AdamW`
     component): a full fine-tune of a model loaded in float16 without fp16 mixed precision
     (including transformers 5 loading a float16 checkpoint such as Llama 2 by default),
-    Lightning `precision: 16-true`. bitsandbytes and torchao optimizers (fp32 arithmetic, 8-bit or fp32
+    a `precision: 16-true` mode. bitsandbytes and torchao optimizers (fp32 arithmetic, 8-bit or fp32
     states) and DeepSpeed's fp16 mode (fp32 master weights) are not reported; with a
     GradScaler the run stops earlier (PC401).
 
@@ -198,7 +186,7 @@ def fp16_adam_states(ctx: Context) -> Iterator[Finding]:
     ```
 
     ## Fix
-    Keep fp32 weights (`torch_dtype: float32`, Lightning `precision: 16-mixed`) and let fp16
+    Keep fp32 weights (`torch_dtype: float32`, `precision: 16-mixed`) and let fp16
     autocast do the fast math, train LoRA adapters (fp32 under peft), or use an optimizer
     that computes in fp32 and keeps 8-bit states (bitsandbytes `adamw_bnb_8bit`).
     """
@@ -206,7 +194,7 @@ def fp16_adam_states(ctx: Context) -> Iterator[Finding]:
     if plan.param_dtype.value != "float16" or plan.optimizer_state_dtype.value != "float16":
         return
     master = plan.master_weights.value if plan.master_weights is not None else None
-    if master not in (None, "float16") or plan.grad_scaler.value or ctx.config.framework == "torchtune":
+    if master not in (None, "float16") or plan.grad_scaler.value or ctx.config.traits.refuses_fp16:
         return
     name = optimizer_name(ctx.config)
     if name is None or not is_torch_adam(name) or names_adapters(ctx.config):
@@ -216,10 +204,10 @@ def fp16_adam_states(ctx: Context) -> Iterator[Finding]:
     written = item is not None and item.origin.in_file
     what = f"`{name}`" if written else f"the default optimizer `{name}` (TrainingArguments)"
     edits: tuple[Edit, ...] = ()
-    if config.framework in ("transformers", "trl"):
+    if config.traits.plain_hf_trainer:
         edit = flag_edit(ctx, "torch_dtype", "float32")
         edits = (edit,) if edit is not None else ()
-    elif config.framework == "lightning" and config.precision is not None:
+    elif config.traits.precision_modes and config.precision is not None:
         edits = edits_for(config.precision, config.path, "16-mixed")
     model = [config.model.origin] if config.model is not None else []
     source = "" if plan.load_dtype.origin.in_file else f" (the weights are float16 because: {plan.load_dtype.origin})"
@@ -271,7 +259,7 @@ def zero_offload_replaces_optimizer(ctx: Context) -> Iterator[Finding]:
     Warns when ZeRO optimizer offload silently swaps the Trainer's optimizer for DeepSpeedCPUAdam.
 
     ## What it does
-    Reports an HF Trainer run (transformers, TRL, axolotl, LLaMA-Factory, ms-swift) whose
+    Reports a run through the HF Trainer (transformers, TRL, a framework built on it) whose
     DeepSpeed config offloads the optimizer (`zero_optimization.offload_optimizer.device`
     cpu or nvme) and has no `optimizer` section, while `optim` is neither AdamW, Adagrad
     nor 32-bit Lion: 8-bit or paged bitsandbytes optimizers (reported when
@@ -357,7 +345,7 @@ def zero_offload_replaces_optimizer(ctx: Context) -> Iterator[Finding]:
 
 # --- PC305 ---------------------------------------------------------------------------------
 
-#: torchao's FP8 optimizers as axolotl, SimpleTuner and component paths name them (normalised)
+#: torchao's FP8 optimizers as optimizer tables and component paths name them (normalised)
 _FP8_OPTIMIZER = re.compile(r"adamw?fp8")
 #: the 8-bit counterpart each spelling offers
 _EIGHT_BIT = {"ao_adamw_fp8": "adamw_torch_8bit", "ao-adamwfp8": "ao-adamw8bit", "ao-adamfp8": "ao-adamw8bit"}
@@ -373,8 +361,8 @@ def fp8_optimizer_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     Finds torchao's FP8 optimizer (`AdamWFp8`/`AdamFp8`) on a GPU below compute capability 8.9.
 
     ## What it does
-    Reports `ao_adamw_fp8` (axolotl), `ao-adamwfp8`/`ao-adamfp8` (SimpleTuner) or a
-    `torchao.optim.AdamWFp8`/`AdamFp8` component (torchtune) when an NVIDIA device the run
+    Reports an optimizer-table name (`ao_adamw_fp8`, `ao-adamwfp8`/`ao-adamfp8`) or a
+    `torchao.optim.AdamWFp8`/`AdamFp8` component when an NVIDIA device the run
     uses is older than Ada/Hopper (sm_89): A100, A10, RTX 30xx, V100, T4.
 
     ## Why is this bad?
@@ -414,66 +402,6 @@ def fp8_optimizer_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
         f"`{name}` is torchao's FP8 optimizer, which needs compute capability 8.9: its compiled step fails on "
         f'{names} with "AssertionError: {quote("triton.fp8e4nv_arch")}"',
         Fix("use an 8-bit optimizer, which saves the same memory on this GPU", edits),
-    )
-
-
-# --- PC306 ---------------------------------------------------------------------------------
-
-
-def _quantised_base(config: TrainingConfig) -> bool:
-    item = setting(config, "base_model_precision")
-    return item is not None and str(item.value).strip().lower() not in ("", "no_change", "none", "null")
-
-
-@rule(
-    "PC306", "bf16-optimizer-non-bf16-weights", Severity.ERROR, frameworks=("simpletuner",), fix_safety=FixSafety.UNSAFE
-)
-def bf16_optimizer_non_bf16_weights(ctx: Context) -> Iterator[Finding]:
-    """
-    Finds SimpleTuner's `adamw_bf16` over weights that are not bf16 (`mixed_precision` fp16 or no).
-
-    ## What it does
-    Reports `optimizer: adamw_bf16` (formerly `adam_bfloat16`) when `mixed_precision` makes
-    the trained weights float16 or float32 and the base model is not quantised
-    (`base_model_precision` unset or `no_change`). PC301 covers fp32 gradients on bf16
-    weights.
-
-    ## Why is this bad?
-    SimpleTuner casts the model to its weight dtype (bf16 → bfloat16, fp16 → float16,
-    otherwise float32). `AdamWBF16.step` (`helpers/training/optimizers/adamw_bfloat16`)
-    asserts on the first step: `AssertionError: only bfloat 16 is supported.`
-    `determine_optimizer_class_with_config` swaps the optimizer for `optimi-adamw` only for a
-    quantised base model ("When --base_model_default_dtype=fp32, AdamWBF16 may not be used.
-    Switching to AdamW."), not for these weights.
-
-    ## Example
-    ```json
-    {"optimizer": "adamw_bf16", "mixed_precision": "no"}
-    ```
-    Use instead:
-    ```json
-    {"optimizer": "optimi-adamw", "mixed_precision": "no"}
-    ```
-
-    ## Fix
-    `optimizer: optimi-adamw` (any dtype, Kahan summation for bf16), or `mixed_precision:
-    bf16` on a GPU with bf16.
-    """
-    config = ctx.config
-    name = optimizer_name(config)
-    if name is None or name not in BF16_OPTIMIZERS or ctx.plan.param_dtype.value == "bfloat16":
-        return
-    if _quantised_base(config) or config.zero_stage is not None or "deepspeed" in config.attached:
-        return  # quantised: SimpleTuner switches the optimizer; DeepSpeed: DummyOptim
-    item = config.optimizer
-    assert item is not None
-    params = ctx.plan.param_dtype
-    yield Finding(
-        anchor(config.path, item.origin),
-        f"`{name}` only steps bfloat16 weights, and this run trains {params.value} weights "
-        f'({params.origin}): the first step fails with "AssertionError: {quote("simpletuner.adamw_bf16_only")}"',
-        Fix("use an optimizer that takes any dtype", edits_for(item, config.path, "optimi-adamw")),
-        related=(params.origin,) if params.origin.in_file else (),
     )
 
 

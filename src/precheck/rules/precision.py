@@ -5,78 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..facts import quote, span
-from ..frameworks.ms_swift.resolve import OVERRIDES_FLAGS
 from ..models import family_of
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, edits_for, rule, written
 from .device import flag_edit, used_devices
-
-
-@rule(
-    "PC201",
-    "fp16-flag-overridden-by-torch-dtype",
-    Severity.ERROR,
-    versions=(OVERRIDES_FLAGS,),
-    affects_latest=False,
-    frameworks=("ms-swift",),
-    fix_safety=FixSafety.UNSAFE,
-)
-def fp16_flag_overridden_by_torch_dtype(ctx: Context) -> Iterator[Finding]:
-    """
-    Finds an explicit `fp16: false` that ms-swift overrides from `torch_dtype`.
-
-    ## What it does
-    In ms-swift 3.0.0 to 3.3.0.post1, `ModelArguments._init_torch_dtype`
-    (`swift/llm/argument/base_args/model_args.py`) runs
-    `if self.torch_dtype in {torch.float16, torch.float32}: self.fp16, self.bf16 = True, False`
-    for every training run, whatever the user passed: `fp16` was a plain bool, so an
-    explicit false looked like the default. The forced flag reaches TrainingArguments,
-    which exports `ACCELERATE_MIXED_PRECISION=fp16`. Fixed in 3.3.1 (PR #3909, issue
-    #3896): flags became `Optional[bool]` and explicit values are kept.
-
-    ## Why is this bad?
-    The run trains with fp16 autocast although the config says it does not. With
-    `torch_dtype: float16` the weights are fp16 as well; fp16's range (about 6e-8 to
-    65504) overflows and the loss goes NaN (the seed: a V100 run with
-    `--torch_dtype float16 --fp16 false`). A V100 has no bf16 either, so bf16 is not
-    the way out there.
-
-    ## Example
-    ```yaml
-    torch_dtype: float16
-    fp16: false
-    ```
-    Use instead (ms-swift ≥ 3.3.1 keeps the flag):
-    ```yaml
-    torch_dtype: float32
-    fp16: false
-    ```
-
-    ## Fix
-    Upgrade to ms-swift 3.3.1 or later and use `torch_dtype: float32` with
-    `fp16: false` (full fp32). On an affected version float32 forces fp16 AMP too, so
-    the honest configuration there is fp16 AMP with fp32 weights: `torch_dtype: float32`
-    and `fp16: true` (dynamic loss scaling keeps it stable).
-    """
-    config = ctx.config
-    fp16, dtype = config.fp16, config.torch_dtype
-    if fp16 is None or fp16.value or dtype is None or dtype.value not in ("float16", "float32"):
-        return
-    no_bf16 = [d for d in used_devices(ctx) if not d.bf16] if ctx.hardware.known else []
-    tail = f"; {no_bf16[0].name} has no bf16 either, so fp32 weights are the safe choice" if no_bf16 else ""
-    path = dtype.origin.path or config.path
-    yield Finding(
-        dtype.origin,
-        f"`{written(dtype)}` forces fp16 mixed precision on and the explicit "
-        f"`{written(fp16)}` (line {fp16.origin.line}) is ignored: the run trains in fp16{tail}",
-        Fix(
-            "upgrade to ms-swift>=3.3.1 and train in fp32; on this version accept fp16 AMP with fp32 weights",
-            (
-                *edits_for(dtype, path, "float32"),
-                *edits_for(fp16, path, True),
-            ),
-        ),
-        related=(fp16.origin,),
-    )
 
 
 def _to_bf16_edits(ctx: Context) -> list[Edit]:
@@ -94,7 +25,7 @@ def _to_bf16_edits(ctx: Context) -> list[Edit]:
 
 
 def _bf16_weights_under_fp16_autocast(ctx: Context) -> Iterator[Finding]:
-    """Weights the file itself loads in bf16, computed under fp16 autocast (H2O LLM Studio)."""
+    """Weights the file itself loads in bf16, computed under fp16 autocast."""
     config, plan = ctx.config, ctx.plan
     load = plan.load_dtype
     written_bf16 = load.value == "bfloat16" and load.origin.kind == "file" and load.origin.path == config.path
@@ -121,9 +52,9 @@ def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
     (`precheck.models`, each with the `torch_dtype` its publisher saved in `config.json`
     and where that was read), and reports fp16 autocast or fp16 weights for a family released in bfloat16
     (Llama 3, TinyLlama, Qwen2, Mistral). Llama 2 was released in float16 and is not
-    reported. Also reports weights the file loads in bf16 under fp16 autocast (H2O LLM
-    Studio `backbone_dtype: bfloat16` with `mixed_precision_dtype: float16` and LoRA:
-    `llm_studio/train.py` builds `autocast(dtype=float16)` over the bf16 backbone).
+    reported. Also reports weights the file loads in bf16 under fp16 autocast (a
+    `backbone_dtype: bfloat16` with `mixed_precision_dtype: float16` and LoRA, where the
+    training loop builds `autocast(dtype=float16)` over the bf16 backbone).
 
     ## Why is this bad?
     A bf16 checkpoint was trained with bf16's range (up to ~3.4e38); its activations can
@@ -190,7 +121,6 @@ NO_HALF_PRECISION_BACKEND = span("transformers.half_precision_backend_removed")
     Severity.ERROR,
     versions=(HAS_HALF_PRECISION_BACKEND,),
     affects_latest=False,
-    frameworks=("transformers", "trl"),
     fix_safety=FixSafety.SAFE,
 )
 def apex_with_bf16(ctx: Context) -> Iterator[Finding]:
@@ -198,7 +128,8 @@ def apex_with_bf16(ctx: Context) -> Iterator[Finding]:
     Finds `half_precision_backend: apex` together with `bf16: true`.
 
     ## What it does
-    Reports the apex AMP backend selected for a bf16 run in transformers 4.x.
+    Reports the apex AMP backend selected for a bf16 run in transformers 4.x (the HF
+    Trainer and TRL, whose files are TrainingArguments' own keys).
 
     ## Why is this bad?
     `TrainingArguments.__post_init__` (transformers 4.57, `training_args.py`) raises
@@ -218,6 +149,8 @@ def apex_with_bf16(ctx: Context) -> Iterator[Finding]:
     ## Fix
     Remove `half_precision_backend` (the default, `auto`, uses torch AMP).
     """
+    if not ctx.config.traits.plain_hf_trainer:
+        return
     backend = ctx.config.half_precision_backend
     bf16 = ctx.config.bf16
     if backend is None or str(backend.value).lower() != "apex" or bf16 is None or not bf16.value:
@@ -238,7 +171,6 @@ def apex_with_bf16(ctx: Context) -> Iterator[Finding]:
     "half-precision-backend-removed",
     Severity.ERROR,
     versions=(NO_HALF_PRECISION_BACKEND,),
-    frameworks=("transformers", "trl"),
     fix_safety=FixSafety.SAFE,
 )
 def half_precision_backend_removed(ctx: Context) -> Iterator[Finding]:
@@ -247,7 +179,7 @@ def half_precision_backend_removed(ctx: Context) -> Iterator[Finding]:
 
     ## What it does
     Reports the key for transformers 5.0.0 and later (and when the version is not known:
-    the newest releases reject it).
+    the newest releases reject it), in the HF Trainer's and TRL's own files.
 
     ## Why is this bad?
     transformers 5.0.0 removed the `half_precision_backend` field from `TrainingArguments`
@@ -265,7 +197,7 @@ def half_precision_backend_removed(ctx: Context) -> Iterator[Finding]:
     Remove `half_precision_backend`; torch AMP is the only backend.
     """
     backend = ctx.config.half_precision_backend
-    if backend is None:
+    if backend is None or not ctx.config.traits.plain_hf_trainer:
         return
     yield Finding(
         backend.origin,
@@ -281,7 +213,6 @@ def half_precision_backend_removed(ctx: Context) -> Iterator[Finding]:
     "PC205",
     "fp16-and-bf16",
     Severity.ERROR,
-    frameworks=("transformers", "trl", "ms-swift", "llamafactory"),
     fix_safety=FixSafety.UNSAFE,
 )
 def fp16_and_bf16(ctx: Context) -> Iterator[Finding]:
@@ -290,16 +221,16 @@ def fp16_and_bf16(ctx: Context) -> Iterator[Finding]:
 
     ## What it does
     Reports both mixed-precision switches on for frameworks that hand them to
-    transformers' TrainingArguments (HF Trainer, TRL, ms-swift, LLaMA-Factory). axolotl
-    is not among them: its `resolve_dtype` turns fp16 off when bf16 is on.
+    transformers' TrainingArguments as written (the HF Trainer, TRL, frameworks that pass
+    the flags on). A framework that reconciles them first (fp16 off when bf16 is on) is
+    not reported.
 
     ## Why is this bad?
     `TrainingArguments` rejects the pair before training (`training_args.py:1785@5.23.0`,
     4.57 alike): `ValueError: At most one of fp16 and bf16 can be True, but not both`.
-    Which one was meant is not in the file. ms-swift 3.0.0 to 3.3.0.post1 never gets
-    there: `_init_torch_dtype` (`swift/llm/argument/base_args/model_args.py:100-115@3.2.2`)
-    rewrites both flags from `torch_dtype` (bf16 when `torch_dtype` is unset and both
-    flags are on), so one of the two flags is ignored silently, as in PC201.
+    Which one was meant is not in the file. A framework release that rewrites both flags
+    from `torch_dtype` (bf16 when `torch_dtype` is unset and both flags are on) never gets
+    there: one of the two flags is ignored silently, as in PC201.
 
     ## Example
     ```yaml
@@ -316,6 +247,8 @@ def fp16_and_bf16(ctx: Context) -> Iterator[Finding]:
     run's numerics, so the fix is marked unsafe.
     """
     fp16, bf16 = ctx.config.fp16, ctx.config.bf16
+    if not ctx.config.traits.passes_precision_flags:
+        return
     if fp16 is None or bf16 is None or not (fp16.value and bf16.value):
         return
     keep_bf16 = ctx.hardware.known and all(d.bf16 for d in used_devices(ctx))
@@ -323,16 +256,17 @@ def fp16_and_bf16(ctx: Context) -> Iterator[Finding]:
     later = bf16.origin.line and fp16.origin.line and bf16.origin.line > fp16.origin.line
     where = bf16.origin if later else fp16.origin
     message = f'`fp16` and `bf16` are both true: "{quote("transformers.fp16_and_bf16")}"'
-    if ctx.config.framework == "ms-swift":
-        rewrites, known = ctx.versions.holds(OVERRIDES_FLAGS)
+    rewriting = ctx.config.traits.flags_from_torch_dtype
+    if rewriting is not None:
+        rewrites, known = ctx.versions.holds(rewriting)
         dtype = ctx.config.torch_dtype
         if rewrites:
             wins = "float16" if dtype is not None and dtype.value in ("float16", "float32") else "bfloat16"
             said = f"`{written(dtype)}`" if dtype is not None else "`torch_dtype` unset: bf16"
             kept = "fp16" if wins == "float16" else "bf16"
             message = (
-                f"`fp16` and `bf16` are both true: ms-swift rewrites both from torch_dtype ({said}), so the run "
-                f"trains in {kept} and the other flag is ignored silently [{known}]"
+                f"`fp16` and `bf16` are both true: {rewriting.package} rewrites both from torch_dtype ({said}), "
+                f"so the run trains in {kept} and the other flag is ignored silently [{known}]"
             )
         else:
             message += f" [{known}]"

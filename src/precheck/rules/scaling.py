@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..facts import quote
-from ..frameworks.h2o_llmstudio.resolve import SCALER_ALWAYS_ON
-from ..resolve.common import PEFT_UPCASTS, is_adapter_training, quantized_base
+from ..training_method import PEFT_UPCASTS, is_adapter_training, quantized_base
 from ..versions import VersionRange
-from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule, unknown_version_note
+from .base import Context, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule, unknown_version_note
 
 
 @rule("PC401", "grad-scaler-fp16-gradients", Severity.ERROR, fix_safety=FixSafety.UNSAFE)
@@ -30,7 +29,7 @@ def grad_scaler_fp16_gradients(ctx: Context) -> Iterator[Finding]:
 
     ## Example
     ```yaml
-    use_fp16: true    # llama-recipes: loads the model in fp16 and adds a GradScaler
+    use_fp16: true    # loads the model in fp16 and adds a GradScaler
     use_peft: false
     ```
     Use instead:
@@ -61,79 +60,6 @@ def grad_scaler_fp16_gradients(ctx: Context) -> Iterator[Finding]:
     )
 
 
-@rule(
-    "PC402",
-    "grad-scaler-under-bf16",
-    Severity.ERROR,
-    versions=(SCALER_ALWAYS_ON,),
-    affects_latest=False,
-    frameworks=("h2o-llmstudio",),
-    fix_safety=FixSafety.UNSAFE,
-)
-def grad_scaler_under_bf16(ctx: Context) -> Iterator[Finding]:
-    """
-    Finds H2O LLM Studio runs whose GradScaler meets bf16 gradients.
-
-    ## What it does
-    Reports mixed precision with bf16 trainable weights (a LoRA run on a
-    `backbone_dtype: bfloat16` backbone) for H2O LLM Studio versions that create the
-    GradScaler whenever mixed precision is on. A cfg.yaml that has
-    `mixed_precision_dtype` was saved by a release with the fix (the setting and the
-    fix arrived together), so with no version known it is not reported.
-
-    ## Why is this bad?
-    Up to v1.4.1, `train.py` `run_train` created `GradScaler()` for every mixed-precision
-    run and called `scaler.step(optimizer)`. torch's unscale kernel has no bf16
-    instantiation (`aten/src/ATen/native/cuda/AmpKernels.cu`), so bf16 gradients crash:
-    `"_amp_foreach_non_finite_check_and_unscale_cuda" not implemented for 'BFloat16'`
-    (h2oai/h2o-llmstudio#628). The fix, together with the `mixed_precision_dtype`
-    setting (#672, after v1.4.0; first stored in commit 0c9afe46), is
-    `GradScaler(enabled=(mixed_precision_dtype == "float16"))`, first released in v1.5.0
-    (read at the tags: `train.py:184@v1.4.1` `scaler = GradScaler()`, `train.py:185@v1.5.0`).
-
-    ## Example
-    ```yaml
-    architecture:
-        backbone_dtype: bfloat16
-    environment:
-        mixed_precision: true
-    training:
-        lora: true
-    ```
-    Use instead (before the fix): `mixed_precision: false` (bf16 needs no loss scaling),
-    or upgrade H2O LLM Studio.
-
-    ## Fix
-    Turn off the GradScaler under bf16: on an affected version set
-    `environment.mixed_precision: false`; on a fixed one use
-    `mixed_precision_dtype: bfloat16`, which disables it.
-    """
-    config = ctx.config
-    amp_on = config.amp is None or bool(config.amp.value)
-    # Affected versions autocast in fp16 whatever the file says; bf16 gradients came from
-    # a bf16 backbone (PEFT of that time created LoRA weights in the base layer's dtype;
-    # int4/int8 backbones had their other weights cast to fp32).
-    bf16_backbone = config.torch_dtype is not None and config.torch_dtype.value == "bfloat16"
-    # `mixed_precision_dtype` arrived with the fix: a file that has it was written by a
-    # fixed release, which is the best guess when nothing else says which one runs it.
-    written_by_fixed = config.amp_dtype is not None and ctx.versions.get("h2o-llmstudio") is None
-    if not amp_on or not bf16_backbone or written_by_fixed or ctx.plan.override_of("autocast_dtype") is not None:
-        return
-    setting = config.amp or config.torch_dtype
-    origin = anchor(config.path, *([setting.origin] if setting is not None else []))
-    edits: tuple[Edit, ...] = ()
-    if config.amp is not None:
-        edits = (
-            Edit(config.amp.origin.path or config.path, "environment.mixed_precision", False, config.amp.origin.line),
-        )
-    yield Finding(
-        origin,
-        "mixed precision creates a GradScaler whatever the dtype, and bf16 gradients crash it: "
-        + quote("torch.unscale_bf16_cuda"),
-        Fix("bf16 needs no loss scaling: turn the GradScaler off (upgrade, or disable mixed precision)", edits),
-    )
-
-
 #: where a LoRA adapter is fp16 because its base layer is: peft before 0.12.0
 PEFT_KEEPS_BASE_DTYPE = VersionRange("peft", None, PEFT_UPCASTS.low)
 
@@ -144,7 +70,6 @@ PEFT_KEEPS_BASE_DTYPE = VersionRange("peft", None, PEFT_UPCASTS.low)
     Severity.ERROR,
     versions=(PEFT_KEEPS_BASE_DTYPE,),
     affects_latest=False,
-    frameworks=("transformers", "trl", "llama-cookbook", "torch"),
     fix_safety=FixSafety.UNSAFE,
 )
 def fp16_lora_adapters_grad_scaler(ctx: Context) -> Iterator[Finding]:
@@ -153,7 +78,8 @@ def fp16_lora_adapters_grad_scaler(ctx: Context) -> Iterator[Finding]:
 
     ## What it does
     Reports LoRA training whose base model is loaded in float16 while fp16 autocast adds
-    a GradScaler, for peft releases before 0.12.0.
+    a GradScaler, for peft releases before 0.12.0, where the adapters are peft's own (a
+    framework that casts them to float32 itself is not reported).
 
     ## Why is this bad?
     Up to peft 0.11.1, `LoraLayer.update_layer` ran
@@ -178,6 +104,8 @@ def fp16_lora_adapters_grad_scaler(ctx: Context) -> Iterator[Finding]:
     computes in fp16).
     """
     config, plan = ctx.config, ctx.plan
+    if not config.traits.adapters_follow_peft:
+        return  # the framework casts its adapters to float32 itself
     if not plan.grad_scaler.value or plan.load_dtype.value != "float16":
         return
     if not is_adapter_training(config, "lora" if config.quantization_bits else "full"):
@@ -198,7 +126,6 @@ def fp16_lora_adapters_grad_scaler(ctx: Context) -> Iterator[Finding]:
     "PC404",
     "grad-scaler-bf16-gradients",
     Severity.ERROR,
-    frameworks=("transformers", "trl", "ms-swift", "llama-cookbook", "simpletuner", "torch"),
     fix_safety=FixSafety.UNSAFE,
 )
 def grad_scaler_bf16_gradients(ctx: Context) -> Iterator[Finding]:
@@ -208,13 +135,13 @@ def grad_scaler_bf16_gradients(ctx: Context) -> Iterator[Finding]:
     ## What it does
     Reports a plan whose GradScaler is enabled (fp16 autocast) while the trainable
     weights, hence the gradients, are bf16: a model loaded in bfloat16 and trained in
-    full with `fp16: true`.
+    full with `fp16: true`, where nothing refuses the pair before the first step.
 
     ## Why is this bad?
     The unscale kernel is dispatched for float, double and half only
     (`aten/src/ATen/native/cuda/AmpKernels.cu`), so the first optimizer step fails with
     `"_amp_foreach_non_finite_check_and_unscale_cuda" not implemented for 'BFloat16'`.
-    bf16 needs no loss scaling. (H2O LLM Studio's own case is PC402.) A hand-written loop
+    bf16 needs no loss scaling. (A GradScaler created whatever the dtype is PC402.) A hand-written loop
     (`torch.cuda.amp.GradScaler()` or `torch.amp.GradScaler("cuda")` over a model loaded
     or cast to bf16) fails the same way at `scaler.step(optimizer)`, whatever the autocast
     dtype; with fp32 weights a GradScaler under bf16 autocast is merely unneeded.
@@ -235,12 +162,14 @@ def grad_scaler_bf16_gradients(ctx: Context) -> Iterator[Finding]:
     fp16 AMP.
     """
     plan = ctx.plan
+    if not ctx.config.traits.grad_scaler_any_weights:
+        return  # the framework refuses the pair before (or has its own rule)
     if not plan.grad_scaler.value or plan.grad_dtype.value != "bfloat16":
         return
     config = ctx.config
     crash = quote("torch.unscale_bf16_cuda")
     edits = edits_for(config.torch_dtype, config.path, "float32")
-    if config.framework == "torch":  # the script creates the GradScaler itself: point at it
+    if config.traits.script:  # the script creates the GradScaler itself: point at it
         weights = plan.load_dtype.origin
         where = f"`{weights.key}`, line {weights.line}" if weights.in_file and weights.key else f"line {weights.line}"
         yield Finding(

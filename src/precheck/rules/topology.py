@@ -31,7 +31,7 @@ def cuda_device_order_ambiguous(ctx: Context) -> Iterator[Finding]:
     Programming Guide, "CUDA Environment Variables"; the heuristic itself is not
     documented). `CUDA_VISIBLE_DEVICES=1` copied from nvidia-smi can then select the
     other card. The seed: a TITAN RTX (24 GB) + GTX 1080 Ti (11 GB) box whose fp16
-    llama-recipes run landed on the weaker card and failed with "expected mat1 and mat2
+    fine-tuning run landed on the weaker card and failed with "expected mat1 and mat2
     to have the same dtype, but got: c10::Half != float" (meta-llama/llama-cookbook#715).
 
     ## Example

@@ -17,6 +17,10 @@ FRAMEWORK = Framework(
         fills_deepspeed_auto=True,
         launcher_shards=True,
         method_by_entry_point=True,
+        kahan_optimizer="optimi_adamw",
+        fp16_weights_fix=(
+            "train in fp32 (axolotl's fp16 trains fp16 weights, which a full fine-tune cannot), or use LoRA"
+        ),
     ),
     dialect_class=dialect.Axolotl,
     resolver=resolve.resolve,

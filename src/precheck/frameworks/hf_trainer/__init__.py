@@ -14,6 +14,10 @@ _TRAINER = Traits(
     fills_deepspeed_auto=True,
     launcher_shards=True,
     arguments_for_user_script=True,
+    plain_hf_trainer=True,
+    passes_precision_flags=True,
+    adapters_follow_peft=True,
+    grad_scaler_any_weights=True,
 )
 
 HF_TRAINER = Framework(

@@ -9,7 +9,11 @@ from . import dialect, launch, resolve
 FRAMEWORK = Framework(
     name="lightning",
     distribution="lightning",
-    traits=Traits(keeps_deepspeed_auto=True, precision_without_bf16=("16-mixed", "use fp16 mixed precision")),
+    traits=Traits(
+        keeps_deepspeed_auto=True,
+        precision_without_bf16=("16-mixed", "use fp16 mixed precision"),
+        precision_modes=True,
+    ),
     dialect_class=dialect.Lightning,
     resolver=resolve.resolve,
     priority=Priority.OWN_SCHEMA,

@@ -17,7 +17,11 @@ FRAMEWORK = Framework(
     name="llama-cookbook",
     distribution="llama-cookbook",
     aliases=("llama-recipes",),
-    traits=Traits(method_by_entry_point=True),
+    traits=Traits(
+        method_by_entry_point=True,
+        adapters_follow_peft=True,
+        grad_scaler_any_weights=True,
+    ),
     dialect_class=dialect.LlamaCookbook,
     resolver=resolve.resolve,
     priority=Priority.WRAPPER,

@@ -432,6 +432,17 @@ def megatron_backend(config: TrainingConfig) -> Sourced[str] | None:
     return None
 
 
+#: switches that replace TrainingArguments' optimizer (``train/trainer_utils.py``
+#: ``create_custom_optimizer``), with the TrainingArguments-style name of what they build
+OPTIMIZER_SWITCHES = (
+    ("use_galore", "galore_adamw"),
+    ("use_apollo", "apollo_adamw"),
+    ("use_badam", "badam"),
+    ("use_adam_mini", "adam_mini"),
+    ("use_muon", "muon"),
+)
+
+
 class LlamaFactory(Dialect):
     flag_keys = (("fp16", "fp16"), ("bf16", "bf16"), ("pure_bf16", "pure_bf16"), ("tf32", "tf32"))
     fields = (

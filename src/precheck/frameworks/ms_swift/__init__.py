@@ -3,6 +3,7 @@
 import re
 
 from ...dialects.base import Priority
+from ...facts import span
 from ...sources.launchers import Entry, ModuleEntry
 from ...traits import Traits
 from ..base import Framework
@@ -18,6 +19,9 @@ FRAMEWORK = Framework(
         launcher_shards=True,
         lora_by_default=True,
         method_by_entry_point=True,
+        passes_precision_flags=True,
+        flags_from_torch_dtype=span("ms-swift.overrides_flags"),
+        grad_scaler_any_weights=True,
     ),
     dialect_class=dialect.MsSwift,
     resolver=resolve.resolve,

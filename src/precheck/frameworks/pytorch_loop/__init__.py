@@ -8,7 +8,11 @@ from . import dialect, resolve
 FRAMEWORK = Framework(
     name="pytorch",
     distribution="torch",
-    traits=Traits(script=True),
+    traits=Traits(
+        script=True,
+        adapters_follow_peft=True,
+        grad_scaler_any_weights=True,
+    ),
     dialect_class=dialect.PytorchLoop,
     resolver=resolve.resolve,
     priority=Priority.NAMED_ONLY,

@@ -8,7 +8,13 @@ from . import dialect, resolve
 FRAMEWORK = Framework(
     name="simpletuner",
     distribution="simpletuner",
-    traits=Traits(honours_accelerate_env=True),
+    traits=Traits(
+        honours_accelerate_env=True,
+        pure_bf16_by_design="SimpleTuner casts the trained model to its bf16 weight dtype by design",
+        kahan_optimizer_prefix=("adamw_schedulefree", "SimpleTuner's AdamWScheduleFreeKahan"),
+        grad_scaler_any_weights=True,
+        bf16_optimizers=frozenset(resolve.BF16_OPTIMIZERS),
+    ),
     dialect_class=dialect.SimpleTuner,
     resolver=resolve.resolve,
     priority=Priority.WRAPPER,

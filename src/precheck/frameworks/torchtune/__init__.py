@@ -9,7 +9,12 @@ from . import dialect, launch, resolve
 FRAMEWORK = Framework(
     name="torchtune",
     distribution="torchtune",
-    traits=Traits(),
+    traits=Traits(
+        method_by_entry_point=True,
+        precision_without_bf16=("fp32", "train in fp32"),
+        pure_bf16_by_design="torchtune trains in `dtype` with no fp32 copy by design",
+        refuses_fp16=True,
+    ),
     dialect_class=dialect.Torchtune,
     resolver=resolve.resolve,
     priority=Priority.OWN_SCHEMA,

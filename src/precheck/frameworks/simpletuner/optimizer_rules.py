@@ -1,20 +1,32 @@
-"""PC3xx: optimizers and the dtypes of the gradients and weights they are fed."""
+"""SimpleTuner's optimizer rules: PC301, PC302 (``gradient_precision``) and PC306 (``adamw_bf16``
+over weights that are not bf16).
+
+Sources: bghira/SimpleTuner ``helpers/training/optimizers/adamw_bfloat16/__init__.py``
+``AdamWBF16.step``: ``assert p.dtype == torch.bfloat16, "only bfloat 16 is supported."``;
+``optimizer_param.determine_optimizer_class_with_config`` swaps ``adamw_bf16`` for
+``optimi-adamw`` only for a quantised base model whose weight dtype is not bf16 ("When
+--base_model_default_dtype=fp32, AdamWBF16 may not be used. Switching to AdamW.").
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..facts import quote
-from ..frameworks.simpletuner.resolve import BF16_OPTIMIZERS, KEEPS_FP32_GRADIENTS
-from ..versions import VersionRange
-from .base import Context, Finding, Fix, FixSafety, Severity, edits_for, rule
+from ...config import TrainingConfig
+from ...facts import quote, span
+from ...rules.base import Context, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
+from ...rules.optimizer_support import optimizer_name, setting
+from ...versions import VersionRange
+
+#: versions that honour gradient_precision=fp32 for every optimizer
+KEEPS_FP32_GRADIENTS = VersionRange("simpletuner", None, span("simpletuner.rewrites_fp32_gradients").low)
 
 
 def _bf16_optimizer_with_fp32_gradients(ctx: Context) -> bool:
     config = ctx.config
     optimizer = str(config.optimizer.value) if config.optimizer else ""
     precision = str(config.gradient_precision.value).lower() if config.gradient_precision else ""
-    return optimizer in BF16_OPTIMIZERS and precision == "fp32"
+    return optimizer in config.traits.bf16_optimizers and precision == "fp32"
 
 
 @rule(
@@ -133,4 +145,64 @@ def gradient_precision_ignored(ctx: Context) -> Iterator[Finding]:
             "remove the setting",
             edits_for(precision, ctx.config.path, remove=True),
         ),
+    )
+
+
+# --- PC306 ---------------------------------------------------------------------------------
+
+
+def _quantised_base(config: TrainingConfig) -> bool:
+    item = setting(config, "base_model_precision")
+    return item is not None and str(item.value).strip().lower() not in ("", "no_change", "none", "null")
+
+
+@rule(
+    "PC306", "bf16-optimizer-non-bf16-weights", Severity.ERROR, frameworks=("simpletuner",), fix_safety=FixSafety.UNSAFE
+)
+def bf16_optimizer_non_bf16_weights(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds SimpleTuner's `adamw_bf16` over weights that are not bf16 (`mixed_precision` fp16 or no).
+
+    ## What it does
+    Reports `optimizer: adamw_bf16` (formerly `adam_bfloat16`) when `mixed_precision` makes
+    the trained weights float16 or float32 and the base model is not quantised
+    (`base_model_precision` unset or `no_change`). PC301 covers fp32 gradients on bf16
+    weights.
+
+    ## Why is this bad?
+    SimpleTuner casts the model to its weight dtype (bf16 → bfloat16, fp16 → float16,
+    otherwise float32). `AdamWBF16.step` (`helpers/training/optimizers/adamw_bfloat16`)
+    asserts on the first step: `AssertionError: only bfloat 16 is supported.`
+    `determine_optimizer_class_with_config` swaps the optimizer for `optimi-adamw` only for a
+    quantised base model ("When --base_model_default_dtype=fp32, AdamWBF16 may not be used.
+    Switching to AdamW."), not for these weights.
+
+    ## Example
+    ```json
+    {"optimizer": "adamw_bf16", "mixed_precision": "no"}
+    ```
+    Use instead:
+    ```json
+    {"optimizer": "optimi-adamw", "mixed_precision": "no"}
+    ```
+
+    ## Fix
+    `optimizer: optimi-adamw` (any dtype, Kahan summation for bf16), or `mixed_precision:
+    bf16` on a GPU with bf16.
+    """
+    config = ctx.config
+    name = optimizer_name(config)
+    if name is None or name not in config.traits.bf16_optimizers or ctx.plan.param_dtype.value == "bfloat16":
+        return
+    if _quantised_base(config) or config.zero_stage is not None or "deepspeed" in config.attached:
+        return  # quantised: SimpleTuner switches the optimizer; DeepSpeed: DummyOptim
+    item = config.optimizer
+    assert item is not None
+    params = ctx.plan.param_dtype
+    yield Finding(
+        anchor(config.path, item.origin),
+        f"`{name}` only steps bfloat16 weights, and this run trains {params.value} weights "
+        f'({params.origin}): the first step fails with "AssertionError: {quote("simpletuner.adamw_bf16_only")}"',
+        Fix("use an optimizer that takes any dtype", edits_for(item, config.path, "optimi-adamw")),
+        related=(params.origin,) if params.origin.in_file else (),
     )
