@@ -229,6 +229,19 @@ _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Mod: operator.mod,
 }
 _CONVERSIONS: dict[str, Callable[[Any], Any]] = {"bool": bool, "int": int, "float": float, "str": str}
+#: the calls :meth:`Evaluator._call` answers for the target hardware
+_RUNTIME_CALLS = frozenset(
+    {
+        "unsloth.is_bfloat16_supported",
+        "unsloth.models._utils.is_bfloat16_supported",
+        "is_bfloat16_supported",
+        "torch.cuda.is_bf16_supported",
+        "torch.cuda.is_available",
+        "torch.cuda.device_count",
+        "torch.cuda.get_device_capability",
+        "torch.cuda.get_device_properties",
+    }
+)
 
 #: the largest string (characters) or integer (bits / 4, about its hex digits) one
 #: operation may produce: settings are short, and a script must not be able to make
@@ -447,6 +460,8 @@ class Evaluator:
 
     def _call(self, expr: ast.Call) -> Any:
         qualname = self.names.qualname(expr.func) or ""
+        if qualname not in _RUNTIME_CALLS and qualname not in _CONVERSIONS and qualname != "dict":
+            return self.objects(expr)  # the commonest: a call precheck does not evaluate
         what = self.text(expr)
         if qualname in ("unsloth.is_bfloat16_supported", "unsloth.models._utils.is_bfloat16_supported") or (
             qualname == "is_bfloat16_supported" and self.names.imported_from("unsloth")
