@@ -312,6 +312,20 @@ class _Reader:
     def _module_file(self, importer: Path, module: str | None, level: int) -> Path | None:
         """The repository file a ``from X import`` names: beside the importer (or ``level``
         folders up), else under the folders between it and ``root``."""
+        key = (importer.parent, module, level, self.root)
+        candidates = _CANDIDATES.get(key)
+        if candidates is None:
+            if len(_CANDIDATES) >= 4096:
+                _CANDIDATES.clear()
+            candidates = _CANDIDATES[key] = self._candidates(importer, module, level)
+        for candidate in candidates:
+            if _is_file(candidate) and candidate != importer:
+                return candidate
+        return None
+
+    def _candidates(self, importer: Path, module: str | None, level: int) -> tuple[Path, ...]:
+        """The files :meth:`_module_file` looks for, in order (the same for every module of
+        a folder: asked once per run)."""
         parts = module.split(".") if module else []
         if level:
             base = importer.parent
@@ -328,12 +342,13 @@ class _Reader:
                 if folder.parent == folder:
                     break
                 folder = folder.parent
+        candidates: list[Path] = []
         for base in bases:
             stem = base.joinpath(*parts) if parts else base
-            for candidate in (stem.with_suffix(".py") if parts else None, stem / "__init__.py"):
-                if candidate is not None and _is_file(candidate) and candidate != importer:
-                    return candidate
-        return None
+            if parts:
+                candidates.append(stem.with_suffix(".py"))
+            candidates.append(stem / "__init__.py")
+        return tuple(candidates)
 
     # -- parsers ---------------------------------------------------------------------------------
 
@@ -554,12 +569,15 @@ def _is_file(path: Path) -> bool:
 
 
 _FILES: dict[Path, bool] = {}
+#: (importing folder, module, level, root) → the files looked for, in order
+_CANDIDATES: dict[tuple[Path, str | None, int, Path | None], tuple[Path, ...]] = {}
 
 
 def clear() -> None:
     """Forget the modules, schemas and file lookups of earlier runs."""
     parsed.clear()
     _FILES.clear()
+    _CANDIDATES.clear()
     _MODULES.clear()
     _CACHE.clear()
 
