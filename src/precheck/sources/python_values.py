@@ -185,25 +185,37 @@ class Source:
     200 kB module take seconds.) ast columns count UTF-8 bytes."""
 
     def __init__(self, code: str):
-        self.lines = [line.encode("utf-8") for line in code.split("\n")]
+        #: ASCII code: a byte offset is a character offset, the lines are kept as they are
+        self.ascii = code.isascii()
+        self.text_lines = code.split("\n")
+        self.lines = [] if self.ascii else [line.encode("utf-8") for line in self.text_lines]
 
     def segment(self, node: ast.AST) -> str:
         start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
         first, last = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
-        if start is None or end is None or first is None or last is None or end > len(self.lines):
+        if start is None or end is None or first is None or last is None or end > len(self.text_lines):
             return ast.unparse(node)
-        lines: list[bytes] = self.lines
+        if self.ascii:
+            lines: list[str] = self.text_lines
+            if start == end:
+                one: str = lines[start - 1][first:last]
+                return one
+            return "\n".join([lines[start - 1][first:], *lines[start : end - 1], lines[end - 1][:last]])
+        encoded: list[bytes] = self.lines
         text: bytes
         if start == end:
-            text = lines[start - 1][first:last]
+            text = encoded[start - 1][first:last]
         else:
-            text = b"\n".join([lines[start - 1][first:], *lines[start : end - 1], lines[end - 1][:last]])
+            text = b"\n".join([encoded[start - 1][first:], *encoded[start : end - 1], encoded[end - 1][:last]])
         return text.decode("utf-8", errors="replace")
 
     def column(self, line: int, offset: int) -> int:
         """The 0-based character column of byte ``offset`` on 1-based ``line``."""
-        text = self.lines[line - 1] if 0 < line <= len(self.lines) else b""
-        return len(text[:offset].decode("utf-8", errors="ignore"))
+        if self.ascii:
+            text = self.text_lines[line - 1] if 0 < line <= len(self.text_lines) else ""
+            return len(text[:offset])
+        data = self.lines[line - 1] if 0 < line <= len(self.lines) else b""
+        return len(data[:offset].decode("utf-8", errors="ignore"))
 
 
 Objects = Callable[[ast.Call], Any]
