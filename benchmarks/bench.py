@@ -19,7 +19,9 @@ PyYAML's C loader, and ``precheck probe``. The yardsticks (``pip install -e ".[b
 
 A tool that is not installed gets ``n/a``. Each timing is the median of ``--runs`` runs of a
 new process (exit codes 0 and 1 both count); ``peak`` is that process's maximum resident
-set (``wait4``'s ``ru_maxrss``; Unix only). Every process runs with bytecode cached, as
+set (``wait4``'s ``ru_maxrss``; Unix only). The real repositories and the large file also
+show the CPU time (user + system) of each, steadier than wall time where other jobs share
+the machine. Every process runs with bytecode cached, as
 after ``pip install`` (which compiles it): precheck checked out in editable mode with
 ``PYTHONDONTWRITEBYTECODE=1`` would compile its ~130 modules on every start and time that.
 Memory must stay flat as the number of files grows: 1,000 and 10,000 generated configs.
@@ -87,10 +89,12 @@ MIB = 1024 * 1024
 class Timing:
     seconds: float
     peak: int | None  # bytes
+    #: user + system CPU time (None where ``wait4`` is missing): steadier than wall time on a busy machine
+    cpu: float | None = None
 
 
-def run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, int | None]:
-    """Wall time and peak RSS of one process; exit codes 0 and 1 count, anything else stops."""
+def run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, int | None, float | None]:
+    """Wall time, peak RSS and CPU time of one process; exit codes 0 and 1 count, anything else stops."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT, env=env)
@@ -100,13 +104,14 @@ def run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, int | None]:
             process.returncode = os.waitstatus_to_exitcode(status)
             # ru_maxrss: KiB on Linux, bytes on macOS
             peak: int | None = usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
+            cpu: float | None = usage.ru_utime + usage.ru_stime
         else:  # pragma: no cover - Windows
             process.wait()
-            seconds, peak = time.perf_counter() - start, None
+            seconds, peak, cpu = time.perf_counter() - start, None, None
         if process.returncode not in (0, 1):
             err.seek(0)
             raise SystemExit(f"{' '.join(cmd)[:200]} exited {process.returncode}: {err.read().decode()[-400:]}")
-    return seconds, peak
+    return seconds, peak, cpu
 
 
 def timed(cmd: list[str], runs: int, env: dict[str, str]) -> Timing:
@@ -116,15 +121,16 @@ def timed(cmd: list[str], runs: int, env: dict[str, str]) -> Timing:
 def compared(cmds: dict[str, list[str]], runs: int, env: dict[str, str], best: bool = False) -> dict[str, Timing]:
     """Median (``best``: least) time and peak of each command, their runs interleaved
     (A B A B...): a load that comes and goes on the machine weighs on each alike."""
-    samples: dict[str, list[tuple[float, int | None]]] = {label: [] for label in cmds}
+    samples: dict[str, list[tuple[float, int | None, float | None]]] = {label: [] for label in cmds}
     for _ in range(runs):
         for label, cmd in cmds.items():
             samples[label].append(run_once(cmd, env))
     out = {}
+    pick = min if best else statistics.median
     for label, taken in samples.items():
-        peaks = [p for _, p in taken if p is not None]
-        seconds = [s for s, _ in taken]
-        out[label] = Timing(min(seconds) if best else statistics.median(seconds), max(peaks) if peaks else None)
+        peaks = [p for _, p, _ in taken if p is not None]
+        cpus = [c for _, _, c in taken if c is not None]
+        out[label] = Timing(pick([s for s, _, _ in taken]), max(peaks) if peaks else None, pick(cpus) if cpus else None)
     return out
 
 
@@ -140,6 +146,16 @@ def show(label: str, timing: Timing | None, ours: Timing | None = None, target: 
         if target:
             line += f"   target {target}"
     return line
+
+
+def cpu_line(ours: Timing, other: Timing, label: str) -> str:
+    """The CPU times (user + system, least of the runs) and their ratio."""
+    if ours.cpu is None or other.cpu is None:
+        return "  CPU time n/a"
+    return (
+        f"  CPU time (user + system): precheck {ours.cpu:.3f} s, {label} {other.cpu:.3f} s: "
+        f"precheck/{label} {ours.cpu / other.cpu:.2f}x"
+    )
 
 
 def tool(name: str) -> str | None:
@@ -238,9 +254,10 @@ def main() -> None:
             env,
             best=True,
         )
-        ours = got["precheck"]
+        ours, floor = got["precheck"], got["parse floor"]
         print(show("precheck", ours))
-        print(show("parse floor", got["parse floor"], ours, "<= 3x"))
+        print(show("parse floor", floor, ours, "<= 3x"))
+        print(cpu_line(ours, floor, "parse floor"))
     else:
         print(f"real repositories: {projects} not found (--projects PATH)")
 
@@ -270,6 +287,7 @@ def large_file(large: Path, best: int, precheck: list[str], env: dict[str, str])
     ours, loader = got["precheck"], got["C loader"]
     print(show("precheck", ours))
     print(show("C loader", loader, ours, "<= 2x"))
+    print(cpu_line(ours, loader, "C loader"))
     if ours.peak is not None and loader.peak is not None:
         print(f"  peak memory precheck/C loader {ours.peak / loader.peak:.2f}x   target <= 2x")
     large.unlink()

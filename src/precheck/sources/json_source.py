@@ -10,9 +10,10 @@ as ``json.loads`` refuses it too.
 A file is first decoded by the standard library's C decoder (fast, and small in memory)
 and its values counted: a file of more than :data:`~.nodes.MAX_VALUES` (a 16 MiB flat
 array holds 8 million) is refused at the value where the budget runs out, found by a
-regular expression over its tokens, before any node is built. Only a file within the
-budget, or one the C decoder refuses (whose error this reader words and places), is read
-here, and this reader counts too.
+regular expression over its tokens, before any node is built. A file the decoder reads
+gets its nodes from what it decoded, each placed at the token that starts it (one regular
+expression over the text, in C); only a file the C decoder refuses (whose error this
+reader words and places), or one nested deeper than it allows, is read here.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ _LITERALS = {
 
 def parse_json(path: str, text: str) -> Document:
     _check_values(path, text)
+    document = _decoded(path, text)
+    if document is not None:
+        return document
     reader = _Reader(path, text)
     reader.skip()
     if reader.pos >= len(text):
@@ -58,6 +62,78 @@ def parse_json(path: str, text: str) -> Document:
     if reader.pos < len(text):
         reader.fail("extra data after the JSON value")
     return Document(path, "json", root, text, reader.notes)
+
+
+class _Members(list):  # type: ignore[type-arg]
+    """An object's (key, value) pairs in order, a repeated key kept (``object_pairs_hook``)."""
+
+    __slots__ = ()
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def _decoded(path: str, text: str) -> Document | None:
+    """``text`` read by the C decoder, each value's position found by the token that starts
+    it: in valid JSON the n-th :data:`_NODE_TOKEN` starts the n-th node (keys counted),
+    in the order the decoder's objects and arrays list them. The same nodes and notes as
+    :class:`_Reader`; None for what the decoder refuses or what is nested deeper than
+    :data:`MAX_DEPTH` (the reader says where it is wrong)."""
+    try:
+        data = json.loads(text, object_pairs_hook=_Members)
+    except (ValueError, RecursionError):
+        return None
+    tokens = _NODE_TOKEN.finditer(text)
+    notes: list[SourceNote] = []
+    line, line_start, counted = 1, 0, 0
+
+    def place(start: int) -> tuple[int, int]:
+        nonlocal line, line_start, counted
+        breaks = text.count("\n", counted, start)
+        if breaks:
+            line += breaks
+            line_start = text.rfind("\n", counted, start) + 1
+        counted = start
+        return line, start - line_start + 1
+
+    def node(value: object, depth: int) -> Node:
+        if depth > MAX_DEPTH:
+            raise _TooDeep
+        token = next(tokens)
+        at_line, at_column = place(token.start())
+        kind = type(value)
+        if kind is _Members:
+            members: dict[str, Node] = {}
+            for key, item in value:  # type: ignore[attr-defined]
+                key_line, key_column = place(next(tokens).start())
+                child = node(item, depth + 1)
+                child.key, child.key_line, child.key_column = key, key_line, key_column
+                first = members.get(key)
+                if first is not None:
+                    notes.append(
+                        SourceNote(
+                            "duplicate-key",
+                            f"duplicate key `{shorten(key)}` (first at line {first.key_line}); the later value wins",
+                            key_line,
+                            key_column,
+                            key,
+                        )
+                    )
+                members[key] = child
+            return Node(members, at_line, at_column)
+        if kind is list:
+            return Node([node(item, depth + 1) for item in value], at_line, at_column)  # type: ignore[attr-defined]
+        raw = token.group()
+        if kind is str:
+            return Node(value, at_line, at_column, raw=raw, quoted=True)
+        return Node(_LITERALS.get(raw, value), at_line, at_column, raw=raw)
+
+    try:
+        root = node(data, 0)
+    except _TooDeep:
+        return None
+    return Document(path, "json", root, text, notes)
 
 
 def _check_values(path: str, text: str) -> None:

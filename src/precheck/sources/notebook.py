@@ -37,6 +37,8 @@ _PYTHON_CELL_MAGICS = {"capture", "time", "timeit", "prun", "debug"}
 _IPYTHON_LINE = re.compile(r"^\s*(?:[%!]|[\w.,\s]+=\s*[%!]\w)")
 _ESCAPES = {'"', "\\", "/", "b", "f", "n", "r", "t"}
 _WS = re.compile(r"[ \t\n\r]*")
+#: an escape of a JSON string other than ``\\u``: two characters for one
+_ESCAPE = re.compile(r'\\["\\/bfnrt]')
 #: skips one JSON value in C, returning where it ends (the document is known to be valid)
 _skip_value = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
@@ -124,11 +126,8 @@ def code_cells(path: str, text: str) -> list[Cell]:
     The file is read by the standard library's C decoder; the position-keeping reader of
     :mod:`.json_source` runs only on a file the decoder refuses (or one nested deeper than
     it allows), to say where the file is wrong exactly as it does for a JSON config."""
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        data = _REFUSED
-    if data is _REFUSED or _too_deep(data):
+    data, sources = _decoded(text)
+    if data is _REFUSED:
         return _positional_cells(path, text)
     cells = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(cells, list):
@@ -136,13 +135,30 @@ def code_cells(path: str, text: str) -> list[Cell]:
         line, column = _where(line_starts(text), start)
         raise InputError(path, 'not a Jupyter notebook: no "cells" list', line, column)
     out = []
-    for number, code, locate in _decoded_cells(cells, text):
+    for number, code, locate in _decoded_cells(cells, sources):
         python, kept = _python_only(code)
         out.append(Cell(number, python, locate if kept else None))
     return out
 
 
 _REFUSED = object()
+#: the last notebook decoded: its text, what the C decoder read (or _REFUSED: refused, or
+#: nested deeper than the position-keeping reader allows), and where its cells' sources are
+#: (both readers of a notebook, its code cells and its shell commands, ask for the same file)
+_LAST: list[tuple[str, Any, _Sources]] = []
+
+
+def _decoded(text: str) -> tuple[Any, _Sources]:
+    if _LAST and _LAST[0][0] == text:
+        return _LAST[0][1], _LAST[0][2]
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        data = _REFUSED
+    if data is not _REFUSED and _too_deep(data):
+        data = _REFUSED
+    _LAST[:] = [(text, data, _Sources(text))]
+    return data, _LAST[0][2]
 
 
 def _too_deep(data: Any) -> bool:
@@ -260,19 +276,15 @@ def _positional_cells(path: str, text: str) -> list[Cell]:
 def all_cells(path: str, text: str) -> list[Cell]:
     """The notebook's code cells as written, IPython lines included (for their shell commands);
     none for a file the C decoder refuses (:func:`code_cells` reports it)."""
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        return []
-    cells = data.get("cells") if isinstance(data, dict) and not _too_deep(data) else None
+    data, sources = _decoded(text)
+    cells = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(cells, list):
         return []
-    return [Cell(number, code, locate) for number, code, locate in _decoded_cells(cells, text)]
+    return [Cell(number, code, locate) for number, code, locate in _decoded_cells(cells, sources)]
 
 
-def _decoded_cells(cells: list[Any], text: str) -> Iterator[tuple[int, str, Callable[[], list[_Piece]]]]:
+def _decoded_cells(cells: list[Any], sources: _Sources) -> Iterator[tuple[int, str, Callable[[], list[_Piece]]]]:
     """(1-based number, source as written, its place finder) of each code cell the C decoder read."""
-    sources = _Sources(text)
     for number, cell in enumerate(cells, start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code" or "source" not in cell:
             continue
@@ -288,6 +300,21 @@ def _given(pieces: list[_Piece]) -> Callable[[], list[_Piece]]:
 def _raw_offsets(raw: str, length: int) -> list[int]:
     """For each decoded character of the JSON string token ``raw`` (quotes included), its
     offset in ``raw``; one more entry for the closing quote."""
+    if "\\u" not in raw:  # two characters per escape, one per other character: runs at a time
+        offsets: list[int] = []
+        position = 1
+        for escape in _ESCAPE.finditer(raw, 1, len(raw) - 1):
+            offsets.extend(range(position, escape.start() + 1))
+            position = escape.end()
+        offsets.extend(range(position, len(raw) - 1))
+        if len(offsets) == length:
+            offsets.append(len(raw) - 1)
+            return offsets
+    return _raw_offsets_each(raw, length)
+
+
+def _raw_offsets_each(raw: str, length: int) -> list[int]:
+    """:func:`_raw_offsets`, one character at a time (``\\u`` escapes and surrogate pairs)."""
     offsets: list[int] = []
     position = 1  # after the opening quote
     while len(offsets) < length and position < len(raw):

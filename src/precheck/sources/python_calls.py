@@ -102,6 +102,8 @@ _NOT_MODEL = re.compile(r"Tokenizer|Config|Processor|Extractor|^Peft")
 
 #: a name not bound yet
 _ABSENT = object()
+#: statements that hold no expression (nothing to scan)
+_NO_EXPRESSION = frozenset({ast.Import, ast.ImportFrom, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal})
 
 
 @dataclass(slots=True)
@@ -232,6 +234,13 @@ class Collector:
             self.statement(statement, env, inference)
 
     def statement(self, node: ast.stmt, env: dict[str, Any], inference: bool) -> None:
+        kind = type(node)
+        if kind is ast.Expr or kind is ast.Return:  # the commonest: one expression (or none)
+            if node.value is not None:  # type: ignore[attr-defined]
+                self.scan(node.value, env, inference)  # type: ignore[attr-defined]
+            return
+        if kind in _NO_EXPRESSION:
+            return
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return  # read on their own (run)
         if isinstance(node, (ast.Assign, ast.AnnAssign)):

@@ -18,6 +18,7 @@ import ast
 import bisect
 
 _BINDS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_BIND_TYPES = frozenset(_BINDS)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: what a statement's expression does not look into (as ``_post_order`` did before)
 _OPAQUE = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -95,16 +96,25 @@ class ModuleIndex:
         # by a stable sort on the depth
         found: list[tuple[int, int, ast.stmt]] = []
         stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+        pop, push, binds, bodies = stack.pop, stack.append, _BIND_TYPES, _STATEMENT_FIELDS
         while stack:
-            node, depth = stack.pop()
-            if isinstance(node, _BINDS):
-                found.append((depth, len(found), node))
-            if lines is None or _spans(node, lines):
+            node, depth = pop()
+            kind = type(node)
+            if kind in binds:
+                found.append((depth, len(found), node))  # type: ignore[arg-type]
+            if lines is None or (lines and _spans(node, lines)):
                 self._parameter_calls(node)
+            fields = bodies.get(kind)
+            if fields is None:
+                fields = _statement_fields(kind)
+            if not fields:
+                continue
             kids: list[ast.AST] = []
-            for name in _statement_fields(type(node)):
+            for name in fields:
                 kids.extend(getattr(node, name, None) or ())
-            stack.extend((kid, depth + 1) for kid in reversed(kids))
+            depth += 1
+            for kid in reversed(kids):
+                push((kid, depth))
         found.sort(key=lambda entry: (entry[0], entry[1]))
         for _, _, statement in found:
             self.bindings.append(statement)

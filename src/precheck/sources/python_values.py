@@ -185,25 +185,37 @@ class Source:
     200 kB module take seconds.) ast columns count UTF-8 bytes."""
 
     def __init__(self, code: str):
-        self.lines = [line.encode("utf-8") for line in code.split("\n")]
+        #: ASCII code: a byte offset is a character offset, the lines are kept as they are
+        self.ascii = code.isascii()
+        self.text_lines = code.split("\n")
+        self.lines = [] if self.ascii else [line.encode("utf-8") for line in self.text_lines]
 
     def segment(self, node: ast.AST) -> str:
         start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
         first, last = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
-        if start is None or end is None or first is None or last is None or end > len(self.lines):
+        if start is None or end is None or first is None or last is None or end > len(self.text_lines):
             return ast.unparse(node)
-        lines: list[bytes] = self.lines
+        if self.ascii:
+            lines: list[str] = self.text_lines
+            if start == end:
+                one: str = lines[start - 1][first:last]
+                return one
+            return "\n".join([lines[start - 1][first:], *lines[start : end - 1], lines[end - 1][:last]])
+        encoded: list[bytes] = self.lines
         text: bytes
         if start == end:
-            text = lines[start - 1][first:last]
+            text = encoded[start - 1][first:last]
         else:
-            text = b"\n".join([lines[start - 1][first:], *lines[start : end - 1], lines[end - 1][:last]])
+            text = b"\n".join([encoded[start - 1][first:], *encoded[start : end - 1], encoded[end - 1][:last]])
         return text.decode("utf-8", errors="replace")
 
     def column(self, line: int, offset: int) -> int:
         """The 0-based character column of byte ``offset`` on 1-based ``line``."""
-        text = self.lines[line - 1] if 0 < line <= len(self.lines) else b""
-        return len(text[:offset].decode("utf-8", errors="ignore"))
+        if self.ascii:
+            text = self.text_lines[line - 1] if 0 < line <= len(self.text_lines) else ""
+            return len(text[:offset])
+        data = self.lines[line - 1] if 0 < line <= len(self.lines) else b""
+        return len(data[:offset].decode("utf-8", errors="ignore"))
 
 
 Objects = Callable[[ast.Call], Any]
@@ -229,6 +241,19 @@ _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Mod: operator.mod,
 }
 _CONVERSIONS: dict[str, Callable[[Any], Any]] = {"bool": bool, "int": int, "float": float, "str": str}
+#: the calls :meth:`Evaluator._call` answers for the target hardware
+_RUNTIME_CALLS = frozenset(
+    {
+        "unsloth.is_bfloat16_supported",
+        "unsloth.models._utils.is_bfloat16_supported",
+        "is_bfloat16_supported",
+        "torch.cuda.is_bf16_supported",
+        "torch.cuda.is_available",
+        "torch.cuda.device_count",
+        "torch.cuda.get_device_capability",
+        "torch.cuda.get_device_properties",
+    }
+)
 
 #: the largest string (characters) or integer (bits / 4, about its hex digits) one
 #: operation may produce: settings are short, and a script must not be able to make
@@ -447,6 +472,8 @@ class Evaluator:
 
     def _call(self, expr: ast.Call) -> Any:
         qualname = self.names.qualname(expr.func) or ""
+        if qualname not in _RUNTIME_CALLS and qualname not in _CONVERSIONS and qualname != "dict":
+            return self.objects(expr)  # the commonest: a call precheck does not evaluate
         what = self.text(expr)
         if qualname in ("unsloth.is_bfloat16_supported", "unsloth.models._utils.is_bfloat16_supported") or (
             qualname == "is_bfloat16_supported" and self.names.imported_from("unsloth")

@@ -25,6 +25,7 @@ unknown, never filled in.
 from __future__ import annotations
 
 import ast
+import os
 import re
 import unicodedata
 import warnings
@@ -312,6 +313,23 @@ class _Reader:
     def _module_file(self, importer: Path, module: str | None, level: int) -> Path | None:
         """The repository file a ``from X import`` names: beside the importer (or ``level``
         folders up), else under the folders between it and ``root``."""
+        key = (importer.parent, module, level, self.root)
+        candidates = _CANDIDATES.get(key)
+        if candidates is None:
+            if len(_CANDIDATES) >= 4096:
+                _CANDIDATES.clear()
+            candidates = _CANDIDATES[key] = self._candidates(importer, module, level)
+        for candidate in candidates:
+            if _is_file(candidate):
+                found = Path(candidate)
+                if found != importer:
+                    return found
+        return None
+
+    def _candidates(self, importer: Path, module: str | None, level: int) -> tuple[str, ...]:
+        """The files :meth:`_module_file` looks for, in order (the same for every module of
+        a folder: asked once per run), as strings (a path object each took longer to build
+        than looking the file up)."""
         parts = module.split(".") if module else []
         if level:
             base = importer.parent
@@ -328,12 +346,13 @@ class _Reader:
                 if folder.parent == folder:
                     break
                 folder = folder.parent
+        candidates: list[str] = []
         for base in bases:
-            stem = base.joinpath(*parts) if parts else base
-            for candidate in (stem.with_suffix(".py") if parts else None, stem / "__init__.py"):
-                if candidate is not None and _is_file(candidate) and candidate != importer:
-                    return candidate
-        return None
+            stem = os.path.join(str(base), *parts)
+            if parts:
+                candidates.append(stem + ".py")
+            candidates.append(os.path.join(stem, "__init__.py"))
+        return tuple(candidates)
 
     # -- parsers ---------------------------------------------------------------------------------
 
@@ -538,28 +557,28 @@ class _Reader:
             self.schema.options[argument.arg] = Option(argument.arg, default, "value", path, argument.lineno)
 
 
-def _is_file(path: Path) -> bool:
-    """``path.is_file()``, asked once per run: the modules of one folder import the same
+def _is_file(path: str) -> bool:
+    """``os.path.isfile(path)``, asked once per run: the modules of one folder import the same
     names (``torch``, ``transformers``), each looked for beside them and in the folders above."""
     known = _FILES.get(path)
     if known is None:
-        try:
-            known = path.is_file()
-        except OSError:
-            known = False
+        known = os.path.isfile(path)
         if len(_FILES) >= 4096:
             _FILES.clear()
         _FILES[path] = known
     return known
 
 
-_FILES: dict[Path, bool] = {}
+_FILES: dict[str, bool] = {}
+#: (importing folder, module, level, root) → the files looked for, in order
+_CANDIDATES: dict[tuple[Path, str | None, int, Path | None], tuple[str, ...]] = {}
 
 
 def clear() -> None:
     """Forget the modules, schemas and file lookups of earlier runs."""
     parsed.clear()
     _FILES.clear()
+    _CANDIDATES.clear()
     _MODULES.clear()
     _CACHE.clear()
 

@@ -105,6 +105,13 @@ class _Fields:
         self.unresolved: list[str] = []
 
     def add(self, text: str, at: list[int], split: bool) -> None:
+        if not split or not ("\n" in text or " " in text or "\t" in text):  # no field break: all at once
+            count = min(len(text), len(at))
+            if count:
+                self.text.extend(text[:count])
+                self.at.extend(at[:count])
+                self.started = True
+            return
         for ch, offset in zip(text, at, strict=False):
             if split and ch in " \t\n":
                 self.end()
