@@ -1,6 +1,7 @@
-"""The Python API: ``precheck.check(paths, hardware=...)``, the function the CLI runs.
+"""The Python API: ``precheck.check(paths, hardware=...)`` or ``precheck.check(CheckOptions(...))``,
+the function the command line runs.
 
-It wraps :func:`precheck.engine.check` with what a repository of configs needs:
+It runs the pipeline (:func:`precheck.engine.run`) with what a repository of configs needs:
 
 - the project configuration (``[tool.precheck]`` in ``pyproject.toml`` or
   ``.precheck.toml``, :mod:`precheck.project`), found upward from each checked file:
@@ -139,8 +140,8 @@ def check(
     dataclasses and exact parameter counts on the meta device. ``details=False`` drops each
     file's configuration and plan from ``report.files`` as soon as the file is checked: memory
     then stays flat however many files a run checks (the command line does so).
-    ``command`` checks a command line instead of ``paths`` (``["swift", "sft", "--fp16",
-    "false"]``): findings point at columns of ``<command line>``, the words ``shlex.join``-ed.
+    ``command`` checks a command line instead of ``paths`` (``["torchrun", "train.py",
+    "--fp16", "false"]``): findings point at columns of ``<command line>``, the words ``shlex.join``-ed.
     ``config`` names the project configuration file that governs every path (a
     ``.precheck.toml``-style file, or a ``pyproject.toml`` with ``[tool.precheck]``) instead
     of the closest one.
@@ -230,7 +231,7 @@ def _check(
     candidates = {c.path: c for c in [base, *(settings(n) for n in names)]}
     superset: frozenset[str] = frozenset().union(*(cli.codes(c) for c in candidates.values()))
     settle = _Settle(cli, superset, settings, options.debug, details)
-    report = engine.check(
+    report = engine.run(
         names,
         target,
         env=environment,

@@ -1,7 +1,9 @@
 """The command line: ``precheck PATH...`` and its subcommands, declared for typer.
 
-:func:`main` (:mod:`precheck.entry`) runs it; a plain ``precheck check`` command line is read
-there without typer and runs :func:`precheck.check_command.run_check`, as :func:`check` does.
+``check`` and ``probe`` are generated from the options :mod:`precheck.options` declares;
+:func:`main` (:mod:`precheck.entry`) runs the app, and reads a plain ``precheck check``
+command line itself, from the same declaration, without typer: both then run
+:func:`precheck.check_command.run_check`.
 """
 
 from __future__ import annotations

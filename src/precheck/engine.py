@@ -108,7 +108,7 @@ class Report:
         return 1 if any(f.severity >= threshold for f in self.findings) else 0
 
 
-def check(
+def run(
     paths: Iterable[str],
     hardware: Hardware,
     *,
@@ -122,7 +122,9 @@ def check(
     on_file: Callable[[FileResult], None] | None = None,
     command: list[str] | None = None,
 ) -> Report:
-    """Check config files against ``hardware``; the Python API the CLI uses.
+    """Run the pipeline on config files against ``hardware``, with ``rules`` (default: every
+    rule) and no project configuration: :func:`precheck.check` runs it with the project's
+    settings and the options'.
 
     ``deep``: also ask the installed transformers/accelerate (:mod:`precheck.deep`).
     ``on_file`` is called with each file's result as soon as the file is checked, in order
@@ -285,7 +287,7 @@ def _check_referrers(report: Report, checking: _Checking, exclude: list[str] | N
 
 
 def _merged_files(document: sources.Document) -> list[str]:
-    """Files a script's launch command merged into its run (``llamafactory-cli train cfg.yaml k=v``):
+    """Files a script's launch command merged into its run (a launcher's ``train cfg.yaml key=value``):
     checked as part of that run, not on their own."""
     found: dict[str, None] = {}
     pending = [document.root, *document.env.values()]
@@ -347,7 +349,7 @@ def _settle(report: Report, done: int, on_file: Callable[[FileResult], None] | N
 
 def for_run(hardware: Hardware, config: TrainingConfig) -> Hardware:
     """The hardware as this run sees it when its own files set the device variables
-    (ms-swift's ``ENV`` block): they beat the shell's, as they do at launch."""
+    (a framework's own ``ENV`` block): they beat the shell's, as they do at launch."""
     asked = devices_asked(config) if hardware.known and not hardware.count_known else None
     if asked is not None:  # `--gpu A100`: as many of the card as the launch asks for
         counted = with_count(hardware, asked)

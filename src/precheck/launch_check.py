@@ -1,7 +1,7 @@
 """``precheck [options] -- CMD ARGS...`` and ``precheck run [options] -- CMD ARGS...``.
 
 The first checks a launch command line before it runs; the second runs it only when the
-check passes, so a launch can be prefixed: ``precheck run --gpu V100 -- swift sft ...``.
+check passes, so a launch can be prefixed: ``precheck run --gpu V100 -- torchrun train.py ...``.
 Every option of ``precheck check`` (``--gpu``, ``--format``, ``--fail-on``, ``--select``...)
 goes before the ``--``. Findings point at columns of ``<command line>``: line 1 is the
 command as ``shlex.join`` quotes it, which ``precheck`` prints first in text output.
@@ -48,7 +48,7 @@ def main(args: list[str]) -> int:
     split = args.index("--", 1)
     options, command = args[1:split], args[split + 1 :]
     if not command:
-        raise UsageError(f"nothing after `--`: give the command to check, e.g. precheck {verb} -- swift sft ...")
+        raise UsageError(f"nothing after `--`: give the command to check, e.g. precheck {verb} -- torchrun train.py")
     given = parse(CHECK, options)
     if given is None:
         raise UsageError(
