@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, NamedTuple
 
 import pytest
 import typer
@@ -140,10 +140,9 @@ def test_probe_flags_read_as_typer_reads_them(monkeypatch: pytest.MonkeyPatch) -
     assert parse(PROBE, ["x.yaml"]) is None  # probe takes no paths: typer says so
 
 
-@dataclass(frozen=True)
-class _WithEnvironment:
-    level: str | None = value("--level", metavar="LEVEL", help="A level.", env="PRECHECK_TEST_LEVEL")
-    loud: bool = flag("--loud", help="Loud.")
+class _WithEnvironment(NamedTuple):
+    level: Annotated[str | None, value("--level", metavar="LEVEL", help="A level.", env="PRECHECK_TEST_LEVEL")] = None
+    loud: Annotated[bool, flag("--loud", help="Loud.")] = False
 
 
 def test_an_option_set_in_the_environment_is_left_to_typer(monkeypatch: pytest.MonkeyPatch) -> None:

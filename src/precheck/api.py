@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 from . import engine, project
 from .engine import Report
@@ -38,8 +39,7 @@ UNUSED_SUPPRESSION = "PC907"
 Settings = Callable[[str | Path], ProjectConfig]
 
 
-@dataclass(frozen=True)
-class Selection:
+class Selection(NamedTuple):
     """Rule selection given as arguments (the command line's flags)."""
 
     select: tuple[str, ...] | None = None
@@ -312,21 +312,17 @@ def _with_severity(finding: Finding, level: str, where: str | None) -> Finding:
     return replace(finding, severity=severity, note=note)
 
 
-@dataclass
 class _Settle:
     """Per file, as the engine hands each one over: excludes, selection, per-file-ignores,
     comments and severity overrides; then, unless ``details``, the file's configuration and
     plan are let go (the run streams)."""
 
-    cli: Selection
-    superset: frozenset[str]
-    config_for: Settings
-    debug: bool
-    details: bool
-    #: the results not excluded, in order
-    kept: list[engine.FileResult] = field(default_factory=list)
-    #: findings silenced by comments or per-file-ignores
-    suppressed: int = 0
+    def __init__(self, cli: Selection, superset: frozenset[str], config_for: Settings, debug: bool, details: bool):
+        self.cli, self.superset, self.config_for, self.debug, self.details = cli, superset, config_for, debug, details
+        #: the results not excluded, in order
+        self.kept: list[engine.FileResult] = []
+        #: findings silenced by comments or per-file-ignores
+        self.suppressed = 0
 
     def __call__(self, result: engine.FileResult) -> None:
         config = self.config_for(result.path)

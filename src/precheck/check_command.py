@@ -13,7 +13,6 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .errors import InputError, UsageError
@@ -41,7 +40,7 @@ def run_check(options: CheckOptions, command: list[str] | None = None) -> int:
     paths = read_stdin(list(options.paths) if options.paths else None, options.stdin_filename)
     if options.stdin_filename is not None and (options.fix or options.diff):
         raise UsageError("--fix/--diff write files; with --stdin-filename there is none to write")
-    wanted = replace(options, paths=tuple(paths) if paths else None)
+    wanted = options._replace(paths=tuple(paths) if paths else None)
 
     def run() -> Report:
         # the report needs findings and counts: memory stays flat

@@ -24,7 +24,7 @@ from .check_command import run_check
 from .entry import main
 from .options import CHECK, CheckOptions, Option, ProbeOptions, build, declared
 
-T = TypeVar("T")
+T = TypeVar("T", bound=tuple[Any, ...])
 
 _display_type = typer.core.TyperOption.display_type
 

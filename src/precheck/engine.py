@@ -32,6 +32,8 @@ _CONFIG_WORDS = re.compile(r"fp16|bf16|torch_dtype|mixed_precision|precision|dee
 
 @dataclass
 class FileResult:
+    """One run of one checked file: its dialect, configuration, plan and findings, or why not."""
+
     path: str
     dialect: str | None = None
     #: which run of a file that holds several (a script's second launch command)
