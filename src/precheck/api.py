@@ -73,6 +73,22 @@ def _expand(selectors: Iterable[str]) -> frozenset[str]:
     return frozenset(r.code for p in parts for r in resolve_selector(p))
 
 
+def hardware_from_flags(
+    gpu: Sequence[str] | None, hardware_file: str | None, env: Mapping[str, str] | None = None
+) -> Hardware | None:
+    """The hardware the flags name, or None: the project's ``gpus``, else a probe, decide."""
+    if gpu and hardware_file:
+        raise UsageError("--gpu and --hardware are exclusive: name the hardware one way")
+    environment = os.environ if env is None else env
+    if gpu:
+        return from_specs(list(gpu), environment)
+    if hardware_file:
+        from .probe import load_hardware_file  # not on the --gpu path: it imports subprocess, threading
+
+        return load_hardware_file(hardware_file, environment)
+    return None
+
+
 def resolve_hardware(
     paths: Sequence[str],
     hardware: Hardware | Sequence[str] | str | None,
@@ -211,8 +227,6 @@ def _check(
         require()
     environment = dict(os.environ if env is None else env)
     if hardware is None:
-        from .check_command import hardware_from_flags
-
         hardware = hardware_from_flags(options.gpu, options.hardware, environment)
     use_project = not options.isolated
     clear_paths()  # a long-lived process sees moved files and links
@@ -365,4 +379,4 @@ def _run_missing(result: engine.FileResult, codes: frozenset[str], debug: bool) 
         result.internal = InternalError(result.path, error)
 
 
-__all__ = ["CheckOptions", "Report", "Selection", "check", "resolve_hardware", "silenced"]
+__all__ = ["CheckOptions", "Report", "Selection", "check", "hardware_from_flags", "resolve_hardware", "silenced"]

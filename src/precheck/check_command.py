@@ -1,18 +1,18 @@
-"""``precheck check``: what the command does once its command line is read, typer-free.
+"""``precheck check``: what the command does with its :class:`~precheck.options.CheckOptions`,
+typer-free: run :func:`precheck.check` on them, fix, print the report, give the exit code.
 
-:mod:`precheck.cli` declares the command for typer (options, help) and calls
-:func:`run_check`; :mod:`precheck.entry` calls it directly for a plain command line, so
-that checking a config does not import typer (see there). The helpers the other
-commands share (``--gpu``/``--hardware``, ``--format``, internal-error messages) live here
-for the same reason.
+Both readers of the command line call :func:`run_check`: typer's generated command
+(:mod:`precheck.cli`) and the entry's fast path (:mod:`precheck.entry`), so that checking a
+config does not import typer (see there); so does ``precheck [options] -- CMD``
+(:mod:`precheck.launch_check`). The helpers the other commands share (``--format``,
+internal-error messages) live here for the same reason.
 """
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .errors import InputError, UsageError
@@ -20,7 +20,6 @@ from .options import CheckOptions
 
 if TYPE_CHECKING:
     from .engine import Report
-    from .hardware import Hardware
 
 
 def run_check(options: CheckOptions, command: list[str] | None = None) -> int:
@@ -136,24 +135,6 @@ def _add_errors(report: Report, errors: list[InputError]) -> None:
 
     for error in errors:
         report.files.append(FileResult(error.path, error=error))
-
-
-def hardware_from_flags(
-    gpu: Sequence[str] | None, hardware_file: str | None, env: Mapping[str, str] | None = None
-) -> Hardware | None:
-    """The hardware the flags name, or None: the project's ``gpus``, else a probe, decide."""
-    from .hardware import from_specs
-
-    if gpu and hardware_file:
-        raise UsageError("--gpu and --hardware are exclusive: name the hardware one way")
-    environment = os.environ if env is None else env
-    if gpu:
-        return from_specs(list(gpu), environment)
-    if hardware_file:
-        from .probe import load_hardware_file  # not on the --gpu path: it imports subprocess, threading
-
-        return load_hardware_file(hardware_file, environment)
-    return None
 
 
 def report_internal(report: Report) -> None:

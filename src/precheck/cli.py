@@ -18,7 +18,6 @@ import typer.core
 
 from . import __version__
 from .check_command import check_format as _check_format
-from .check_command import hardware_from_flags as _hardware
 from .check_command import report_internal as _report_internal
 from .check_command import run_check
 from .entry import main
@@ -171,11 +170,11 @@ def smoke(
     exclude: ExcludeOpt = None,
 ) -> None:
     """Run one real training step of a tiny model with each config's resolved precision plan (needs torch)."""
-    from .api import resolve_hardware
+    from .api import hardware_from_flags, resolve_hardware
     from .smoke.run import smoke as run_smoke
 
     _check_format(fmt, ("text", "json"))
-    target, _ = resolve_hardware(paths, _hardware(gpu, hardware), os.environ)
+    target, _ = resolve_hardware(paths, hardware_from_flags(gpu, hardware), os.environ)
     report = run_smoke(
         paths,
         target,
