@@ -10,7 +10,6 @@ internal-error messages) live here for the same reason.
 
 from __future__ import annotations
 
-import shlex
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -61,6 +60,8 @@ def run_check(options: CheckOptions, command: list[str] | None = None) -> int:
 
 def _refuse_with_command(options: CheckOptions) -> None:
     """The options that name or edit files, given with ``-- CMD``."""
+    import shlex
+
     if options.paths:
         raise UsageError(f"give config paths or `-- CMD`, not both ({shlex.join(options.paths)} before `--`)")
     if options.fix or options.diff:
@@ -71,6 +72,8 @@ def _refuse_with_command(options: CheckOptions) -> None:
 
 def _show_command(command: list[str], options: CheckOptions) -> None:
     """The command line the findings point at: printed first (text), and the text the code frames show."""
+    import shlex
+
     from .sources import STDIN
     from .sources.shell_source import COMMAND_LINE, command_text
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
 import sys
 
 from .errors import UsageError
@@ -41,6 +40,8 @@ def wants_command(args: list[str], explicit: bool = False) -> bool:
 
 def main(args: list[str]) -> int:
     """``args``: ``["check"|"run", *options, "--", *command]``; the exit code."""
+    import shlex
+
     from .check_command import run_check
     from .options import CHECK, CheckOptions, parse
 
