@@ -11,6 +11,7 @@ import pytest
 import precheck
 from precheck import api
 from precheck.hardware import from_specs
+from precheck.options import CheckOptions
 from precheck.rules.base import Severity
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,5 +64,30 @@ def test_the_cli_runs_the_api(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Ca
     with pytest.raises(SystemExit) as done:
         main(["--gpu", "V100", "--format", "concise", SWIFT])
     assert done.value.code == 1
-    assert calls and calls[0][0] == [SWIFT]
+    assert calls == [(CheckOptions(paths=(SWIFT,), gpu=("V100",), format="concise"),)]
     assert ": PC201 error " in capsys.readouterr().out
+
+
+def test_the_keywords_are_the_options(tmp_path: Path) -> None:
+    """``precheck.check(paths, hardware, **keywords)`` is ``precheck.check(CheckOptions(...))``."""
+    config = tmp_path / "train.yaml"
+    config.write_text("model_name_or_path: m\ntorch_dtype: float16\nfp16: false\nbf16: true\n")
+    by_keywords = precheck.check(
+        [str(config)], "V100", ignore=["PC1"], fail_on="warning", assume_versions={"torch": "2.2.2"}, use_project=False
+    )
+    options = CheckOptions(
+        paths=(str(config),),
+        gpu=("V100",),
+        ignore=("PC1",),
+        fail_on="warning",
+        assume_version=("torch==2.2.2",),
+        isolated=True,
+    )
+    by_options = precheck.check(options)
+    assert by_keywords.findings == by_options.findings and by_keywords.findings
+    assert by_keywords.fail_on == by_options.fail_on == Severity.WARNING
+    assert [r.path for r in by_keywords.files] == [r.path for r in by_options.files]
+    with pytest.raises(TypeError, match="not both"):
+        precheck.check(options, select=["PC9"])
+    with pytest.raises(TypeError, match="not both"):
+        precheck.check(options, "A100")

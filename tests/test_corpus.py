@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from precheck.engine import Report, check
+from precheck import engine
+from precheck.engine import Report
 from precheck.hardware import from_specs
 from precheck.rules.base import Severity
 
@@ -34,7 +35,7 @@ REQUIRED = 0.95
 
 @lru_cache(maxsize=1)
 def corpus_report() -> Report:
-    return check([str(CORPUS)], from_specs(["8xH100"], {}), env={})
+    return engine.run([str(CORPUS)], from_specs(["8xH100"], {}), env={})
 
 
 def test_corpus_reads_without_errors_and_raises_no_false_error() -> None:

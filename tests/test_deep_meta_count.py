@@ -107,7 +107,7 @@ def test_lora_on_gpt2_conv1d_and_dora_and_modules_to_save(tmp_path: Path) -> Non
 
 def run_config(tmp_path: Path, text: str) -> engine.FileResult:
     path = write(tmp_path, "train.yaml", text)
-    report = engine.check([str(path)], from_specs(["A100-80GB"], {}), deep=True)
+    report = engine.run([str(path)], from_specs(["A100-80GB"], {}), deep=True)
     assert not report.errors and not report.internal_errors
     return report.files[0]
 
@@ -148,7 +148,7 @@ def test_the_memory_rule_reports_the_counted_size(tmp_path: Path) -> None:
         hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32, vocab_size=32000
     ).save_pretrained(folder)
     path = write(tmp_path, "full.yaml", "model_name_or_path: llama-7b\noutput_dir: o\nlearning_rate: 1.0e-5\n")
-    report = engine.check([str(path)], from_specs(["A100-40GB"], {}), deep=True)
+    report = engine.run([str(path)], from_specs(["A100-40GB"], {}), deep=True)
     (finding,) = [f for f in report.findings if f.rule == "PC801"]
     assert "6.74B parameters (counted: LlamaForCausalLM on the meta device" in finding.message
 
@@ -173,13 +173,13 @@ def test_a_hub_id_is_read_from_the_local_cache_only(tmp_path: Path, monkeypatch:
     (cache / "models--acme--tiny-llama" / "refs" / "main").write_text(commit)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(cache))
     path = write(tmp_path, "train.yaml", "model_name_or_path: acme/tiny-llama\noutput_dir: o\nlearning_rate: 1\n")
-    config = engine.check([str(path)], from_specs(["T4"], {}), deep=True).files[0].config
+    config = engine.run([str(path)], from_specs(["T4"], {}), deep=True).files[0].config
     assert config is not None and config.model_params is not None
     assert config.model_params.value == sum(p.numel() for p in real_model(snapshot).parameters())
     assert config.model_dims["hidden_size"].value == 64  # the cached config.json was read as a local one
     # a hub id the cache does not hold: nothing counted, nothing downloaded
     missing = write(tmp_path, "other.yaml", "model_name_or_path: acme/absent\noutput_dir: o\nlearning_rate: 1\n")
-    other = engine.check([str(missing)], from_specs(["T4"], {}), deep=True).files[0].config
+    other = engine.run([str(missing)], from_specs(["T4"], {}), deep=True).files[0].config
     assert other is not None and other.model_params is None
 
 
@@ -200,6 +200,6 @@ def test_remote_code_is_never_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     with pytest.raises(NotCountable):
         build_on_meta(folder)
     path = write(tmp_path, "train.yaml", "model_name_or_path: custom\noutput_dir: o\nlearning_rate: 1\n")
-    report = engine.check([str(path)], from_specs(["T4"], {}), deep=True)
+    report = engine.run([str(path)], from_specs(["T4"], {}), deep=True)
     config = report.files[0].config
     assert not report.internal_errors and config is not None and config.model_params is None

@@ -1,7 +1,7 @@
 """Property-based fuzzing: whatever a file holds, precheck answers with findings or an
 input error at a position, never an exception (issue 8).
 
-Each example goes through the real pipeline (``engine.check``: sources → dialects →
+Each example goes through the real pipeline (``engine.run``: sources → dialects →
 attached files → resolve → rules) with ``debug=True``, so any exception but
 :class:`InputError` escapes and fails the test with its traceback, and then through every
 output format and ``explain``, whose text must encode as UTF-8 (what stdout needs).
@@ -244,7 +244,7 @@ def check_file(name: str, data: bytes, hardware: Hardware) -> engine.Report:
     with tempfile.TemporaryDirectory() as scratch:
         file = Path(scratch) / name
         file.write_bytes(data)
-        report = engine.check([str(file)], hardware, env={}, debug=True)
+        report = engine.run([str(file)], hardware, env={}, debug=True)
         for error in report.errors:
             assert str(error).startswith(str(file)) and error.message, error
         outputs = [render(report, fmt) for fmt in FORMATS] + [render_text(report), render_json(report)]

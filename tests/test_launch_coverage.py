@@ -32,7 +32,7 @@ def test_a_slurm_batch_script_is_bash_with_its_sbatch_allocation(tmp_path: Path)
     assert document.format == "shell"
     assert _env(document)["SLURM_GPUS_ON_NODE"] == "4"
     assert (document.env["SLURM_GPUS_ON_NODE"].line, document.env["SLURM_GPUS_ON_NODE"].column) == (4, 9)
-    report = engine.check([str(job)], from_specs(["V100"], {}), env={})
+    report = engine.run([str(job)], from_specs(["V100"], {}), env={})
     assert report.files[0].devices_asked == 4
     assert [(f.rule, f.origin.line, f.severity) for f in report.findings if f.rule == "PC101"] == [
         ("PC101", 5, Severity.ERROR)  # `--bf16 true` on the srun line: a fact
@@ -130,7 +130,7 @@ def test_a_default_of_a_script_precheck_did_not_read_is_an_assumption(tmp_path: 
         "run.sh",
         "torchrun train.py --model_name_or_path meta-llama/Llama-2-7b-hf --output_dir o --learning_rate 1e-5\n",
     )
-    report = engine.check([str(script)], from_specs(["A100"], {}), env={})
+    report = engine.run([str(script)], from_specs(["A100"], {}), env={})
     (finding,) = [f for f in report.findings if f.rule == "PC303"]
     assert finding.severity is Severity.WARNING
     assert any("`train.py` (not found) is not read" in a and "torch_dtype" in a for a in finding.assumptions)
@@ -142,7 +142,7 @@ def test_a_default_of_a_script_precheck_did_not_read_is_an_assumption(tmp_path: 
             "--output_dir o", "--output_dir o --torch_dtype float16 --use_peft false --fp16 false --bf16 false"
         ),
     )
-    report = engine.check([str(stated)], from_specs(["A100"], {}), env={})
+    report = engine.run([str(stated)], from_specs(["A100"], {}), env={})
     assert [f.severity for f in report.findings if f.rule == "PC303"] == [Severity.ERROR]
 
 
@@ -154,7 +154,7 @@ def test_a_finding_from_a_default_points_at_the_key_that_changes_it(tmp_path: Pa
         "SFTTrainer(model='m', args=args).train()\n",
     ]
     notebook = write(tmp_path, "nb.ipynb", _notebook([("code", code)]))
-    report = engine.check([str(notebook)], from_specs(["1xV100"], {}), env={})
+    report = engine.run([str(notebook)], from_specs(["1xV100"], {}), env={})
     (finding,) = [f for f in report.findings if f.rule == "PC101"]
     assert finding.origin.key == "bf16" and finding.origin.line > 1  # the SFTConfig call, not line 1
     assert "`bf16` is not set: the value is a default" in finding.message
@@ -167,7 +167,7 @@ def test_bash_other_script_is_followed_and_its_settings_point_into_it(tmp_path: 
     assert document.label == f"{tmp_path / 'scripts' / 'inner.sh'}: `torchrun` at line 1"
     assert _env(document) == {"CUDA_VISIBLE_DEVICES": "0,1", "LOCAL_WORLD_SIZE": "2"}
     assert document.root.value["bf16"].path == str(tmp_path / "scripts" / "inner.sh")
-    report = engine.check([str(tmp_path)], from_specs(["V100"], {}), env={})
+    report = engine.run([str(tmp_path)], from_specs(["V100"], {}), env={})
     (finding,) = [f for f in report.findings if f.rule == "PC101"]
     assert (Path(finding.origin.path or "").name, finding.origin.line, finding.severity) == (
         "inner.sh",
@@ -182,7 +182,7 @@ def test_a_missing_config_file_makes_its_settings_assumptions_a_missing_deepspee
     tmp_path: Path,
 ) -> None:
     launch = write(tmp_path, "run.sh", "llamafactory-cli train configs/missing.yaml\n")
-    report = engine.check([str(launch)], from_specs(["1xV100"], {}), env={})
+    report = engine.run([str(launch)], from_specs(["1xV100"], {}), env={})
     (finding,) = [f for f in report.findings if f.rule == "PC101"]  # LLaMA-Factory's bf16 where "supported"
     assert finding.severity is Severity.WARNING
     assert any("`configs/missing.yaml` (not found)" in a for a in finding.assumptions)
@@ -192,7 +192,7 @@ def test_a_missing_config_file_makes_its_settings_assumptions_a_missing_deepspee
         "base_model: meta-llama/Llama-3.2-1B\nadapter: lora\ndatasets:\n  - path: x\n    type: alpaca\n"
         "micro_batch_size: 1\nbf16: true\ndeepspeed: deepspeed_configs/zero2.json\n",
     )
-    report = engine.check([str(axolotl)], from_specs(["1xV100"], {}), env={})
+    report = engine.run([str(axolotl)], from_specs(["1xV100"], {}), env={})
     assert [(f.severity, f.assumptions) for f in report.findings if f.rule == "PC101"] == [(Severity.ERROR, ())]
 
 
@@ -207,12 +207,12 @@ def test_unsloth_chooses_the_precision_flags_trl_s_defaults_do_not_apply(tmp_pat
         "SFTTrainer(model='m', args=args).train()\n",
     ]
     notebook = write(tmp_path, "nb.ipynb", _notebook([("code", code)]))
-    report = engine.check([str(notebook)], from_specs(["1xV100"], {}), env={})
+    report = engine.run([str(notebook)], from_specs(["1xV100"], {}), env={})
     assert [f for f in report.findings if f.rule == "PC101" and f.severity is Severity.ERROR] == []
     stated = write(
         tmp_path,
         "stated.ipynb",
         _notebook([("code", [*code[:2], code[2].replace("2e-4", "2e-4, bf16=True"), code[3]])]),
     )
-    report = engine.check([str(stated)], from_specs(["1xV100"], {}), env={})
+    report = engine.run([str(stated)], from_specs(["1xV100"], {}), env={})
     assert [f.severity for f in report.findings if f.rule == "PC101"] == [Severity.ERROR]

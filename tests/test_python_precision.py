@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from precheck.engine import check
+from precheck import engine
 from precheck.hardware import from_specs
 from precheck.sources import load_runs
 
@@ -19,7 +19,7 @@ def write(folder: Path, name: str, text: str) -> Path:
 
 
 def findings(path: Path, gpu: str) -> set[tuple[str, str, int]]:
-    report = check([str(path)], from_specs([gpu], {}), env={})
+    report = engine.run([str(path)], from_specs([gpu], {}), env={})
     assert not report.errors, report.errors
     return {(f.rule, str(f.severity), f.origin.line or 0) for f in report.findings}
 

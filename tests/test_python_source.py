@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from precheck import api, dialects
-from precheck.engine import check
+from precheck import api, dialects, engine
 from precheck.errors import InputError
 from precheck.hardware import Hardware, from_specs
 from precheck.sources import Document, load_runs
@@ -446,7 +445,7 @@ def test_notebook_positions_are_in_the_ipynb_file(tmp_path: Path) -> None:
     fp16 = document.mapping()["fp16"]
     file_lines = notebook.read_text().splitlines()
     assert file_lines[fp16.key_line - 1][fp16.key_column - 1 :].startswith('fp16=True,\\n"')
-    report = check([str(notebook)], gpus("RTX 4090"))
+    report = engine.run([str(notebook)], gpus("RTX 4090"))
     assert [(f.rule, f.origin.line, f.origin.column) for f in report.findings] == [
         ("PC202", fp16.key_line, fp16.key_column)
     ]
@@ -504,7 +503,7 @@ def test_no_code_is_ever_executed(tmp_path: Path) -> None:
     )
     document = load_runs(script, "train.py", gpus("A100"))[0]
     assert values(document) == {"output_dir": "o"}
-    report = check([str(script)], gpus("A100"))
+    report = engine.run([str(script)], gpus("A100"))
     assert report.files[0].dialect == "hf-trainer"
     assert not marker.exists()
 
@@ -557,7 +556,7 @@ def test_fixes_are_never_written_into_scripts(tmp_path: Path) -> None:
 
     script = tmp_path / "train.py"
     script.write_text(UNSLOTH_FP16.read_text())
-    findings = check([str(script)], gpus("RTX 4090")).findings
+    findings = engine.run([str(script)], gpus("RTX 4090")).findings
     assert findings and findings[0].fix is not None and findings[0].fix.edits
     fixes = plan_fixes(findings, unsafe=True)
     assert fixes.changes == [] and "does not rewrite scripts" in fixes.skipped[0][1]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from precheck.engine import check
+from precheck import engine
 from precheck.hardware import from_specs
 
 PROJECTS = Path(__file__).resolve().parents[1] / ".." / "shared" / "projects"
@@ -26,7 +26,7 @@ CONFIRMED_ERRORS: dict[str, set[tuple[str, str, int]]] = {"8xA100-80GB": set(), 
 
 @cache
 def findings(gpu: str) -> tuple[tuple[str, str, str, int, str | None], ...]:
-    report = check([str(PROJECTS)], from_specs([gpu], {}), env={})
+    report = engine.run([str(PROJECTS)], from_specs([gpu], {}), env={})
     assert not report.errors and not report.internal_errors  # every file read
     out = []
     for finding in report.findings:

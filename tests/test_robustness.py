@@ -36,7 +36,7 @@ def codes(report: engine.Report) -> set[str]:
 def test_deep_yaml_is_an_input_error_and_other_files_are_still_checked(tmp_path: Path) -> None:
     write(tmp_path, "deep.yaml", "fp16: true\na: " + "[" * 600 + "]" * 600 + "\n")
     write(tmp_path, "zz.yaml", SEED)
-    report = engine.check([str(tmp_path)], V100, env={})
+    report = engine.run([str(tmp_path)], V100, env={})
     assert [e.message for e in report.errors] == ["nesting deeper than 200 levels"]
     assert "PC201" in codes(report) and report.exit_code() == 2
 
@@ -52,7 +52,7 @@ def test_an_internal_error_in_one_file_keeps_the_others(tmp_path: Path, monkeypa
         return real(config, hardware, versions)
 
     monkeypatch.setattr(engine.resolve, "resolve", flaky)
-    report = engine.check([str(tmp_path)], V100, env={})
+    report = engine.run([str(tmp_path)], V100, env={})
     assert [e.path for e in report.internal_errors] == [str(tmp_path / "a.yaml")]
     assert "PC201" in codes(report) and report.exit_code() == 2
 
@@ -63,7 +63,7 @@ def test_unreadable_folder_is_reported(tmp_path: Path) -> None:
     write(locked, "x.yaml", SEED)
     locked.chmod(0)
     try:
-        report = engine.check([str(tmp_path)], V100, env={})
+        report = engine.run([str(tmp_path)], V100, env={})
     finally:
         locked.chmod(0o755)
     assert [e.message for e in report.errors] == ["this folder cannot be read"]
@@ -71,7 +71,7 @@ def test_unreadable_folder_is_reported(tmp_path: Path) -> None:
 
 def test_fifo_is_not_read(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe.yaml")
-    report = engine.check([str(tmp_path / "pipe.yaml")], V100, env={})
+    report = engine.run([str(tmp_path / "pipe.yaml")], V100, env={})
     assert "not a regular file" in report.errors[0].message
 
 
@@ -79,7 +79,7 @@ def test_unparsable_non_configs_in_a_folder_are_skipped(tmp_path: Path) -> None:
     write(tmp_path, "chart/templates/deploy.yaml", "metadata:\n  name: {{ .Release.Name }\n  x: [\n")
     write(tmp_path, "tsconfig.json", '{ // comment\n "compilerOptions": {} }\n')
     write(tmp_path, "broken-train.yaml", "fp16: true\nbf16: [\n")
-    report = engine.check([str(tmp_path)], V100, env={})
+    report = engine.run([str(tmp_path)], V100, env={})
     assert [Path(e.path).name for e in report.errors] == ["broken-train.yaml"]
     assert sum(1 for f in report.files if f.skipped) == 2
 
@@ -90,7 +90,7 @@ def test_ms_swift_env_block_steers_the_devices(tmp_path: Path) -> None:
         "s.yaml",
         "ENV:\n  CUDA_DEVICE_ORDER: PCI_BUS_ID\n  CUDA_VISIBLE_DEVICES: '5'\nmodel: m\ntrain_type: lora\n",
     )
-    report = engine.check([str(tmp_path / "s.yaml")], from_specs(["TITAN RTX", "GTX 1080 Ti"], {}), env={})
+    report = engine.run([str(tmp_path / "s.yaml")], from_specs(["TITAN RTX", "GTX 1080 Ti"], {}), env={})
     assert {(f.rule, f.origin.line) for f in report.findings} == {("PC502", 3)}
 
 
@@ -117,7 +117,7 @@ def test_torch_dtype_auto_loads_the_checkpoint_dtype(tmp_path: Path) -> None:
         "model_name_or_path: meta-llama/Llama-2-7b-hf\ntorch_dtype: auto\n"
         "output_dir: o\nlearning_rate: 1.0e-5\nfp16: true\n",
     )
-    report = engine.check([str(tmp_path / "t.yaml")], V100, env={})
+    report = engine.run([str(tmp_path / "t.yaml")], V100, env={})
     assert "PC401" in codes(report)
     assert report.files[0].plan is not None and report.files[0].plan.load_dtype.value == "float16"
 
@@ -267,7 +267,7 @@ def test_a_folder_with_hostile_files_passes_over_what_is_not_a_config(hostile: P
         "import json, sys\n"
         "from precheck import engine\n"
         "from precheck.hardware import from_specs\n"
-        "report = engine.check([sys.argv[1]], from_specs(['V100'], {}), env={})\n"
+        "report = engine.run([sys.argv[1]], from_specs(['V100'], {}), env={})\n"
         "files = {f.path.rsplit('/', 1)[-1]: [f.error and f.error.message, f.skipped, f.internal and str(f.internal)]"
         " for f in report.files}\n"
         "print(json.dumps({'files': files, 'codes': sorted({x.rule for x in report.findings})}))\n"
@@ -354,7 +354,7 @@ def test_custom_tags_never_construct_anything(tmp_path: Path) -> None:
 
 def test_yaml_streams_check_the_first_document_and_say_so(tmp_path: Path) -> None:
     write(tmp_path, "stream.yaml", SEED + "---\nfp16: true\n---\n")
-    report = engine.check([str(tmp_path / "stream.yaml")], V100, env={})
+    report = engine.run([str(tmp_path / "stream.yaml")], V100, env={})
     assert {"PC201", "PC903"} <= codes(report) and not report.errors
 
 
@@ -375,7 +375,7 @@ def test_an_unreadable_file_is_reported_and_the_others_checked(tmp_path: Path, m
         return real(path, limit)
 
     monkeypatch.setattr(sources, "read_bytes", read_bytes)
-    report = engine.check([str(tmp_path)], V100, env={})
+    report = engine.run([str(tmp_path)], V100, env={})
     assert [str(e) for e in report.errors] == [f"{locked}: cannot read: Permission denied"]
     assert [Path(f.origin.path or "").name for f in report.findings if f.rule == "PC201"] == ["open.yaml"]
 
@@ -396,7 +396,7 @@ def test_symlink_loops_in_folders_are_not_followed(tmp_path: Path) -> None:
     (tmp_path / "a" / "back").symlink_to(tmp_path, target_is_directory=True)
     (tmp_path / "a" / "self").symlink_to(tmp_path / "a" / "self")
     started = time.monotonic()
-    report = engine.check([str(tmp_path)], V100, env={})
+    report = engine.run([str(tmp_path)], V100, env={})
     assert time.monotonic() - started < 10
     assert [Path(f.path).name for f in report.files if f.error is None] == ["train.yaml"]
     assert "PC201" in codes(report)
@@ -408,7 +408,7 @@ def test_ten_thousand_files_in_a_folder(tmp_path: Path) -> None:
         (tmp_path / f"c{index:05d}.yaml").write_text(f"name: run{index}\nsteps: {index}\n")
     write(tmp_path, "zz/train.yaml", SEED)
     started = time.monotonic()
-    report = engine.check([str(tmp_path)], V100, env={})
+    report = engine.run([str(tmp_path)], V100, env={})
     assert time.monotonic() - started < 60
     assert len(report.files) == 10_001 and not report.errors and "PC201" in codes(report)
 

@@ -6,7 +6,7 @@ import ast
 import textwrap
 from pathlib import Path
 
-from precheck.engine import check
+from precheck import engine
 from precheck.hardware import from_specs
 from precheck.sources import Document, load_runs
 from precheck.sources.script_effects import SAME, effects, holds
@@ -27,7 +27,7 @@ def only_run(path: Path) -> Document:
 
 
 def findings(path: Path, gpu: str) -> set[tuple[str, str, int]]:
-    report = check([str(path)], from_specs([gpu], {}), env={})
+    report = engine.run([str(path)], from_specs([gpu], {}), env={})
     assert not report.errors, report.errors
     return {(f.rule, str(f.severity), f.origin.line or 0) for f in report.findings}
 
@@ -91,7 +91,7 @@ def test_own_keys_are_known_and_the_run_is_not_read_as_trl(tmp_path: Path) -> No
     found = findings(launch, "V100")
     # max_seq_length, dataset_name and packing are not options of this script: its parser refuses them
     assert {(rule, line) for rule, _, line in found} == {("PC905", 2)}
-    report = check([str(launch)], from_specs(["V100"], {}), env={})
+    report = engine.run([str(launch)], from_specs(["V100"], {}), env={})
     assert sorted(f.origin.key for f in report.findings) == ["dataset_name", "max_seq_length", "packing"]
 
 
@@ -363,7 +363,7 @@ def test_abbreviations_and_negations_are_options(tmp_path: Path) -> None:
     )
     document = only_run(launch)
     assert document.script_closed
-    report = check([str(launch)], from_specs(["A100"], {}), env={})
+    report = engine.run([str(launch)], from_specs(["A100"], {}), env={})
     assert [f.origin.key for f in report.findings if f.rule == "PC905"] == ["fp16"]
 
 

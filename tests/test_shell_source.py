@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from precheck.engine import check
+from precheck import engine
 from precheck.errors import InputError
 from precheck.hardware import from_specs
 from precheck.sources import Document, Node, load_runs
@@ -48,7 +48,7 @@ def notes(document: Document, kind: str) -> list[str]:
 
 
 def findings(path: Path | str, *gpus: str) -> set[tuple[str, int, int]]:
-    report = check([str(path)], from_specs(list(gpus), {}), env={})
+    report = engine.run([str(path)], from_specs(list(gpus), {}), env={})
     assert not report.errors, report.errors
     return {(f.rule, f.origin.line or 0, f.origin.column or 0) for f in report.findings}
 
@@ -534,7 +534,7 @@ def test_llama_recipes_on_the_1080_ti_through_cuda_visible_devices() -> None:
 def test_a_findings_file_label_names_the_run(tmp_path: Path) -> None:
     script = tmp_path / "two.sh"
     script.write_text("swift sft --model a --fp16 true\nswift sft --model b --bf16 true\n")
-    report = check([str(script)], from_specs(["V100"], {}), env={})
+    report = engine.run([str(script)], from_specs(["V100"], {}), env={})
     assert [r.label for r in report.files] == ["`swift sft` at line 1", "`swift sft` at line 2"]
     assert ("PC101", 2, 21) in {(f.rule, f.origin.line, f.origin.column) for f in report.findings}
 
@@ -547,9 +547,9 @@ def test_nodes_are_plain_nodes() -> None:
 def test_a_config_file_a_script_merges_is_part_of_that_run(tmp_path: Path) -> None:
     (tmp_path / "sft.yaml").write_text("model_name_or_path: m\nstage: sft\nfinetuning_type: lora\nbf16: true\n")
     (tmp_path / "train.sh").write_text("llamafactory-cli train sft.yaml bf16=false fp16=true\n")
-    alone = check([str(tmp_path / "sft.yaml")], from_specs(["V100"], {}), env={})
+    alone = engine.run([str(tmp_path / "sft.yaml")], from_specs(["V100"], {}), env={})
     assert "PC101" in {f.rule for f in alone.findings}  # bf16 on a V100, the file on its own
-    both = check([str(tmp_path)], from_specs(["V100"], {}), env={})
+    both = engine.run([str(tmp_path)], from_specs(["V100"], {}), env={})
     script = next(r for r in both.files if r.path.endswith("train.sh"))
     assert str(tmp_path / "sft.yaml") in script.attached
     assert "PC101" not in {f.rule for f in both.findings}  # the run the script starts overrides bf16

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from precheck.engine import check
+from precheck import engine
 from precheck.hardware import from_specs
 from precheck.sources import load_runs
 from precheck.sources.workflow_source import is_workflow
@@ -66,7 +66,7 @@ def test_each_step_is_a_run_at_its_own_lines_with_the_env_it_sees(tmp_path: Path
 
 def test_the_check_finds_them_in_a_folder_search(tmp_path: Path) -> None:
     write(tmp_path)
-    report = check([str(tmp_path)], from_specs(["V100"], {}), env={})
+    report = engine.run([str(tmp_path)], from_specs(["V100"], {}), env={})
     found = {(f.rule, f.origin.line, f.origin.column) for f in report.findings}
     assert ("PC101", 20, 49) in found  # --bf16 true on a V100
     assert ("PC210", 20, 49) in found  # the step's ACCELERATE_MIXED_PRECISION=fp16 is overridden
@@ -84,5 +84,5 @@ def test_a_workflow_without_launch_commands_is_skipped(tmp_path: Path) -> None:
         """)
     file = write(tmp_path, text)
     assert load_runs(file) == []
-    report = check([str(tmp_path)], from_specs(["A100"], {}), env={})
+    report = engine.run([str(tmp_path)], from_specs(["A100"], {}), env={})
     assert report.findings == [] and not report.errors

@@ -1,7 +1,8 @@
 """precheck: catch mixed-precision misconfigurations before they burn GPU hours.
 
-``precheck.check(paths, hardware=...)`` returns a :class:`Report` (see README, "Python
-API"); both are imported on first use, so ``import precheck`` stays light.
+``precheck.check(paths, hardware=...)`` (or ``precheck.check(CheckOptions(...))``) returns
+a :class:`Report` (see README, "Python API"); they are imported on first use, so
+``import precheck`` stays light.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from .api import Report, check
+    from .options import CheckOptions
 
-__all__ = ["Report", "__version__", "check"]
+__all__ = ["CheckOptions", "Report", "__version__", "check"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("check", "Report"):
+    if name in ("check", "Report", "CheckOptions"):
         from . import api
 
         return getattr(api, name)

@@ -1,6 +1,7 @@
-"""The Python API: ``precheck.check(paths, hardware=...)``, the function the CLI runs.
+"""The Python API: ``precheck.check(paths, hardware=...)`` or ``precheck.check(CheckOptions(...))``,
+the function the command line runs.
 
-It wraps :func:`precheck.engine.check` with what a repository of configs needs:
+It runs the pipeline (:func:`precheck.engine.run`) with what a repository of configs needs:
 
 - the project configuration (``[tool.precheck]`` in ``pyproject.toml`` or
   ``.precheck.toml``, :mod:`precheck.project`), found upward from each checked file:
@@ -15,18 +16,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 from . import engine, project
+from .engine import Report
 from .errors import InternalError, UsageError
 from .hardware import Hardware, from_specs
+from .options import CheckOptions
 from .paths import clear as clear_paths
 from .project import ProjectConfig
 from .rules import RULES, resolve_selector, select_rules
 from .rules.base import Context, Finding, Rule, Severity
 from .suppression import Suppression, from_notes
-from .versions import VersionInfo, parse_assumptions
+from .versions import parse_assumptions
 
 #: the rule that reports unused suppressions is never silenced by a bare comment
 UNUSED_SUPPRESSION = "PC907"
@@ -35,23 +39,7 @@ UNUSED_SUPPRESSION = "PC907"
 Settings = Callable[[str | Path], ProjectConfig]
 
 
-@dataclass
-class Report(engine.Report):
-    """The engine's report plus the run-wide settings that decide the exit code."""
-
-    #: the lowest severity that fails the run (``--fail-on``, else the project's ``fail-on``)
-    fail_on: Severity = Severity.ERROR
-    #: where the target hardware came from when not from an argument or a probe
-    hardware_from: str | None = None
-    #: findings silenced by ``# precheck: ignore`` comments or ``per-file-ignores``
-    suppressed: int = 0
-
-    def exit_code(self, fail_on: Severity | None = None) -> int:
-        return super().exit_code(self.fail_on if fail_on is None else fail_on)
-
-
-@dataclass(frozen=True)
-class Selection:
+class Selection(NamedTuple):
     """Rule selection given as arguments (the command line's flags)."""
 
     select: tuple[str, ...] | None = None
@@ -83,6 +71,22 @@ def _codes(rules: Iterable[Rule]) -> frozenset[str]:
 def _expand(selectors: Iterable[str]) -> frozenset[str]:
     parts = [p for s in selectors for p in s.split(",") if p.strip()]
     return frozenset(r.code for p in parts for r in resolve_selector(p))
+
+
+def hardware_from_flags(
+    gpu: Sequence[str] | None, hardware_file: str | None, env: Mapping[str, str] | None = None
+) -> Hardware | None:
+    """The hardware the flags name, or None: the project's ``gpus``, else a probe, decide."""
+    if gpu and hardware_file:
+        raise UsageError("--gpu and --hardware are exclusive: name the hardware one way")
+    environment = os.environ if env is None else env
+    if gpu:
+        return from_specs(list(gpu), environment)
+    if hardware_file:
+        from .probe import load_hardware_file  # not on the --gpu path: it imports subprocess, threading
+
+        return load_hardware_file(hardware_file, environment)
+    return None
 
 
 def resolve_hardware(
@@ -117,16 +121,8 @@ def _shown(path: str | None) -> str:
         return path
 
 
-def _assumptions(values: Sequence[str] | Mapping[str, str] | None) -> dict[str, VersionInfo]:
-    if values is None:
-        return {}
-    if isinstance(values, Mapping):
-        return parse_assumptions(f"{name}=={version}" for name, version in values.items())
-    return parse_assumptions(values)
-
-
 def check(
-    paths: str | Iterable[str] = (".",),
+    paths: str | Iterable[str] | CheckOptions = (".",),
     hardware: Hardware | Sequence[str] | str | None = None,
     *,
     select: Sequence[str] | None = None,
@@ -144,74 +140,127 @@ def check(
     command: Sequence[str] | None = None,
     config: str | Path | None = None,
 ) -> Report:
-    """Check config files or folders and return the :class:`Report`.
+    """Check config files or folders and return the :class:`Report`: what ``precheck check``
+    runs, on the :class:`~precheck.options.CheckOptions` its command line gives.
 
-    ``hardware``: a :class:`~precheck.hardware.Hardware`, GPU specs as ``--gpu`` takes them
-    (``["8xA100-80GB"]`` or one string), or None: the project configuration's ``gpus``, else
-    this machine's GPUs. ``select``/``extend_select``/``ignore`` take codes, prefixes, names
-    or ``ALL``; ``exclude`` passes over files in folder searches (gitignore syntax);
-    ``assume_versions`` maps a framework to the version the run uses. ``use_project=False``
-    ignores project configuration files. ``deep=True`` also asks the installed transformers,
-    TRL and accelerate (the ``hf`` extra; :mod:`precheck.deep`): key checks against their
+    ``paths``: the paths, or the options themselves (a ``CheckOptions``: then the keywords
+    that are also options, ``select`` to ``config``, stay unset). ``hardware``: a
+    :class:`~precheck.hardware.Hardware`, GPU specs as ``--gpu`` takes them
+    (``["8xA100-80GB"]`` or one string), or None: ``--gpu``/``--hardware`` of the options,
+    else the project configuration's ``gpus``, else this machine's GPUs.
+    ``select``/``extend_select``/``ignore`` take codes, prefixes, names or ``ALL``;
+    ``exclude`` passes over files in folder searches (gitignore syntax); ``assume_versions``
+    maps a framework to the version the run uses. ``use_project=False`` ignores project
+    configuration files. ``deep=True`` also asks the installed transformers, TRL and
+    accelerate (the ``hf`` extra; :mod:`precheck.deep`): key checks against their
     dataclasses and exact parameter counts on the meta device. ``details=False`` drops each
     file's configuration and plan from ``report.files`` as soon as the file is checked: memory
     then stays flat however many files a run checks (the command line does so).
-    ``command`` checks a command line instead of ``paths`` (``["swift", "sft", "--fp16",
-    "false"]``): findings point at columns of ``<command line>``, the words ``shlex.join``-ed.
+    ``command`` checks a command line instead of ``paths`` (``["torchrun", "train.py",
+    "--fp16", "false"]``): findings point at columns of ``<command line>``, the words ``shlex.join``-ed.
     ``config`` names the project configuration file that governs every path (a
     ``.precheck.toml``-style file, or a ``pyproject.toml`` with ``[tool.precheck]``) instead
     of the closest one.
     """
-    names = [paths] if isinstance(paths, str) else list(paths)
-    names = names or ["."]
+    keywords = (select, extend_select, ignore, exclude, fail_on, assume_versions, python, config)
+    if isinstance(paths, CheckOptions):
+        given = any(k is not None for k in keywords) or not use_project or debug or deep
+        if given or not isinstance(hardware, Hardware | None):
+            raise TypeError("precheck.check: give the options in the CheckOptions or as keywords, not both")
+        options = paths
+    else:
+        names = [paths] if isinstance(paths, str) else list(paths)
+        options = CheckOptions(
+            paths=tuple(names) or None,
+            gpu=_specs(hardware),
+            select=tuple(select) if select is not None else None,
+            extend_select=tuple(extend_select) if extend_select else None,
+            ignore=tuple(ignore) if ignore else None,
+            exclude=tuple(exclude) if exclude else None,
+            fail_on=str(fail_on) if fail_on is not None else None,
+            assume_version=_assumptions(assume_versions),
+            python=python,
+            isolated=not use_project,
+            debug=debug,
+            deep=deep,
+            config=str(config) if config is not None else None,
+        )
+    return _check(options, hardware if isinstance(hardware, Hardware) else None, env, details, command)
+
+
+def _specs(hardware: Hardware | Sequence[str] | str | None) -> tuple[str, ...] | None:
+    """GPU specs given as the API's ``hardware`` (one string or several), as ``--gpu`` gives them."""
+    if isinstance(hardware, str):
+        return (hardware,) if hardware.strip() else None
+    if hardware is None or isinstance(hardware, Hardware):
+        return None
+    return tuple(hardware) or None
+
+
+def _assumptions(values: Sequence[str] | Mapping[str, str] | None) -> tuple[str, ...] | None:
+    """``--assume-version NAME==VERSION`` values, from a list of them or a name → version mapping."""
+    if values is None:
+        return None
+    if isinstance(values, Mapping):
+        return tuple(f"{name}=={version}" for name, version in values.items()) or None
+    return tuple(values) or None
+
+
+def _check(
+    options: CheckOptions,
+    hardware: Hardware | None,
+    env: Mapping[str, str] | None,
+    details: bool,
+    command: Sequence[str] | None,
+) -> Report:
+    """:func:`check` on its options (``hardware``: given as an object, beats them)."""
+    names = list(options.paths or ()) or ["."]
     if command is not None:  # a command line instead of paths: ``precheck -- CMD ARGS...``
         from .sources.shell_source import COMMAND_LINE
 
         names = [COMMAND_LINE]
-    if deep:
+    if options.fail_on is not None:
+        _threshold(options.fail_on, ProjectConfig())  # a bad --fail-on before any work
+    if options.deep:  # before any work: a clear message when the hf extra is missing
         from .deep import require
 
         require()
     environment = dict(os.environ if env is None else env)
+    if hardware is None:
+        hardware = hardware_from_flags(options.gpu, options.hardware, environment)
+    use_project = not options.isolated
     clear_paths()  # a long-lived process sees moved files and links
     if use_project:
         project.for_folder.cache_clear()  # a long-lived process sees edited configs
     settings: Settings = project.for_path if use_project else _no_project
-    if config is not None:
+    if options.config is not None:
         if not use_project:
             raise UsageError("--config and --isolated are exclusive: --isolated reads no configuration")
-        explicit = explicit_config(config)
+        explicit = explicit_config(options.config)
         settings = lambda _path: explicit  # noqa: E731
     target, hardware_from = resolve_hardware(names, hardware, environment, use_project, settings)
     base = settings(names[0])
-    threshold = _threshold(fail_on, base)
-    cli = Selection(
-        tuple(select) if select is not None else None,
-        tuple(extend_select or ()),
-        tuple(ignore or ()),
-    )
+    extend = (*(options.extend_select or ()), *((UNUSED_SUPPRESSION,) if options.show_unused_suppressions else ()))
+    cli = Selection(options.select, extend, options.ignore or ())
     candidates = {c.path: c for c in [base, *(settings(n) for n in names)]}
     superset: frozenset[str] = frozenset().union(*(cli.codes(c) for c in candidates.values()))
-    settle = _Settle(cli, superset, settings, debug, details)
-    found = engine.check(
+    settle = _Settle(cli, superset, settings, options.debug, details)
+    report = engine.run(
         names,
         target,
         env=environment,
         rules=[RULES[code] for code in sorted(superset)],
-        assumed_versions=_assumptions(assume_versions),
-        python=python,
-        debug=debug,
-        exclude=list(exclude) if exclude else None,
-        deep=deep,
+        assumed_versions=parse_assumptions(options.assume_version or ()),
+        python=options.python,
+        debug=options.debug,
+        exclude=list(options.exclude) if options.exclude else None,
+        deep=options.deep,
         on_file=settle,
         command=list(command) if command is not None else None,
     )
-    report = Report(
-        **{f.name: getattr(found, f.name) for f in fields(engine.Report)},
-        fail_on=threshold,
-        hardware_from=hardware_from,
-        suppressed=settle.suppressed,
-    )
+    report.fail_on = _threshold(options.fail_on, base)
+    report.hardware_from = hardware_from
+    report.suppressed = settle.suppressed
     report.files = settle.kept
     for result in report.files:
         result.part_of = None
@@ -236,9 +285,7 @@ def explicit_config(path: str | Path) -> ProjectConfig:
     return loaded
 
 
-def _threshold(fail_on: str | Severity | None, base: ProjectConfig) -> Severity:
-    if isinstance(fail_on, Severity):
-        return fail_on
+def _threshold(fail_on: str | None, base: ProjectConfig) -> Severity:
     text = fail_on if fail_on is not None else base.fail_on or "error"
     try:
         return Severity.parse(text)
@@ -279,21 +326,17 @@ def _with_severity(finding: Finding, level: str, where: str | None) -> Finding:
     return replace(finding, severity=severity, note=note)
 
 
-@dataclass
 class _Settle:
     """Per file, as the engine hands each one over: excludes, selection, per-file-ignores,
     comments and severity overrides; then, unless ``details``, the file's configuration and
     plan are let go (the run streams)."""
 
-    cli: Selection
-    superset: frozenset[str]
-    config_for: Settings
-    debug: bool
-    details: bool
-    #: the results not excluded, in order
-    kept: list[engine.FileResult] = field(default_factory=list)
-    #: findings silenced by comments or per-file-ignores
-    suppressed: int = 0
+    def __init__(self, cli: Selection, superset: frozenset[str], config_for: Settings, debug: bool, details: bool):
+        self.cli, self.superset, self.config_for, self.debug, self.details = cli, superset, config_for, debug, details
+        #: the results not excluded, in order
+        self.kept: list[engine.FileResult] = []
+        #: findings silenced by comments or per-file-ignores
+        self.suppressed = 0
 
     def __call__(self, result: engine.FileResult) -> None:
         config = self.config_for(result.path)
@@ -336,4 +379,4 @@ def _run_missing(result: engine.FileResult, codes: frozenset[str], debug: bool) 
         result.internal = InternalError(result.path, error)
 
 
-__all__ = ["Report", "Selection", "check", "resolve_hardware", "silenced"]
+__all__ = ["CheckOptions", "Report", "Selection", "check", "hardware_from_flags", "resolve_hardware", "silenced"]

@@ -1,106 +1,85 @@
-"""``precheck check``: what the command does once its command line is read, typer-free.
+"""``precheck check``: what the command does with its :class:`~precheck.options.CheckOptions`,
+typer-free: run :func:`precheck.check` on them, fix, print the report, give the exit code.
 
-:mod:`precheck.cli` declares the command for typer (options, help) and calls
-:func:`run_check`; :mod:`precheck.entry` calls it directly for a plain command line, so
-that checking a config does not import typer (see there). The helpers the other
-commands share (``--gpu``/``--hardware``, ``--format``, internal-error messages) live here
-for the same reason.
+Both readers of the command line call :func:`run_check`: typer's generated command
+(:mod:`precheck.cli`) and the entry's fast path (:mod:`precheck.entry`), so that checking a
+config does not import typer (see there); so does ``precheck [options] -- CMD``
+(:mod:`precheck.launch_check`). The helpers the other commands share (``--format``,
+internal-error messages) live here for the same reason.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .errors import InputError, UsageError
+from .options import CheckOptions
 
 if TYPE_CHECKING:
-    from . import api
     from .engine import Report
-    from .hardware import Hardware
 
 
-def run_check(
-    paths: list[str] | None = None,
-    gpu: list[str] | None = None,
-    hardware: str | None = None,
-    fmt: str = "text",
-    select: list[str] | None = None,
-    extend_select: list[str] | None = None,
-    ignore: list[str] | None = None,
-    assume_version: list[str] | None = None,
-    python: str | None = None,
-    fail_on: str | None = None,
-    exit_zero: bool = False,
-    debug: bool = False,
-    exclude: list[str] | None = None,
-    fix: bool = False,
-    diff: bool = False,
-    unsafe_fixes: bool = False,
-    show_unused_suppressions: bool = False,
-    isolated: bool = False,
-    deep: bool = False,
-    config: str | None = None,
-    stdin_filename: str | None = None,
-    statistics: bool = False,
-    quiet: bool = False,
-    color: str | None = None,
-) -> int:
-    """Check config files and print the report; the exit code. The parameters are the
-    options of ``precheck check`` (:func:`precheck.cli.check` documents them)."""
+def run_check(options: CheckOptions, command: list[str] | None = None) -> int:
+    """Check config files and print the report; the exit code.
+
+    ``command``: check that command line instead of files (``precheck [options] -- CMD``,
+    :mod:`precheck.launch_check`); its findings point at ``<command line>``."""
     from . import api
     from .report import FORMATS, emit, use_color
-    from .rules.base import Severity
 
-    check_format(fmt, FORMATS)
-    use_color(color)  # a bad --color is a usage error before any work
-    if statistics and fmt not in ("text", "json"):
-        raise UsageError(f"--statistics prints text or json, not --format {fmt}")
-    paths = read_stdin(paths, stdin_filename)
-    if stdin_filename is not None and (fix or diff):
+    if command is not None:
+        _refuse_with_command(options)
+    check_format(options.format, FORMATS)
+    use_color(options.color)  # a bad --color is a usage error before any work
+    if options.statistics and options.format not in ("text", "json"):
+        raise UsageError(f"--statistics prints text or json, not --format {options.format}")
+    paths = read_stdin(list(options.paths) if options.paths else None, options.stdin_filename)
+    if options.stdin_filename is not None and (options.fix or options.diff):
         raise UsageError("--fix/--diff write files; with --stdin-filename there is none to write")
-    if fail_on is not None:
-        try:
-            Severity.parse(fail_on)
-        except KeyError:
-            raise UsageError(f"--fail-on {fail_on!r}: choose error, warning or info") from None
-    extend = [*(extend_select or []), *(["PC907"] if show_unused_suppressions else [])]
-    if deep:  # before any work: a clear message when the hf extra is missing
-        from .deep import require
+    wanted = options._replace(paths=tuple(paths) if paths else None)
 
-        require()
-    target = hardware_from_flags(gpu, hardware)
-
-    def run() -> api.Report:
-        return api.check(
-            paths or ["."],
-            target,
-            select=select,
-            extend_select=extend,
-            ignore=ignore,
-            exclude=exclude,
-            fail_on=fail_on,
-            assume_versions=assume_version or [],
-            python=python,
-            use_project=not isolated,
-            debug=debug,
-            deep=deep,
-            details=False,  # the report needs findings and counts: memory stays flat
-            config=config,
-        )
+    def run() -> Report:
+        # the report needs findings and counts: memory stays flat
+        return api.check(wanted, details=False, command=command)
 
     report = run()
-    if fix or diff:
-        fixed = _fix(report, diff, unsafe_fixes, run)
+    if options.fix or options.diff:
+        fixed = _fix(report, options.diff, options.unsafe_fixes, run)
         if isinstance(fixed, int):
             return fixed
         report = fixed
-    emit(report, fmt, color, quiet, statistics)
+    if command is not None:
+        _show_command(command, options)
+    emit(report, options.format, options.color, options.quiet, options.statistics)
     report_internal(report)
     code = report.exit_code()
-    return 0 if exit_zero and code == 1 else code
+    return 0 if options.exit_zero and code == 1 else code
+
+
+def _refuse_with_command(options: CheckOptions) -> None:
+    """The options that name or edit files, given with ``-- CMD``."""
+    import shlex
+
+    if options.paths:
+        raise UsageError(f"give config paths or `-- CMD`, not both ({shlex.join(options.paths)} before `--`)")
+    if options.fix or options.diff:
+        raise UsageError("--fix/--diff edit files; a command line has none to edit")
+    if options.config or options.stdin_filename:
+        raise UsageError("--config/--stdin-filename check files; give them without `-- CMD`")
+
+
+def _show_command(command: list[str], options: CheckOptions) -> None:
+    """The command line the findings point at: printed first (text), and the text the code frames show."""
+    import shlex
+
+    from .sources import STDIN
+    from .sources.shell_source import COMMAND_LINE, command_text
+
+    if options.format == "text" and not options.statistics:
+        print(f"<command line>: {shlex.join(command)}")
+    STDIN[COMMAND_LINE] = command_text(command)
 
 
 def read_stdin(paths: list[str] | None, name: str | None) -> list[str] | None:
@@ -126,7 +105,7 @@ def read_stdin(paths: list[str] | None, name: str | None) -> list[str] | None:
     return [name]
 
 
-def _fix(report: api.Report, diff: bool, unsafe: bool, run: Callable[[], api.Report]) -> api.Report | int:
+def _fix(report: Report, diff: bool, unsafe: bool, run: Callable[[], Report]) -> Report | int:
     """``--fix``: write the fixes and check again; ``--diff``: print them and stop (the exit code)."""
     from .fix import applicable, apply, plan_fixes
 
@@ -159,21 +138,6 @@ def _add_errors(report: Report, errors: list[InputError]) -> None:
 
     for error in errors:
         report.files.append(FileResult(error.path, error=error))
-
-
-def hardware_from_flags(gpu: list[str] | None, hardware_file: str | None) -> Hardware | None:
-    """The hardware the flags name, or None: the project's ``gpus``, else a probe, decide."""
-    from .hardware import from_specs
-
-    if gpu and hardware_file:
-        raise UsageError("--gpu and --hardware are exclusive: name the hardware one way")
-    if gpu:
-        return from_specs(gpu, os.environ)
-    if hardware_file:
-        from .probe import load_hardware_file  # not on the --gpu path: it imports subprocess, threading
-
-        return load_hardware_file(hardware_file, os.environ)
-    return None
 
 
 def report_internal(report: Report) -> None:

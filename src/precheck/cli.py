@@ -1,23 +1,29 @@
 """The command line: ``precheck PATH...`` and its subcommands, declared for typer.
 
-:func:`main` (:mod:`precheck.entry`) runs it; a plain ``precheck check`` command line is read
-there without typer and runs :func:`precheck.check_command.run_check`, as :func:`check` does.
+``check`` and ``probe`` are generated from the options :mod:`precheck.options` declares;
+:func:`main` (:mod:`precheck.entry`) runs the app, and reads a plain ``precheck check``
+command line itself, from the same declaration, without typer: both then run
+:func:`precheck.check_command.run_check`.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
-from typing import Annotated
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 import typer.core
 
 from . import __version__
 from .check_command import check_format as _check_format
-from .check_command import hardware_from_flags as _hardware
 from .check_command import report_internal as _report_internal
 from .check_command import run_check
 from .entry import main
+from .options import CHECK, CheckOptions, Option, ProbeOptions, build, declared
+
+T = TypeVar("T", bound=tuple[Any, ...])
 
 _display_type = typer.core.TyperOption.display_type
 
@@ -43,43 +49,54 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-GpuOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--gpu",
-        metavar="SPEC",
-        help="Target GPU, repeatable, in CUDA order: V100, 8xA100-80GB, 'GTX 1080 Ti', sm_86:48GB.",
-    ),
-]
-HardwareOpt = Annotated[
-    str | None, typer.Option("--hardware", metavar="FILE", help="Hardware file written by `precheck probe --json`.")
-]
-AssumeOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--assume-version",
-        metavar="NAME==VERSION",
-        help="The version of a framework the run uses (repeatable); beats pins and installs.",
-    ),
-]
+
+def _escaped(text: str) -> str:
+    return text.replace("[", "\\[")  # rich markup: `[hf]` is text
+
+
+def _annotation(option: Option) -> Any:
+    """The option's parameter type for typer, with its ``typer.Option`` (or ``Argument``)."""
+    if option.kind == "arguments":
+        return Annotated[list[str] | None, typer.Argument(metavar=option.metavar, help=_escaped(option.help))]
+    taken: Any = {"flag": bool, "values": list[str] | None}.get(option.kind) or (
+        str if option.default is not None else str | None
+    )
+    info = typer.Option(*option.flags, metavar=option.metavar, help=_escaped(option.help), envvar=option.env)
+    return Annotated[taken, info]
+
+
+def command(options: type[T], run: Callable[[T], int | None]) -> Callable[..., None]:
+    """A typer command with one parameter per option ``options`` declares, which runs
+    ``run`` on the options given (its exit code)."""
+
+    def invoke(**given: Any) -> None:
+        raise typer.Exit(run(build(options, given)) or 0)
+
+    parameters = [
+        inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default, annotation=_annotation(o))
+        for o in declared(options)
+    ]
+    invoke.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    return invoke
+
+
+_OPTION = {o.name: o for o in CHECK}
+
+if TYPE_CHECKING:
+    GpuOpt = list[str] | None
+    HardwareOpt = str | None
+    AssumeOpt = list[str] | None
+    ExcludeOpt = list[str] | None
+    PythonOpt = str | None
+    DebugOpt = bool
+else:  # the other commands share these options with check
+    GpuOpt = _annotation(_OPTION["gpu"])
+    HardwareOpt = _annotation(_OPTION["hardware"])
+    AssumeOpt = _annotation(_OPTION["assume_version"])
+    ExcludeOpt = _annotation(_OPTION["exclude"])
+    PythonOpt = _annotation(_OPTION["python"])
+    DebugOpt = _annotation(_OPTION["debug"])
 FormatOpt = Annotated[str, typer.Option("--format", metavar="FORMAT", help="Output format: text or json.")]
-CheckFormatOpt = Annotated[
-    str,
-    typer.Option("--format", metavar="FORMAT", help="Output format: text, concise, json, sarif or github."),
-]
-ExcludeOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--exclude", metavar="PATTERN", help="Pass over matching files in folders (gitignore syntax, repeatable)."
-    ),
-]
-PythonOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--python", metavar="PATH", help="Read installed framework versions from this interpreter's environment."
-    ),
-]
-DebugOpt = Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")]
 
 
 def _assumed(values: list[str] | None):  # type: ignore[no-untyped-def]
@@ -98,120 +115,9 @@ def _root(
         raise typer.Exit(0)
 
 
-@app.command()
-def check(
-    paths: Annotated[
-        list[str] | None,
-        typer.Argument(metavar="PATH", help="Config files or folders (default: .); `-`: standard input."),
-    ] = None,
-    gpu: GpuOpt = None,
-    hardware: HardwareOpt = None,
-    fmt: CheckFormatOpt = "text",
-    select: Annotated[
-        list[str] | None, typer.Option("--select", metavar="RULES", help="Rules to run: code, prefix, name or ALL.")
-    ] = None,
-    extend_select: Annotated[
-        list[str] | None,
-        typer.Option("--extend-select", metavar="RULES", help="Rules to run on top of the selection."),
-    ] = None,
-    ignore: Annotated[
-        list[str] | None, typer.Option("--ignore", metavar="RULES", help="Rules to skip: code, prefix or name.")
-    ] = None,
-    assume_version: AssumeOpt = None,
-    python: PythonOpt = None,
-    fail_on: Annotated[
-        str | None,
-        typer.Option(
-            "--fail-on", metavar="LEVEL", help="Lowest severity that fails: error (default), warning or info."
-        ),
-    ] = None,
-    exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even with failing findings.")] = False,
-    debug: DebugOpt = False,
-    exclude: ExcludeOpt = None,
-    fix: Annotated[
-        bool, typer.Option("--fix", help="Apply the safe fixes in the files, then report the rest.")
-    ] = False,
-    diff: Annotated[bool, typer.Option("--diff", help="Print the fixes as a unified diff; write nothing.")] = False,
-    unsafe_fixes: Annotated[
-        bool, typer.Option("--unsafe-fixes", help="With --fix or --diff, apply the unsafe fixes too.")
-    ] = False,
-    show_unused_suppressions: Annotated[
-        bool,
-        typer.Option("--show-unused-suppressions", help="Report `# precheck: ignore` comments that silence nothing."),
-    ] = False,
-    isolated: Annotated[
-        bool, typer.Option("--isolated", help="Ignore pyproject.toml / .precheck.toml project configuration.")
-    ] = False,
-    deep: Annotated[
-        bool,
-        typer.Option(
-            "--deep",
-            help="Also ask the installed transformers, TRL and accelerate: keys against their dataclasses, "
-            "exact parameter counts on the meta device (needs precheck-ml\\[hf]).",
-        ),
-    ] = False,
-    config: Annotated[
-        str | None,
-        typer.Option(
-            "--config",
-            metavar="FILE",
-            help="The project configuration to use (.precheck.toml keys, or a pyproject.toml with "
-            "\\[tool.precheck]) instead of the closest one.",
-        ),
-    ] = None,
-    stdin_filename: Annotated[
-        str | None,
-        typer.Option(
-            "--stdin-filename",
-            metavar="NAME",
-            help="Check standard input (path `-`) as the file NAME: its suffix is the format, its folder "
-            "holds the files it names.",
-        ),
-    ] = None,
-    statistics: Annotated[
-        bool, typer.Option("--statistics", help="Count the findings by rule instead of listing them.")
-    ] = False,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Print the findings only: no summary or info lines.")
-    ] = False,
-    color: Annotated[
-        str | None,
-        typer.Option(
-            "--color",
-            metavar="WHEN",
-            help="Colour the text output: auto (default: on a terminal, unless NO_COLOR is set; "
-            "FORCE_COLOR forces it), always or never.",
-        ),
-    ] = None,
-) -> None:
-    """Check config files (the default command: `precheck PATH...`)."""
-    code = run_check(
-        paths=paths,
-        gpu=gpu,
-        hardware=hardware,
-        fmt=fmt,
-        select=select,
-        extend_select=extend_select,
-        ignore=ignore,
-        assume_version=assume_version,
-        python=python,
-        fail_on=fail_on,
-        exit_zero=exit_zero,
-        debug=debug,
-        exclude=exclude,
-        fix=fix,
-        diff=diff,
-        unsafe_fixes=unsafe_fixes,
-        show_unused_suppressions=show_unused_suppressions,
-        isolated=isolated,
-        deep=deep,
-        config=config,
-        stdin_filename=stdin_filename,
-        statistics=statistics,
-        quiet=quiet,
-        color=color,
-    )
-    raise typer.Exit(code)
+check = app.command("check", help="Check config files (the default command: `precheck PATH...`).")(
+    command(CheckOptions, lambda options: run_check(options))
+)
 
 
 @app.command()
@@ -232,14 +138,8 @@ def explain(
     from .report import use_color
 
     _check_format(fmt, ("text", "json"))
-    report = api.check(
-        paths,
-        _hardware(gpu, hardware),
-        assume_versions=assume_version or [],
-        python=python,
-        debug=debug,
-        exclude=exclude,
-    )
+    given = dict(paths=paths, gpu=gpu, hardware=hardware, assume_version=assume_version, python=python, debug=debug)
+    report = api.check(build(CheckOptions, {**given, "exclude": exclude}))
     if fmt == "json":
         print(render_json(report))
     elif use_color():
@@ -270,11 +170,11 @@ def smoke(
     exclude: ExcludeOpt = None,
 ) -> None:
     """Run one real training step of a tiny model with each config's resolved precision plan (needs torch)."""
-    from .api import resolve_hardware
+    from .api import hardware_from_flags, resolve_hardware
     from .smoke.run import smoke as run_smoke
 
     _check_format(fmt, ("text", "json"))
-    target, _ = resolve_hardware(paths, _hardware(gpu, hardware), os.environ)
+    target, _ = resolve_hardware(paths, hardware_from_flags(gpu, hardware), os.environ)
     report = run_smoke(
         paths,
         target,
@@ -308,15 +208,15 @@ def run(ctx: typer.Context) -> None:
     raise UsageError("precheck run needs `--` before the command: precheck run [options] -- CMD ARGS...")
 
 
-@app.command()
-def probe(
-    as_json: Annotated[bool, typer.Option("--json", help="Write the versioned document `--hardware` reads.")] = False,
-    use_torch: Annotated[bool, typer.Option("--torch", help="Ask torch first (imports it; slower).")] = False,
-) -> None:
-    """Show this machine's GPUs in the order a training run sees them."""
+def _probe(options: ProbeOptions) -> None:
     from .probe_report import print_probe
 
-    print_probe(as_json, use_torch)
+    print_probe(options.json, options.torch)
+
+
+probe = app.command("probe", help="Show this machine's GPUs in the order a training run sees them.")(
+    command(ProbeOptions, _probe)
+)
 
 
 @app.command("rules")

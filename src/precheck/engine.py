@@ -32,6 +32,8 @@ _CONFIG_WORDS = re.compile(r"fp16|bf16|torch_dtype|mixed_precision|precision|dee
 
 @dataclass
 class FileResult:
+    """One run of one checked file: its dialect, configuration, plan and findings, or why not."""
+
     path: str
     dialect: str | None = None
     #: which run of a file that holds several (a script's second launch command)
@@ -63,11 +65,19 @@ class FileResult:
 
 @dataclass
 class Report:
+    """What a check found (:func:`precheck.check` returns it; the command line prints it)."""
+
     hardware: Hardware
     files: list[FileResult] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     #: set when hardware-dependent rules were skipped
     hardware_note: str | None = None
+    #: the lowest severity that fails the run (``--fail-on``, else the project's ``fail-on``)
+    fail_on: Severity = Severity.ERROR
+    #: where the target hardware came from when not from an argument or a probe
+    hardware_from: str | None = None
+    #: findings silenced by ``# precheck: ignore`` comments or ``per-file-ignores``
+    suppressed: int = 0
 
     @property
     def errors(self) -> list[InputError]:
@@ -91,13 +101,16 @@ class Report:
             out[finding.severity] += 1
         return out
 
-    def exit_code(self, fail_on: Severity = Severity.ERROR) -> int:
+    def exit_code(self, fail_on: Severity | None = None) -> int:
+        """2: inputs that could not be read or checked; 1: a finding at or above ``fail_on``
+        (default: the report's); else 0."""
         if self.errors or self.internal_errors:
             return 2
-        return 1 if any(f.severity >= fail_on for f in self.findings) else 0
+        threshold = self.fail_on if fail_on is None else fail_on
+        return 1 if any(f.severity >= threshold for f in self.findings) else 0
 
 
-def check(
+def run(
     paths: Iterable[str],
     hardware: Hardware,
     *,
@@ -111,7 +124,9 @@ def check(
     on_file: Callable[[FileResult], None] | None = None,
     command: list[str] | None = None,
 ) -> Report:
-    """Check config files against ``hardware``; the Python API the CLI uses.
+    """Run the pipeline on config files against ``hardware``, with ``rules`` (default: every
+    rule) and no project configuration: :func:`precheck.check` runs it with the project's
+    settings and the options'.
 
     ``deep``: also ask the installed transformers/accelerate (:mod:`precheck.deep`).
     ``on_file`` is called with each file's result as soon as the file is checked, in order

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from precheck import dialects, resolve
+from precheck import dialects, engine, resolve
 from precheck.config import TrainingConfig
-from precheck.engine import check
 from precheck.hardware import Hardware, from_specs
 from precheck.resolve.plan import OverrideKind, PrecisionPlan
 from precheck.sources import parse
@@ -320,7 +319,7 @@ def test_deepspeed_file_through_the_engine(tmp_path: Path) -> None:
         "distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n  zero_stage: 3\n"
         "num_processes: 8\n"
     )
-    report = check([str(tmp_path / "acc.yaml")], H100, env={})
+    report = engine.run([str(tmp_path / "acc.yaml")], H100, env={})
     [result] = [r for r in report.files if r.path.endswith("acc.yaml")]
     assert result.plan is not None and result.dialect == "accelerate"
     plan = result.plan
@@ -338,7 +337,7 @@ def test_mixed_precision_beside_a_deepspeed_file_is_refused(tmp_path: Path) -> N
     (tmp_path / "acc.yaml").write_text(
         "distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: ds.json\nmixed_precision: bf16\n"
     )
-    report = check([str(tmp_path / "acc.yaml")], H100, env={})
+    report = engine.run([str(tmp_path / "acc.yaml")], H100, env={})
     [result] = [r for r in report.files if r.path.endswith("acc.yaml")]
     assert result.plan is not None
     override = result.plan.override_of("mixed_precision")

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from precheck import dialects, resolve
+from precheck import dialects, engine, resolve
 from precheck.config import TrainingConfig
 from precheck.dialects.deepspeed import DeepSpeed
-from precheck.engine import check
 from precheck.frameworks.hf_trainer import resolve as hf
 from precheck.hardware import from_specs
 from precheck.provenance import Origin, Sourced
@@ -436,7 +435,7 @@ def test_batch_size_mismatch_against_the_default() -> None:
 def test_attachment_through_the_engine(tmp_path: Path) -> None:
     (tmp_path / "train.yaml").write_text(textwrap.dedent(HF_BF16).lstrip("\n"), encoding="utf-8")
     (tmp_path / "ds.json").write_text(textwrap.dedent(DS_AUTO).lstrip("\n"), encoding="utf-8")
-    report = check([str(tmp_path)], from_specs(["8xH100"], {}), env={})
+    report = engine.run([str(tmp_path)], from_specs(["8xH100"], {}), env={})
     runs = {Path(r.path).name: r for r in report.files}
     assert runs["train.yaml"].plan is not None and runs["train.yaml"].plan.param_dtype.value == "bfloat16"
     assert runs["ds.json"].part_of is not None

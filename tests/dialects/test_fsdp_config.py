@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from precheck import dialects, resolve
+from precheck import dialects, engine, resolve
 from precheck.config import TrainingConfig
-from precheck.engine import check
 from precheck.frameworks.hf_trainer import resolve as hf
 from precheck.hardware import from_specs
 from precheck.resolve import fsdp as fsdp_resolve
@@ -248,7 +247,7 @@ def test_ms_swift_names_the_file(tmp_path: Path) -> None:
         "model: Qwen/Qwen2.5-7B-Instruct\ntrain_type: full\ntorch_dtype: bfloat16\ntemplate: qwen\n"
         "gradient_checkpointing: true\nfsdp: fsdp2.json\n"
     )
-    report = check([str(tmp_path / "train.yaml")], HW, env={})
+    report = engine.run([str(tmp_path / "train.yaml")], HW, env={})
     [result] = [r for r in report.files if r.path.endswith("train.yaml")]
     assert result.plan is not None and result.dialect == "ms-swift"
     plan = result.plan

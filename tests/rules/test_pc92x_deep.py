@@ -126,7 +126,7 @@ def run_deep(case: Case) -> set[tuple[str, int, int]]:
         for name, text in case.files.items():
             write(folder, name, text)
         path = write(folder, f"config.{case.fmt}", case.text)
-        report = engine.check(
+        report = engine.run(
             [str(path)], hardware_for(case.gpus, case.env), env=case.env, rules=[RULES[case.code]], deep=True
         )
     assert not report.errors and not report.internal_errors, case.name

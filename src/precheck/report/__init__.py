@@ -1,13 +1,16 @@
-"""Stage 5: render a report for people or machines (one module per format)."""
+"""Stage 5: render a report for people or machines (one module per format, imported when
+that format is asked for: the command line prints one)."""
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
-from ..engine import Report
 from ..errors import UsageError
-from . import concise, github, json_report, sarif, text
+
+if TYPE_CHECKING:
+    from ..engine import Report
 
 FORMATS = ("text", "concise", "json", "sarif", "github")
 COLORS = ("auto", "always", "never")
@@ -33,6 +36,8 @@ def use_color(mode: str | None = "auto", stream: object = None) -> bool:
 
 def render(report: Report, fmt: str) -> str:
     """The report in a machine format, or plain text (no colour)."""
+    from . import concise, github, json_report, sarif, text
+
     if fmt == "json":
         return json_report.render(report)
     if fmt == "sarif":
@@ -47,16 +52,20 @@ def render(report: Report, fmt: str) -> str:
 def emit(report: Report, fmt: str, color: str | None = "auto", quiet: bool = False, statistics: bool = False) -> None:
     """Print the report: ``quiet`` leaves out the summary and info lines (text); ``statistics``
     prints findings counted by rule instead of the findings (text and json)."""
-    if statistics:
-        if fmt == "json":
-            print(json_report.statistics(report))
-        elif fmt == "text":
+    if statistics and fmt == "json":
+        from .json_report import statistics as counted
+
+        print(counted(report))
+        return
+    if statistics and fmt != "text":
+        raise UsageError(f"--statistics prints text or json, not --format {fmt}")
+    if fmt == "text":
+        from . import text
+
+        if statistics:
             print("\n".join(text.statistics(report, use_color(color))))
         else:
-            raise UsageError(f"--statistics prints text or json, not --format {fmt}")
-        return
-    if fmt == "text":
-        text.print_report(report, use_color(color), quiet)
+            text.print_report(report, use_color(color), quiet)
         return
     output = render(report, fmt)
     if output:

@@ -92,7 +92,7 @@ def smoke(
 
     started = time.perf_counter()
     # all rules: each run lists what the static check says about it, next to what really happened
-    checked = engine.check(
+    checked = engine.run(
         paths, hardware, assumed_versions=assumed_versions, python=python, debug=debug, exclude=exclude
     )
     report = SmokeReport(checked, chosen)
