@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from precheck import frameworks, resolve
-from precheck.engine import check
+from precheck.engine import run
 from precheck.hardware import from_specs
 from precheck.plan import PrecisionPlan
 from precheck.versions import Versions
@@ -72,7 +72,7 @@ def test_fp16_with_adam_offload_and_defaults(tmp_path: Path) -> None:
 
 
 def test_generic_rules_need_no_change_bf16_on_a_v100() -> None:
-    report = check([str(MIXTRAL_LORA)], from_specs(["V100"], {}), env={})
+    report = run([str(MIXTRAL_LORA)], from_specs(["V100"], {}), env={})
     assert [f.dialect for f in report.files] == ["openrlhf"]
     found = {(f.rule, f.origin.line) for f in report.findings}
     assert ("PC101", 19) in found  # bf16 on sm_70, pointing at --ds.param_dtype
