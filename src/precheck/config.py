@@ -107,6 +107,9 @@ class TrainingConfig:
     fp8: SStr = None
     #: a precision string as written (Lightning ``bf16-mixed``, torchtune ``dtype``...)
     precision: SStr = None
+    #: the canonical mode the framework turns ``precision`` into (an alias spelled out: ``bf16``
+    #: as ``bf16-mixed``), set by the dialect; None when the value is invalid or has no modes
+    precision_mode: SStr = None
 
     # sizes (memory estimates, explain)
     batch_size: Sourced[int] | None = None
@@ -140,6 +143,9 @@ class TrainingConfig:
     keys: dict[str, Sourced[Any]] = field(default_factory=dict)
     #: odd but readable input (duplicate keys, YAML 1.1 booleans)
     notes: list[SourceNote] = field(default_factory=list)
+    #: which flavour of its framework the file is written for, set once by the dialect
+    #: (a framework with several entry points: e.g. its own trainer or a library built on it)
+    variant: str | None = None
 
     def __post_init__(self) -> None:
         self.auto_keys = list(self.auto_keys)

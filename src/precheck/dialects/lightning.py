@@ -306,6 +306,7 @@ class Lightning(Dialect):
         self._trainer(doc, config)
         self._litgpt(doc, config)
         self._nemo(doc, config)
+        config.variant = flavour(config)
 
     def _precision(self, doc: Document, config: TrainingConfig) -> None:
         plugin = self._precision_plugin(doc, config)
@@ -368,6 +369,7 @@ class Lightning(Dialect):
     def _derive(self, config: TrainingConfig, raw: str, origin: Origin) -> None:
         """The normalised switches a precision string amounts to (derived, never edited)."""
         mode = unify(raw)
+        config.precision_mode = Sourced(mode, origin) if mode is not None else None
         if mode is None:
             return
         # no key: these are derived from the precision string, so fixes must not write them
@@ -592,3 +594,17 @@ def setting(config: TrainingConfig, path: str) -> Sourced[Any] | None:
     assert node is not None
     line, column = node.anchor
     return Sourced(node.value, Origin("file", top.origin.path, line, column, node.key))
+
+
+def flavour(config: TrainingConfig) -> str:
+    """ "litgpt", "nemo" (1.x Megatron builder), "nemo2" (MegatronMixedPrecision plugin) or "trainer"."""
+    if "trainer" not in config.keys:
+        return "litgpt"
+    target = setting(config, "plugins._target_")
+    if target is not None and str(target.value).endswith("MegatronMixedPrecision"):
+        return "nemo2"
+    if any(setting(config, f"model.{k}") for k in ("megatron_amp_O2", "native_amp_init_scale")):
+        return "nemo"
+    if setting(config, "model.tensor_model_parallel_size") is not None:
+        return "nemo"
+    return "trainer"

@@ -82,6 +82,7 @@ from typing import Any
 
 from ..config import TrainingConfig
 from ..dialects.lightning import ALIASES, MODE_DTYPE, MODES, QUANTIZE, alias_warning, setting, unify
+from ..dialects.lightning import flavour as flavour  # re-exported: rules still import it from here
 from ..facts import quote, span
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
@@ -124,20 +125,6 @@ def _known(versions: Versions) -> str:
 def _in(versions: Versions, span: VersionRange) -> bool:
     info = versions.get("lightning")
     return span.contains(info.version) if info is not None else span.contains("999")
-
-
-def flavour(config: TrainingConfig) -> str:
-    """ "litgpt", "nemo" (1.x Megatron builder), "nemo2" (MegatronMixedPrecision plugin) or "trainer"."""
-    if "trainer" not in config.keys:
-        return "litgpt"
-    target = setting(config, "plugins._target_")
-    if target is not None and str(target.value).endswith("MegatronMixedPrecision"):
-        return "nemo2"
-    if any(setting(config, f"model.{k}") for k in ("megatron_amp_O2", "native_amp_init_scale")):
-        return "nemo"
-    if setting(config, "model.tensor_model_parallel_size") is not None:
-        return "nemo"
-    return "trainer"
 
 
 def _truthy(item: Sourced[Any] | None) -> bool:

@@ -14,8 +14,12 @@ from ..errors import UsageError
 from . import (
     consistency,
     deep,
+    deepspeed_auto,
+    deepspeed_engine,
+    deepspeed_precision,
     device,
     frameworks,
+    fsdp,
     hygiene,
     kernels,
     loss_scale,
@@ -25,7 +29,6 @@ from . import (
     precision,
     quantization,
     scaling,
-    sharding,
     topology,
 )
 from .base import Context, Edit, Finding, Fix, FixSafety, Rule, Severity
@@ -41,7 +44,10 @@ _MODULES = (
     scaling,
     loss_scale,
     topology,
-    sharding,
+    deepspeed_auto,
+    deepspeed_engine,
+    deepspeed_precision,
+    fsdp,
     frameworks,
     memory,
     hygiene,
