@@ -37,7 +37,7 @@ HF_MISMATCH = quote("transformers.ds_config_mismatch")
 
 def _trainer_args(plan: PrecisionPlan, main: TrainingConfig) -> tuple[dict[str, Sourced[bool]], Sourced[str]]:
     """TrainingArguments' fp16/bf16 (with ``*_full_eval``) and ``mixed_precision``, as the main
-    framework resolved them (its plan's autocast: TRL's and ms-swift's defaults included)."""
+    framework resolved them (its plan's autocast: the framework's own defaults included)."""
     autocast = plan.autocast_dtype
     from_env = autocast.origin.kind == "env"
     flags: dict[str, Sourced[bool]] = {}

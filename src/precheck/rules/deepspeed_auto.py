@@ -18,13 +18,13 @@ STR_COMPARE = "TypeError: '>' not supported between instances of 'str' and 'int'
 # --- PC603 / PC604 ------------------------------------------------------------------------
 
 
-def _auto_consequence(path: str, lightning_trainer: bool) -> str:
+def _auto_consequence(path: str, trainer_refuses_accumulation: bool) -> str:
     """What DeepSpeed does with an unfilled ``"auto"`` at ``path``."""
     if path == "zero_optimization.stage":
         return "DeepSpeed drops it and uses ZeRO stage 0: nothing is sharded, every device holds full states"
     if path.startswith("zero_optimization."):
         return "DeepSpeed drops it and uses its default"
-    if path == "gradient_accumulation_steps" and lightning_trainer:
+    if path == "gradient_accumulation_steps" and trainer_refuses_accumulation:
         return (
             "Lightning's Trainer refuses the key itself: "
             f'MisconfigurationException "{quote("lightning.deepspeed_accumulation")}"'
@@ -43,27 +43,27 @@ def ds_auto_not_filled(ctx: Context) -> Iterator[Finding]:
     Finds `"auto"` values in a DeepSpeed file used by a launcher that does not fill them.
 
     ## What it does
-    Reports `"auto"` in a DeepSpeed file named by a Lightning config
-    (`DeepSpeedStrategy(config=...)`): each `fp16`/`bf16` switch and the ZeRO stage on
-    their own, the other keys together.
+    Reports `"auto"` in a DeepSpeed file named by the config of a framework known to hand the
+    file to DeepSpeed as written (its `DeepSpeedStrategy(config=...)`): each `fp16`/`bf16`
+    switch and the ZeRO stage on their own, the other keys together.
 
     ## Why is this bad?
     `"auto"` is a placeholder for the HF Trainer and accelerate, which replace it from
-    TrainingArguments. Lightning's `_format_precision_config` adds an `fp16`/`bf16`
-    section only when the file has none and never fills one. DeepSpeed then drops the
+    TrainingArguments. Such a framework's strategy (`_format_precision_config`) adds an
+    `fp16`/`bf16` section only when the file has none and never fills one. DeepSpeed then drops the
     `"auto"` of its pydantic sections (`DeepSpeedConfigModel.__init__`): `bf16.enabled:
     "auto"` means bf16 off and the run trains in fp32, `zero_optimization.stage: "auto"`
     means stage 0. Top-level values stay the string `"auto"`, and
     `DeepSpeedConfig._batch_assertion` fails with `TypeError: '>' not supported between
-    instances of 'str' and 'int'`. Lightning's Trainer also refuses
-    `gradient_accumulation_steps` in the file (`_format_batch_size_and_grad_accum_config`).
+    instances of 'str' and 'int'`. Its Trainer also refuses `gradient_accumulation_steps` in
+    the file (`_format_batch_size_and_grad_accum_config`).
 
     ## Example
     ```json
     {"bf16": {"enabled": "auto"}, "zero_optimization": {"stage": "auto"}}
     ```
-    named by `strategy: {class_path: lightning.pytorch.strategies.DeepSpeedStrategy,
-    init_args: {config: ds.json}}`. Use instead:
+    named by `strategy: {class_path: <the framework's DeepSpeedStrategy>, init_args: {config:
+    ds.json}}`. Use instead:
     ```json
     {"bf16": {"enabled": true}, "zero_optimization": {"stage": 2}}
     ```
@@ -131,15 +131,15 @@ def ds_auto_needs_hf_launcher(ctx: Context) -> Iterator[Finding]:
     run's own findings (with `"auto"` filled).
 
     ## Why is this bad?
-    Under the HF Trainer, TRL, axolotl, LLaMA-Factory, ms-swift or accelerate, `"auto"` is
-    filled from the training arguments (`HfTrainerDeepSpeedConfig.fill_match`,
+    Under the HF Trainer (and the frameworks built on it) or accelerate, `"auto"` is filled
+    from the training arguments (`HfTrainerDeepSpeedConfig.fill_match`,
     `DeepSpeedPlugin.set_mixed_precision`). Launched any other way (plain `deepspeed` with
-    `deepspeed.initialize(config=...)`, Lightning), nothing fills it: DeepSpeed drops
-    `"auto"` in its sections (`DeepSpeedConfigModel.__init__`), so `bf16.enabled: "auto"`
-    trains in fp32 and `zero_optimization.stage: "auto"` does not shard; top-level values
-    stay the string `"auto"` and `DeepSpeedConfig._batch_assertion` fails with
-    `TypeError: '>' not supported between instances of 'str' and 'int'`. precheck cannot
-    tell the launcher from the file alone, hence a note, not a warning.
+    `deepspeed.initialize(config=...)`, a framework's own DeepSpeed strategy), nothing fills
+    it: DeepSpeed drops `"auto"` in its sections (`DeepSpeedConfigModel.__init__`), so
+    `bf16.enabled: "auto"` trains in fp32 and `zero_optimization.stage: "auto"` does not
+    shard; top-level values stay the string `"auto"` and `DeepSpeedConfig._batch_assertion`
+    fails with `TypeError: '>' not supported between instances of 'str' and 'int'`.
+    precheck cannot tell the launcher from the file alone, hence a note, not a warning.
 
     ## Example
     ```json

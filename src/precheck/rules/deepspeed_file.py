@@ -2,26 +2,28 @@
 
 The DeepSpeed rules read the DeepSpeed file itself: the run's own config when precheck
 checks a ``ds_config.json`` on its own (``framework == "deepspeed"``), or the file the run
-names (``config.attached["deepspeed"]``: a HF/TRL/axolotl/LLaMA-Factory/ms-swift
-``deepspeed:`` key, an accelerate ``deepspeed_config_file``, a Lightning
-``DeepSpeedStrategy(config=...)``). Findings point at the key in the DeepSpeed file.
+names (``config.attached["deepspeed"]``: a training config's ``deepspeed:`` key, an
+accelerate ``deepspeed_config_file``, a framework's ``DeepSpeedStrategy(config=...)``).
+Findings point at the key in the DeepSpeed file.
 
-Who fills ``"auto"`` (the launcher) decides what a DeepSpeed file means:
+Who fills ``"auto"`` (the launcher) decides what a DeepSpeed file means; each framework
+declares which it does in its traits (:class:`~precheck.traits.Traits`):
 
-- the HF integrations fill it: transformers ``HfTrainerDeepSpeedConfig.trainer_config_process``
-  (``fill_match``), accelerate ``DeepSpeedPlugin.set_mixed_precision`` / ``deepspeed_config_process``
-  (transformers 5.23.0 ``integrations/deepspeed.py``, accelerate 1.15.0 ``utils/dataclasses.py``);
-- Lightning does not: ``_format_precision_config`` (``lightning/fabric/strategies/deepspeed.py``)
-  only adds an ``fp16``/``bf16`` section when the file has none, and
-  ``_format_batch_size_and_grad_accum_config`` only sets keys the file lacks; plain
+- ``fills_deepspeed_auto``: the HF integrations fill it: transformers
+  ``HfTrainerDeepSpeedConfig.trainer_config_process`` (``fill_match``), accelerate
+  ``DeepSpeedPlugin.set_mixed_precision`` / ``deepspeed_config_process`` (transformers 5.23.0
+  ``integrations/deepspeed.py``, accelerate 1.15.0 ``utils/dataclasses.py``);
+- ``keeps_deepspeed_auto``: a framework known not to: its DeepSpeed strategy's
+  ``_format_precision_config`` only adds an ``fp16``/``bf16`` section when the file has none,
+  and ``_format_batch_size_and_grad_accum_config`` only sets keys the file lacks; plain
   ``deepspeed.initialize`` fills nothing either;
 - a DeepSpeed file checked on its own has no launcher: most such files are written for the
   HF Trainer (they are full of ``"auto"``), so precheck does not treat ``"auto"`` there as a
   bug: PC604 explains what the file does under each launcher at ``info`` level, and PC603
-  reports it as an error only when the run that names the file is known not to fill it
-  (Lightning). When precheck checks the HF config and the DeepSpeed file together, the
-  DeepSpeed file's standalone findings are dropped (``engine.group_runs``) and the run's own
-  findings, with ``"auto"`` filled, stand.
+  reports it as an error only when the run that names the file is known not to fill it.
+  When precheck checks the HF config and the DeepSpeed file together, the DeepSpeed file's
+  standalone findings are dropped (``engine.group_runs``) and the run's own findings, with
+  ``"auto"`` filled, stand.
 """
 
 from __future__ import annotations
