@@ -35,6 +35,11 @@ class Traits:
     #: the precision string to write instead of bf16 on a card without it, and what it does
     #: (``("fp32", "train in fp32")``); None: the framework has fp16/bf16 switches
     precision_without_bf16: tuple[str, str] | None = None
+    #: FSDP comes from the framework's own option naming an FSDP file (``--fsdp FILE``): naming
+    #: the file switches FSDP on, its ``fsdp_version`` is read (default 2), and FSDP's activation
+    #: checkpointing turns ``gradient_checkpointing`` off instead of raising; the value is the
+    #: fact id of the warning it prints then (:func:`precheck.facts.quote`). None: the HF Trainer's way
+    fsdp_from_file: str | None = None
 
 
 #: a config read by no framework in particular

@@ -64,6 +64,7 @@ class MsSwift(Dialect):
         launcher_shards=True,
         lora_by_default=True,
         method_by_entry_point=True,
+        fsdp_from_file="ms-swift.fsdp2_disables_gradient_checkpointing",
     )
     flag_keys = (("fp16", "fp16"), ("bf16", "bf16"), ("torch_dtype", "torch_dtype"))
     fields = (
