@@ -3,7 +3,7 @@
 Which file the rules read: :mod:`precheck.rules.deepspeed_file`.
 
 DeepSpeed facts (deepspeedai/DeepSpeed master, read 2026; the resolver
-:mod:`precheck.resolve.deepspeed` records the engine's decisions and refusals as plan fields
+:mod:`precheck.resolve.deepspeed_engine` records the engine's decisions and refusals as plan fields
 and ``plan.overrides``, which these rules read):
 
 - ``runtime/config_utils.py`` ``DeepSpeedConfigModel.__init__`` drops ``"auto"`` values of its
