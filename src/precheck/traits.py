@@ -76,6 +76,11 @@ class Traits:
     grad_scaler_any_weights: bool = False
     #: optimizers that step bf16 weights only (their states are bf16)
     bf16_optimizers: frozenset[str] = frozenset()
+    #: FSDP comes from the framework's own option naming an FSDP file (``--fsdp FILE``): naming
+    #: the file switches FSDP on, its ``fsdp_version`` is read (default 2), and FSDP's activation
+    #: checkpointing turns ``gradient_checkpointing`` off instead of raising; the value is the
+    #: fact id of the warning it prints then (:func:`precheck.facts.quote`). None: the HF Trainer's way
+    fsdp_from_file: str | None = None
 
 
 #: a config read by no framework in particular

@@ -15,6 +15,7 @@ from precheck.frameworks.hf_trainer import resolve as hf
 from precheck.hardware import from_specs
 from precheck.provenance import Origin, Sourced
 from precheck.resolve import deepspeed as ds_resolve
+from precheck.resolve.deepspeed_hf_trainer import hf_switches
 from precheck.resolve.plan import PrecisionPlan
 from precheck.sources import parse
 from precheck.versions import VersionInfo, Versions
@@ -343,7 +344,7 @@ def test_auto_fill_origin_names_the_default() -> None:
     doc = parse("train.yaml", textwrap.dedent(main).lstrip("\n"), "yaml")
     config = dialects.BY_NAME["hf-trainer"].read(doc, {})
     base = hf.resolve(config, HW, Versions())
-    switches, overrides = ds_resolve._hf_switches(base, config, read(DS_AUTO), Versions())
+    switches, overrides = hf_switches(base, config, read(DS_AUTO), Versions())
     assert not overrides
     assert switches.bf16.value is False
     assert "DeepSpeed `bf16.enabled: auto` filled with TrainingArguments default False" in str(switches.bf16.origin)

@@ -600,3 +600,39 @@ def test_amp_key_with_deepspeed_unknown_is_a_warning_that_says_how_to_pin() -> N
     found = run_case(Case("", "PC613", text, fmt="json"))
     assert len(found) == 1 and found[0].severity == Severity.WARNING
     assert "--assume-version deepspeed==VERSION" in found[0].message
+
+
+def test_a_precision_alias_is_named_by_the_mode_it_becomes() -> None:
+    """PC603 reads the mode the dialect set once (``config.precision_mode``): ``bf16`` is bf16-mixed."""
+    case = Case(
+        "alias",
+        "PC603",
+        LIGHTNING.replace("bf16-mixed", "bf16"),
+        files={"ds.json": ds(bf16={"enabled": "auto"}, zero_optimization=Z2)},
+    )
+    [finding] = run_case(case)
+    assert "although `precision` is bf16-mixed" in finding.message
+
+
+LITGPT = """
+precision: bf16-true
+checkpoint_dir: checkpoints/meta-llama/Llama-3.1-8B
+out_dir: out
+devices: 8
+strategy:
+  class_path: lightning.fabric.strategies.DeepSpeedStrategy
+  init_args:
+    config: ds.json
+train:
+  global_batch_size: 64
+  micro_batch_size: 4
+"""
+
+
+def test_only_a_trainer_run_is_told_the_trainer_refuses_accumulation() -> None:
+    """The variant the dialect set decides: a LitGPT script has no Trainer to refuse the key."""
+    template = {"ds.json": ds(gradient_accumulation_steps="auto", zero_optimization=Z2)}
+    [trainer] = run_case(Case("trainer", "PC603", LIGHTNING, files=template))
+    [script] = run_case(Case("litgpt", "PC603", LITGPT, files=template))
+    assert "Trainer refuses the key itself" in trainer.message
+    assert "Trainer refuses" not in script.message and "batch-size arithmetic" in script.message

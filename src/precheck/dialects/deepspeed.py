@@ -168,7 +168,7 @@ FOREIGN = frozenset(
         "data_impl",
         "data-impl",
         "precision",
-        # HF TrainingArguments / accelerate / axolotl / LLaMA-Factory / ms-swift
+        # HF TrainingArguments / accelerate / the trainer frameworks built on them
         "output_dir",
         "per_device_train_batch_size",
         "model_name_or_path",

@@ -29,12 +29,11 @@ Read in transformers 5.23.0 (``training_args.py`` ``_process_fsdp_args`` /
   can't both be set to True. Use FSDP's activation checkpointing when using FSDP." (4.57.6: "The
   activation_checkpointing in FSDP config and the gradient_checkpointing in training arg can't be
   set to True simultaneously. Please use FSDP's activation_checkpointing logic when using FSDP.");
-  ms-swift turns ``gradient_checkpointing`` off instead ("Both gradient_checkpointing and
-  fsdp_config.activation_checkpointing are enabled. ... Disabling gradient_checkpointing
-  automatically.", ``SftArguments._check_fsdp2_compatibility``).
+  a framework that launches FSDP from its own file option (trait ``fsdp_from_file``) may turn
+  ``gradient_checkpointing`` off instead, with a warning (the trait names its fact).
 - ``fsdp_config`` without ``fsdp`` does nothing (5.23.0 ``if not self.fsdp: return None``;
-  4.57.6 warns "`--fsdp_config` is useful only when `--fsdp` is specified."). ms-swift's
-  ``--fsdp file.json`` switches FSDP on by itself.
+  4.57.6 warns "`--fsdp_config` is useful only when `--fsdp` is specified."). A framework's
+  own ``--fsdp file.json`` (trait ``fsdp_from_file``) switches FSDP on by itself.
 
 Contract for the HF resolver (HF configs with ``fsdp: "full_shard auto_wrap"`` and an inline or
 named ``fsdp_config``): :func:`fsdp_plan_fields` returns the plan fields FSDP changes and the
@@ -63,7 +62,6 @@ FSDP2_DEFAULT = span("transformers.fsdp2_default")
 AC_ERROR_V5 = quote("transformers.fsdp_ac_conflict")
 AC_ERROR_V4 = quote("transformers.fsdp_ac_conflict_v4")
 HF_V5 = span("transformers.fsdp_reads_version")
-SWIFT = "ms-swift"
 POLICY = {"float16": "float16", "bfloat16": "bfloat16"}
 
 
@@ -90,7 +88,7 @@ def _derive(item: Sourced[Any], detail: str) -> Origin:
 
 
 def _options(main: TrainingConfig, fsdp: TrainingConfig | None) -> TrainingConfig:
-    """Where the ``fsdp`` options were mapped: ms-swift's wrapper file, else the main config."""
+    """Where the ``fsdp`` options were mapped: the framework's FSDP file, else the main config."""
     if fsdp is not None and "fsdp" in fsdp.keys:
         return fsdp
     return main
@@ -103,9 +101,9 @@ def settings_for(
     entries = fsdp_entries(fsdp) if fsdp is not None else {}
     source = _options(main, fsdp)
     enabled = source.fsdp if source.fsdp is not None else main.fsdp
-    if main.framework == SWIFT and fsdp is not None and enabled is None:
+    if main.traits.fsdp_from_file and fsdp is not None and enabled is None:
         ref = main.references.get("fsdp")
-        enabled = Sourced(True, ref.origin if ref is not None else Origin.default("ms-swift --fsdp"))
+        enabled = Sourced(True, ref.origin if ref is not None else Origin.default(f"{main.framework} --fsdp"))
     if enabled is None or not enabled.value:
         if fsdp is not None and entries:
             first = next(iter(entries.values()))
@@ -133,10 +131,10 @@ def settings_for(
 def _version(main: TrainingConfig, entries: dict[str, Sourced[Any]], versions: Versions) -> Sourced[int]:
     written = entries.get("version")
     reads, known = _known(versions, READS_VERSION)
-    if written is not None and str(written.value).strip() in ("1", "2") and (reads or main.framework == SWIFT):
+    if written is not None and str(written.value).strip() in ("1", "2") and (reads or main.traits.fsdp_from_file):
         return Sourced(int(str(written.value).strip()), written.origin)
-    if main.framework == SWIFT:
-        return Sourced(2, Origin.default("ms-swift: FSDP_VERSION from fsdp_config fsdp_version, default 2"))
+    if main.traits.fsdp_from_file:
+        return Sourced(2, Origin.default(f"{main.framework}: FSDP_VERSION from fsdp_config fsdp_version, default 2"))
     two, known = _known(versions, FSDP2_DEFAULT)
     if two:
         return Sourced(2, Origin.default(f"fsdp_config version defaults to 2 in {FSDP2_DEFAULT} [{known}]"))
@@ -257,11 +255,12 @@ def fsdp_plan_fields(
         own = main.gradient_checkpointing
         if own is not None and own.value and own.origin != ac.origin:
             winner = ac
-            if main.framework == SWIFT:
+            notice = main.traits.fsdp_from_file
+            if notice is not None:
                 winner = Sourced(False, _derive(ac, "FSDP's own activation checkpointing recomputes instead"))
                 reason = (
-                    "ms-swift turns gradient_checkpointing off when fsdp_config.activation_checkpointing is on "
-                    f'("{quote("ms-swift.fsdp2_disables_gradient_checkpointing")}")'
+                    f"{main.framework} turns gradient_checkpointing off when fsdp_config.activation_checkpointing "
+                    f'is on ("{quote(notice)}")'
                 )
             else:
                 v5, _ = _known(versions, HF_V5)

@@ -23,7 +23,11 @@ from ..frameworks.torchtune import rules as torchtune_rules
 from . import (
     consistency,
     deep,
+    deepspeed_auto,
+    deepspeed_engine,
+    deepspeed_precision,
     device,
+    fsdp,
     hygiene,
     kernels,
     loss_scale,
@@ -32,7 +36,6 @@ from . import (
     precision,
     quantization,
     scaling,
-    sharding,
     topology,
 )
 from .base import Context, Edit, Finding, Fix, FixSafety, Rule, Severity
@@ -47,7 +50,10 @@ _MODULES = (
     scaling,
     loss_scale,
     topology,
-    sharding,
+    deepspeed_auto,
+    deepspeed_engine,
+    deepspeed_precision,
+    fsdp,
     torchtune_rules,
     lightning_rules,
     lightning_variant_rules,

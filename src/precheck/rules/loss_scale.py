@@ -27,7 +27,6 @@ from typing import Any
 from ..config import TrainingConfig
 from ..facts import quote, span
 from ..provenance import Sourced
-from ..resolve.deepspeed import raw
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
 from .device import flag_edit
 from .optimizer_support import names_adapters
@@ -198,7 +197,7 @@ def _invalid(ctx: Context, ds: TrainingConfig) -> Iterator[tuple[Sourced[Any], s
         ("loss_scale_window", 1000, "DynamicLossScaler.update_scale divides by it (ZeroDivisionError mid-training)"),
         ("min_loss_scale", 1, "a floor at or below 0 collapses dynamic loss scaling"),
     ):
-        item = raw(ds, f"fp16.{key}")
+        item = ds.setting(f"fp16.{key}")
         value = _number(item.value) if item is not None else None
         if item is None or value is None or (value > 0 and math.isfinite(value)):
             continue

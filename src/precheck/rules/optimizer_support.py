@@ -45,7 +45,6 @@ from typing import Any
 from ..config import TrainingConfig
 from ..facts import quote
 from ..provenance import Sourced
-from ..resolve.deepspeed import HF_TRAINER, raw
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
 from .device import flag_edit, used_devices
 
@@ -252,7 +251,6 @@ def _weight_decay(config: TrainingConfig) -> float:
     "zero-offload-replaces-optimizer",
     Severity.WARNING,
     fix_safety=FixSafety.UNSAFE,
-    frameworks=tuple(sorted(HF_TRAINER)),
 )
 def zero_offload_replaces_optimizer(ctx: Context) -> Iterator[Finding]:
     """
@@ -302,11 +300,13 @@ def zero_offload_replaces_optimizer(ctx: Context) -> Iterator[Finding]:
     """
     config = ctx.config
     ds = config.attached.get("deepspeed")
+    if not config.traits.hf_trainer:
+        return
     if ds is None or ds.offload_optimizer is None or ds.offload_optimizer.value not in ("cpu", "nvme"):
         return
     if "optimizer" in ds.keys or (ds.zero_stage is not None and ds.zero_stage.value <= 0):
         return
-    force = raw(ds, "zero_force_ds_cpu_optimizer")
+    force = ds.setting("zero_force_ds_cpu_optimizer")
     if force is not None and str(force.value).strip().lower() in ("false", "0"):
         return
     name = optimizer_name(config)

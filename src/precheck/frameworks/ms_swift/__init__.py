@@ -22,6 +22,7 @@ FRAMEWORK = Framework(
         passes_precision_flags=True,
         flags_from_torch_dtype=span("ms-swift.overrides_flags"),
         grad_scaler_any_weights=True,
+        fsdp_from_file="ms-swift.fsdp2_disables_gradient_checkpointing",
     ),
     dialect_class=dialect.MsSwift,
     resolver=resolve.resolve,
