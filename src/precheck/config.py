@@ -140,6 +140,9 @@ class TrainingConfig:
     keys: dict[str, Sourced[Any]] = field(default_factory=dict)
     #: odd but readable input (duplicate keys, YAML 1.1 booleans)
     notes: list[SourceNote] = field(default_factory=list)
+    #: the format its document was read in (``Document.format``: "yaml", "json", "shell"...);
+    #: empty for a config built without one. Fixes that add a key to the file carry it
+    format: str = ""
 
     def __post_init__(self) -> None:
         self.auto_keys = list(self.auto_keys)
@@ -171,4 +174,4 @@ class TrainingConfig:
             value = node.value
         assert node is not None
         line, column = node.anchor
-        return Sourced(node.plain(), Origin("file", top.origin.path, line, column, path))
+        return Sourced(node.plain(), Origin("file", top.origin.path, line, column, path, format=top.origin.format))

@@ -166,7 +166,7 @@ def _pure_bf16_fix(ctx: Context) -> Fix:
         edits = (edit,) if edit is not None else ()
     elif config.framework == "axolotl":
         edits = edits_for(config.optimizer, config.path, "optimi_adamw") or (
-            Edit(config.path, "optimizer", "optimi_adamw"),
+            Edit(config.path, "optimizer", "optimi_adamw", format=config.format or None),
         )
     return Fix(keep, edits)
 

@@ -32,7 +32,7 @@ def flag_edit(ctx: Context, name: str, value: object) -> Edit | None:
     if existing:
         return existing[0]
     key = dict(config.flag_keys).get(name)
-    return Edit(config.path, key, value) if key else None
+    return Edit(config.path, key, value, format=config.format or None) if key else None
 
 
 #: frameworks whose precision is one string: the value that replaces bf16 on an older card
