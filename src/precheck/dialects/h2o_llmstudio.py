@@ -34,7 +34,7 @@ TOP_LEVEL = (
 class H2oLlmStudio(Dialect):
     name = "h2o-llmstudio"
     framework = "h2o-llmstudio"
-    traits = Traits(lora_by_default=True)
+    traits = Traits(lora_by_default=True, resolves_unset_method_as_lora=True)
     fields = (
         field("model", "llm_backbone"),
         field("amp", "environment.mixed_precision", convert=to_bool),

@@ -94,7 +94,13 @@ FSDP_STRATEGIES = ("full_shard", "shard_grad_op", "hybrid_shard", "hybrid_shard_
 class HfTrainer(Dialect):
     name = "hf-trainer"
     framework = "transformers"
-    traits = Traits(hf_trainer=True, honours_accelerate_env=True, fills_deepspeed_auto=True, launcher_shards=True)
+    traits = Traits(
+        hf_trainer=True,
+        honours_accelerate_env=True,
+        fills_deepspeed_auto=True,
+        launcher_shards=True,
+        peft_default_lora_targets=True,
+    )
     flag_keys = (("fp16", "fp16"), ("bf16", "bf16"), ("torch_dtype", "torch_dtype"))
     fields = (
         field("model", "model_name_or_path", "model_id"),
@@ -199,7 +205,13 @@ class Trl(HfTrainer):
     name = "trl"
     framework = "trl"
 
-    traits = Traits(hf_trainer=True, honours_accelerate_env=True, fills_deepspeed_auto=True, launcher_shards=True)
+    traits = Traits(
+        hf_trainer=True,
+        honours_accelerate_env=True,
+        fills_deepspeed_auto=True,
+        launcher_shards=True,
+        peft_default_lora_targets=True,
+    )
     known_keys = HfTrainer.known_keys | frozenset(TRL_FIELDS)
 
     def score(self, doc: Document) -> int:

@@ -64,6 +64,8 @@ class MsSwift(Dialect):
         launcher_shards=True,
         lora_by_default=True,
         method_by_entry_point=True,
+        resolves_unset_method_as_lora=True,
+        estimates_unset_method_as_lora=True,
     )
     flag_keys = (("fp16", "fp16"), ("bf16", "bf16"), ("torch_dtype", "torch_dtype"))
     fields = (
