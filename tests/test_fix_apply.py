@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from helpers import Case, findings_for, run_case
-from precheck import fix, fix_write
+from precheck import fix
 from precheck.errors import InputError
 from precheck.fix import FixError, Replacement, apply_replacements, plan, plan_fixes
+from precheck.fix import write as fix_write
 from precheck.provenance import Origin
 from precheck.rules.base import Edit, Finding, Fix
 from test_registry import _cases
@@ -321,7 +322,15 @@ def test_values_are_quoted_as_yaml_needs() -> None:
 def test_a_fix_that_would_break_the_file_is_not_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     target = tmp_path / "lightning.yaml"
     target.write_text(LIGHTNING)
-    monkeypatch.setattr(fix, "plan", lambda *_args: [Replacement(0, 0, "[\n")])
+
+    class Breaking:  # an editor whose edit leaves the YAML unreadable
+        format = "yaml"
+        rewrites = True
+
+        def plan(self, text: str, edit: Edit) -> list[Replacement]:
+            return [Replacement(0, 0, "[\n")]
+
+    monkeypatch.setitem(fix.EDITORS, "yaml", Breaking())
     fixes = plan_fixes([finding_for(target)])
     assert fixes.changes == []
     ((_, why),) = fixes.skipped
@@ -358,3 +367,45 @@ def test_tf32_on_a_gpu_without_it_is_a_safe_fix(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert "fixed 1 finding in 1 file" in result.stderr
     assert (tmp_path / "train.yaml").read_text() == text.replace("tf32: true", "tf32: false")
+
+
+def test_the_edit_s_format_picks_the_editor_not_the_path(tmp_path: Path) -> None:
+    """A TOML document under a name with no TOML suffix: the edit names its format."""
+    target = tmp_path / "settings.cfg"
+    target.write_text("# run\nmixed_precision = 'bf16'\n")
+    edit = Edit(str(target), "mixed_precision", "no", 2, format="toml")
+    finding = Finding(Origin("file", str(target), 2, 1), "m", Fix("no", (edit,)), rule="PC704")
+    (change,) = plan_fixes([finding]).changes
+    assert change.after == "# run\nmixed_precision = 'no'\n"
+    # by its name alone it is read as YAML, where the line is no mapping: nothing is made
+    guessed = replace(finding, fix=Fix("no", (replace(edit, format=None),)))
+    assert fix.format_from_path(target) == "yaml"
+    assert plan_fixes([guessed]).changes == []
+
+
+def test_a_script_s_edit_is_refused_before_its_file_is_read(tmp_path: Path) -> None:
+    for edit in (
+        Edit(str(tmp_path / "gone.sh"), "--fp16", False, 3),
+        Edit(str(tmp_path / "gone.cfg"), "x", 1, 1, format="shell"),
+    ):
+        finding = Finding(Origin("file", edit.path, 1, 1), "m", Fix("f", (edit,)), rule="PC704")
+        ((_, why),) = plan_fixes([finding]).skipped
+        assert why.startswith("precheck does not rewrite scripts"), why
+
+
+def test_every_edit_carries_its_document_s_format() -> None:
+    """The checks' own edits name the format their file was read in (no guess by path)."""
+    from precheck import api
+    from precheck.sources import load_runs
+
+    root = Path(__file__).resolve().parents[1] / "examples"
+    edits = [
+        e
+        for gpu in ("V100", "A100")
+        for f in api.check(str(root), hardware=gpu, select=["ALL"], use_project=False).findings
+        for e in (f.fix.edits if f.fix else ())
+    ]
+    assert len(edits) > 10
+    assert {e.format for e in edits} >= {"yaml", "json"}
+    for e in edits:
+        assert e.format in {document.format for document in load_runs(e.path)}, e

@@ -164,6 +164,9 @@ class TrainingConfig:
     #: the Megatron backend the run trains through instead of the framework's own trainer
     #: ("Megatron Bridge", "mcore_adapter", "Megatron-core"), from the environment or the keys
     megatron_backend: SStr = None
+    #: the format its document was read in (``Document.format``: "yaml", "json", "shell"...);
+    #: empty for a config built without one. Fixes that add a key to the file carry it
+    format: str = ""
 
     def __post_init__(self) -> None:
         self.auto_keys = list(self.auto_keys)
@@ -195,4 +198,4 @@ class TrainingConfig:
             value = node.value
         assert node is not None
         line, column = node.anchor
-        return Sourced(node.plain(), Origin("file", top.origin.path, line, column, path))
+        return Sourced(node.plain(), Origin("file", top.origin.path, line, column, path, format=top.origin.format))

@@ -18,7 +18,7 @@ The estimate is the sum of:
   (8 B in fp32), 8-bit Adam 2 B, Lion one state, SGD with momentum one, plain SGD none,
   Adafactor its factored row and column statistics (about 8/hidden B); paged
   (bitsandbytes ``Paged*``) states live in CUDA unified memory and page out to the CPU,
-  so they are not counted; with the optimizer in the backward pass (torchtune
+  so they are not counted; with the optimizer in the backward pass (a framework's
   ``optimizer_in_bwd``) each gradient is freed as soon as it is applied;
 - **sharding**: ZeRO-1 divides optimizer states and master weights by the number of
   devices, ZeRO-2 also the gradients, ZeRO-3 and FSDP ``full_shard`` also the weights
@@ -141,9 +141,8 @@ def dims_for(config: TrainingConfig) -> Dims | None:
 def trains_adapters(config: TrainingConfig) -> bool:
     """Whether the run trains adapters on a frozen base (LoRA, QLoRA) rather than every weight."""
     if config.train_type is None:
-        # ms-swift's TunerArguments.train_type (2.x: sft_type) defaults to 'lora'
-        # (swift/llm/argument/tuner_args.py)
-        adapters = config.framework == "ms-swift"
+        # a framework whose default train type is LoRA (see the trait for which)
+        adapters = config.traits.estimates_unset_method_as_lora
     else:
         adapters = str(config.train_type.value).lower() not in ("full", "none", "")
     return adapters or config.quantization_bits is not None

@@ -37,7 +37,7 @@ FAMILIES: tuple[Family, ...] = (
         "Llama 3",
         re.compile(r"llama-?3(?:\.\d+)?-\d+(?:\.\d+)?b|llama-?3(?:\.\d+)?$|meta-llama-3"),
         "bfloat16",
-        'meta-llama/Llama-3.x config.json "torch_dtype": "bfloat16" (llama-recipes PR #663)',
+        'meta-llama/Llama-3.x config.json "torch_dtype": "bfloat16" (the fine-tuning recipes of meta-llama, PR #663)',
     ),
     Family(
         "Qwen2",

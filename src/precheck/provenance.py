@@ -22,6 +22,8 @@ class Origin:
     detail: str | None = None
     #: the value as the file spells it (``yes`` for True in YAML), for messages
     written: str | None = field(default=None, compare=False)
+    #: the format of the document the key is in (``Document.format``), for fixes
+    format: str | None = field(default=None, compare=False)
 
     @classmethod
     def env(cls, name: str) -> Origin:
@@ -33,7 +35,7 @@ class Origin:
 
     def derived(self, detail: str) -> Origin:
         """The same place, read as the source of a value derived from it."""
-        return Origin("derived", self.path, self.line, self.column, self.key, detail, self.written)
+        return Origin("derived", self.path, self.line, self.column, self.key, detail, self.written, self.format)
 
     @property
     def in_file(self) -> bool:

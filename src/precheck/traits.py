@@ -81,6 +81,16 @@ class Traits:
     #: checkpointing turns ``gradient_checkpointing`` off instead of raising; the value is the
     #: fact id of the warning it prints then (:func:`precheck.facts.quote`). None: the HF Trainer's way
     fsdp_from_file: str | None = None
+    #: LoRA with no target modules named gets PEFT's per-model default targets (the
+    #: framework passes none of its own to ``LoraConfig``)
+    peft_default_lora_targets: bool = False
+    #: its resolver trains adapters when the files name no training method
+    #: (``is_adapter_training(config, "lora")``); the smoke step follows it
+    resolves_unset_method_as_lora: bool = False
+    #: the memory estimate counts adapters when the files name no training method. Narrower
+    #: than ``lora_by_default`` and ``resolves_unset_method_as_lora``, as precheck has
+    #: always estimated: making the three one changes findings
+    estimates_unset_method_as_lora: bool = False
 
 
 #: a config read by no framework in particular

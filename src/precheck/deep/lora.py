@@ -1,9 +1,9 @@
 """The LoRA settings a run's file gives, as PEFT will apply them (for the exact trainable count).
 
-Keys, by framework: TRL/HF recipes and axolotl ``lora_r``, ``lora_target_modules``,
-``lora_modules_to_save``; LLaMA-Factory ``lora_rank``, ``lora_target`` (``all`` or a comma
-list), ``additional_target``; ms-swift ``lora_rank``, ``target_modules`` (``all-linear``),
-``modules_to_save``; axolotl ``lora_target_linear: true``; ``use_dora``/``peft_use_dora``.
+Keys, as the frameworks spell them: the rank ``lora_r`` or ``lora_rank``; the targets
+``lora_target_modules``, ``target_modules`` (``all-linear``), ``lora_target`` (``all`` or a
+comma list) or ``lora_target_linear: true``; the fully trained modules ``lora_modules_to_save``,
+``modules_to_save`` or ``additional_target``; ``use_dora``/``peft_use_dora``.
 
 PEFT semantics (huggingface/peft ``src/peft/tuners/tuners_utils.py`` ``check_target_module_exists``):
 a list entry matches a module whose qualified name equals it or ends with ``"." + entry``;
@@ -105,7 +105,7 @@ def lora_settings(config: TrainingConfig, model_type: str) -> LoraSettings:
     if targets is None and _value(config, "lora_target_linear") is True:
         targets = ALL_LINEAR
         notes.append("targets: every linear layer (`lora_target_linear`)")
-    if targets is None and config.framework in ("transformers", "trl") and model_type in PEFT_DEFAULT_TARGETS:
+    if targets is None and config.traits.peft_default_lora_targets and model_type in PEFT_DEFAULT_TARGETS:
         targets = PEFT_DEFAULT_TARGETS[model_type]
         notes.append(f"targets not set: PEFT's default for {model_type} ({', '.join(targets)})")
     if targets is None:

@@ -449,7 +449,7 @@ class AccelerateConfig(Dialect):
 
     def origin(self, doc: Document, node: Node, path: str) -> Origin:
         line, column = node.anchor
-        return Origin("file", doc.path, line, column, path)
+        return Origin("file", doc.path, line, column, path, format=doc.format)
 
     # --- unknown keys -------------------------------------------------------------------
 

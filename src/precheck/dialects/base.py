@@ -68,7 +68,8 @@ def field(name: str, *paths: str, convert: Converter = to_str) -> Field:
 
 def origin_of(doc: Document, node: Node) -> Origin:
     line, column = node.anchor
-    return Origin("file", node.path or doc.path, line, column, node.key, written=node.raw)
+    fmt = doc.format if node.path is None else None  # a node from another file: not its format
+    return Origin("file", node.path or doc.path, line, column, node.key, written=node.raw, format=fmt)
 
 
 def lookup(root: Mapping[str, Node], path: tuple[str, ...], normalise: Callable[[str], str]) -> Node | None:
@@ -176,6 +177,7 @@ class Dialect:
             keys={k: Sourced(n.value, origin_of(doc, n)) for k, n in self.root(doc).items()},
             notes=list(doc.notes),
             flag_keys=dict(self.flag_keys),
+            format=doc.format,
             **values,
         )
         self.finish(doc, config)

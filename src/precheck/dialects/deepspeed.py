@@ -260,7 +260,7 @@ class DeepSpeed(Dialect):
 
 def _origin(doc: Document, node: Node, path: str) -> Origin:
     line, column = node.anchor
-    return Origin("file", doc.path, line, column, path)
+    return Origin("file", doc.path, line, column, path, format=doc.format)
 
 
 def _autos(mapping: Mapping[str, Node], prefix: str) -> Iterator[tuple[str, Node]]:

@@ -161,7 +161,7 @@ class FsdpConfig(Dialect):
 
     def _put(self, config: TrainingConfig, name: str, value: Any, doc: Document, node: Node, path: str) -> None:
         line, column = node.anchor
-        setattr(config, name, Sourced(value, Origin("file", doc.path, line, column, path)))
+        setattr(config, name, Sourced(value, Origin("file", doc.path, line, column, path, format=doc.format)))
 
 
 def _options(value: Any) -> list[str] | None:
@@ -210,7 +210,8 @@ def fsdp_entries(config: TrainingConfig) -> dict[str, Sourced[Any]]:
     if block is not None and isinstance(block.value, dict):
         for key, node in block.value.items():
             line, column = node.anchor
-            out[_name(key)] = Sourced(node.plain(), Origin("file", config.path, line, column, f"fsdp_config.{key}"))
+            at = Origin("file", config.path, line, column, f"fsdp_config.{key}", format=config.format or None)
+            out[_name(key)] = Sourced(node.plain(), at)
         return out
     for key, item in config.keys.items():
         if not key.startswith("_"):

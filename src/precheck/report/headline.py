@@ -2,7 +2,7 @@
 
 A rule's message is written as *headline*, then the evidence: ``HEADLINE: the error the
 framework raises (where in its code)``, ``HEADLINE; why it matters``, ``HEADLINE. More.``,
-and a version note ``[ms-swift 3.2.2 (requirements.txt:2)]`` at the end. The headline is
+and a version note ``[FRAMEWORK 3.2.2 (requirements.txt:2)]`` at the end. The headline is
 the text up to the first ``: ``, ``; `` or ``. `` outside backticks, quotes, parentheses
 and brackets; the rest is the detail, which ``precheck explain``, JSON ``message`` and
 SARIF keep in full. tests/test_headlines.py holds every rule's headline on the examples,

@@ -131,7 +131,7 @@ def _entry(config: TrainingConfig, block: str, name: str, prefix: str = "") -> t
 
 def _sourced(config: TrainingConfig, path: str, node: Node, value: Any) -> Sourced[Any]:
     line, column = node.anchor
-    return Sourced(value, Origin("file", config.path, line, column, path))
+    return Sourced(value, Origin("file", config.path, line, column, path, format=config.format or None))
 
 
 def _kind(config: TrainingConfig) -> Sourced[str]:

@@ -48,6 +48,10 @@ class Edit:
     value: Any = None
     line: int | None = None
     remove: bool = False
+    #: the format of the document ``key`` was read from (its ``Document.format``: "yaml",
+    #: "json", "toml", "env", "shell", "python"...), which picks the editor
+    #: (:mod:`precheck.fix`); None for an edit built without its document
+    format: str | None = field(default=None, compare=False)
 
     def describe(self) -> str:
         where = f" ({self.path}:{self.line})" if self.line else f" (in {self.path})"
@@ -221,7 +225,7 @@ def edits_for(item: Any, config_path: str, value: Any = None, *, remove: bool = 
     origin = getattr(item, "origin", None)
     if not isinstance(origin, Origin) or not origin.in_file or origin.key is None:
         return ()
-    return (Edit(origin.path or config_path, origin.key, value, origin.line, remove),)
+    return (Edit(origin.path or config_path, origin.key, value, origin.line, remove, origin.format),)
 
 
 def anchor(config_path: str, *origins: Origin) -> Origin:

@@ -162,7 +162,9 @@ def _pure_bf16_fix(ctx: Context) -> Fix:
         edit = flag_edit(ctx, "torch_dtype", "float32")
         edits = (edit,) if edit is not None else ()
     elif kahan is not None:
-        edits = edits_for(config.optimizer, config.path, kahan) or (Edit(config.path, "optimizer", kahan),)
+        edits = edits_for(config.optimizer, config.path, kahan) or (
+            Edit(config.path, "optimizer", kahan, format=config.format or None),
+        )
     return Fix(keep, edits)
 
 

@@ -33,7 +33,7 @@ def flag_edit(ctx: Context, name: str, value: object) -> Edit | None:
     if existing:
         return existing[0]
     key = dict(config.flag_keys).get(name)
-    return Edit(config.path, key, value) if key else None
+    return Edit(config.path, key, value, format=config.format or None) if key else None
 
 
 def _switch_to_fp16(ctx: Context) -> Fix:

@@ -4,14 +4,15 @@
   transformers 5.23.0 ``trainer_optimizer.py`` maps TrainingArguments' ``optim`` names;
 - transformers' ``Adafactor`` for ``adafactor``;
 - bitsandbytes' 8-bit / paged optimizers when bitsandbytes is installed;
-- SimpleTuner's ``adamw_bf16`` (``adam_bfloat16``): :class:`AdamWBF16`, written for precheck
-  after bghira/SimpleTuner ``helpers/training/adam_bfloat16/__init__.py`` (August 2024,
-  the seed's version): at the first step of each parameter it runs
+- ``adamw_bf16`` (``adam_bfloat16``), the optimizer a framework ships under that name:
+  :class:`AdamWBF16`, written for precheck after that framework's
+  ``helpers/training/adam_bfloat16/__init__.py`` (August 2024, the seed's version): at the
+  first step of each parameter it runs
   ``assert p.dtype == torch.bfloat16, "only bfloat 16 is supported."``; its states
   (``exp_avg``, ``exp_avg_sq`` and the compensation ``shift``) are ``zeros_like(p)``
   (bf16), it updates them in place with whatever dtype the gradient has, and it writes
   weights and states back with stochastic rounding (``stochastic/__init__.py``: add a random
-  16-bit integer to the float32 bits, keep the top 16). SimpleTuner compiles the update with
+  16-bit integer to the float32 bits, keep the top 16). The framework compiles the update with
   ``torch.compile``; here it runs eagerly.
 
 Any other name (optimi, prodigy, lion, came...) runs as torch AdamW and the run says so.
@@ -48,7 +49,7 @@ def _round_into(target: torch.Tensor, value: torch.Tensor) -> None:
 
 
 class AdamWBF16(Optimizer):
-    """SimpleTuner's ``adamw_bf16``: AdamW for bf16 weights only (see the module docstring)."""
+    """``adamw_bf16``: AdamW for bf16 weights only (see the module docstring)."""
 
     def __init__(
         self,

@@ -19,8 +19,6 @@ from ..resolve.common import is_adapter_training
 from ..resolve.plan import PrecisionPlan
 from .tiny_model import Architecture, choose
 
-#: frameworks whose runs train adapters unless the config says otherwise (as their resolvers assume)
-ADAPTERS_BY_DEFAULT = {"h2o-llmstudio": "lora", "ms-swift": "lora"}
 #: torch GradScaler's default ``init_scale`` (2**16)
 DEFAULT_INIT_SCALE = 65536.0
 #: the learning rate when the config names none
@@ -43,7 +41,7 @@ class Setup:
     autocast: str | None
     grad_scaler: bool
     init_scale: float
-    #: gradients are cast to this dtype after backward (SimpleTuner ``gradient_precision``), or None
+    #: gradients are cast to this dtype after backward (a framework's ``gradient_precision``), or None
     grad_cast: str | None
     #: the optimizer as the config names it (None: the framework default, torch AdamW)
     optimizer: str | None
@@ -123,7 +121,8 @@ def uses_adapters(config: TrainingConfig) -> bool:
     """LoRA-style training (as the resolvers decide it); a full fine-tune otherwise."""
     if config.quantization_bits is not None:
         return True  # QLoRA: a quantized base is never trained in full
-    return is_adapter_training(config, ADAPTERS_BY_DEFAULT.get(config.framework, "full"))
+    # as the framework's resolver decides it when the config names no method
+    return is_adapter_training(config, "lora" if config.traits.resolves_unset_method_as_lora else "full")
 
 
 def setup_for(config: TrainingConfig, plan: PrecisionPlan) -> Setup:

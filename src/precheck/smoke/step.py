@@ -1,9 +1,9 @@
 """One real training step of the tiny model with the plan's precision settings.
 
-The order is a training loop's (HF Trainer / accelerate, llama-recipes, SimpleTuner):
+The order is a training loop's (HF Trainer / accelerate, and the frameworks' own loops):
 build → ``model.to(load dtype)`` → adapters (or the whole model) in the trainable dtype →
 for each micro-batch: forward under ``torch.autocast`` → ``scaler.scale(loss).backward()``
-(→ gradients cast as SimpleTuner's ``gradient_precision`` does:
+(→ gradients cast as a framework's ``gradient_precision`` does:
 ``param.grad.data = param.grad.data.to(torch.float32)``) → ``scaler.unscale_(optimizer)``
 (accelerate's ``clip_grad_norm_`` does it first, so does torch's ``scaler.step``) →
 ``clip_grad_norm_`` → ``scaler.step(optimizer)`` / ``optimizer.step()`` → ``scaler.update()``.

@@ -1,4 +1,4 @@
-"""``config.env``: shell variable assignments (``export KEY=value``), as SimpleTuner's
+"""``config.env``: shell variable assignments (``export KEY=value``), as a framework's
 launcher sources them (``. config/config.env`` in ``train.sh``).
 
 Each assignment becomes a key of the top-level mapping, with its line and column. Values

@@ -74,13 +74,13 @@ class Document:
     text: str
     notes: list[SourceNote] = field(default_factory=list)
     #: the dialect that reads this document when its source already knows it (a launch
-    #: command: ``swift sft`` is ms-swift's), instead of detection by keys
+    #: command names its framework's entry point), instead of detection by keys
     dialect: str | None = None
     #: environment variables the file sets for the run (``export CUDA_VISIBLE_DEVICES=1``,
     #: ``accelerate launch --mixed_precision fp16`` → ``ACCELERATE_MIXED_PRECISION``), each
     #: a scalar node where it is set; they beat the shell's environment
     env: dict[str, Node] = field(default_factory=dict)
-    #: which run inside a file that holds several (``swift sft`` at line 12 of a script)
+    #: which run inside a file that holds several (the launch command at line 12 of a script)
     label: str | None = None
     #: the keys the program that reads this run defines (a launched script's own argument
     #: schema, its frameworks' keys included), and whether its parser refuses the others;

@@ -8,7 +8,10 @@ from . import dialect, resolve
 FRAMEWORK = Framework(
     name="h2o-llmstudio",
     distribution="h2o-llmstudio",
-    traits=Traits(lora_by_default=True),
+    traits=Traits(
+        lora_by_default=True,
+        resolves_unset_method_as_lora=True,
+    ),
     dialect_class=dialect.H2oLlmStudio,
     resolver=resolve.resolve,
     priority=Priority.WRAPPER,

@@ -76,7 +76,13 @@ def grad_scaler_under_bf16(ctx: Context) -> Iterator[Finding]:
     edits: tuple[Edit, ...] = ()
     if config.amp is not None:
         edits = (
-            Edit(config.amp.origin.path or config.path, "environment.mixed_precision", False, config.amp.origin.line),
+            Edit(
+                config.amp.origin.path or config.path,
+                "environment.mixed_precision",
+                False,
+                config.amp.origin.line,
+                format=config.amp.origin.format,
+            ),
         )
     yield Finding(
         origin,

@@ -18,6 +18,7 @@ _TRAINER = Traits(
     passes_precision_flags=True,
     adapters_follow_peft=True,
     grad_scaler_any_weights=True,
+    peft_default_lora_targets=True,
 )
 
 HF_TRAINER = Framework(

@@ -596,7 +596,7 @@ def setting(config: TrainingConfig, path: str) -> Sourced[Any] | None:
         value = node.value
     assert node is not None
     line, column = node.anchor
-    return Sourced(node.value, Origin("file", top.origin.path, line, column, node.key))
+    return Sourced(node.value, Origin("file", top.origin.path, line, column, node.key, format=top.origin.format))
 
 
 def flavour(config: TrainingConfig) -> str:

@@ -89,7 +89,7 @@ def litgpt_quantize_precision(ctx: Context) -> Iterator[Finding]:
             quantize.origin,
             f"`quantize: {quantize.value}` without `precision`: LitGPT fills in get_default_supported_precision("
             f'training=True), a "-mixed" precision, and raises "ValueError: {quote("litgpt.quantize_mixed")}"',
-            Fix(f"set precision: {value}", (Edit(config.path, "precision", value),)),
+            Fix(f"set precision: {value}", (Edit(config.path, "precision", value, format=config.format or None),)),
         )
         return
     assert item is not None

@@ -23,6 +23,8 @@ FRAMEWORK = Framework(
         flags_from_torch_dtype=span("ms-swift.overrides_flags"),
         grad_scaler_any_weights=True,
         fsdp_from_file="ms-swift.fsdp2_disables_gradient_checkpointing",
+        resolves_unset_method_as_lora=True,
+        estimates_unset_method_as_lora=True,
     ),
     dialect_class=dialect.MsSwift,
     resolver=resolve.resolve,

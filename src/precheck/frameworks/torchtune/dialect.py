@@ -157,7 +157,7 @@ class Torchtune(Dialect):
     def origin(doc: Document, node: Node, path: str) -> Origin:
         """A node's place, named by its dotted key path (``tokenizer.max_seq_len``)."""
         line, column = node.anchor
-        return Origin("file", doc.path, line, column, path)
+        return Origin("file", doc.path, line, column, path, format=doc.format)
 
     def first(self, doc: Document, *paths: str) -> tuple[Node, str] | None:
         """The first of ``paths`` present in the file (top-level first, then ``training.``)."""

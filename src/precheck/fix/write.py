@@ -8,7 +8,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from .bounded_read import Refused
+from ..bounded_read import Refused
 
 
 def repository_root(path: str | Path) -> Path:
