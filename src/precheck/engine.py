@@ -20,7 +20,7 @@ from .premises import judge, point_at_key, premises, rest_on_facts
 from .references import attach
 from .resolve.plan import PrecisionPlan
 from .rules import RULES
-from .rules.base import Context, Finding, Rule, Severity
+from .rules.base import Context, Finding, Rule, RuleStatus, Severity
 from .versions import VersionInfo, Versions, check_interpreter, clear_caches, collect
 
 DEVICE_VARIABLES = ("CUDA_DEVICE_ORDER", *VISIBILITY_AMD)
@@ -441,8 +441,13 @@ def run_rules(context: Context, rules: Iterable[Rule]) -> list[Finding]:
             continue
         if rule.frameworks and context.config.framework not in rule.frameworks:
             continue
+        if rule.status is RuleStatus.REMOVED:
+            continue
         for finding in rule.check(context):
-            placed = replace(finding, rule=rule.code, name=rule.name, severity=rule.severity)
+            fix = finding.fix
+            if fix is not None and fix.applicability is None:  # as the rule declares
+                fix = replace(fix, applicability=rule.fix_safety)
+            placed = replace(finding, rule=rule.code, name=rule.name, severity=rule.severity, fix=fix)
             judged = judge_versions(rule, rest_on_facts(placed), context.versions)
             if judged is not None:
                 out.append(judged)

@@ -8,8 +8,9 @@ quoting, indentation, line endings, a UTF-8 byte-order mark. The spans come from
 files' own positions (PyYAML's composer marks for YAML, a position-keeping scan for JSON,
 key lines for TOML and env files); no file is ever re-serialised.
 
-Which fixes apply: a finding's fix is applied when its rule's ``fix_safety`` is ``safe``
-(``unsafe`` ones with ``--unsafe-fixes``; ``manual`` ones never). An edit that cannot be
+Which fixes apply: a finding's fix is applied when its applicability (the fix's own, else
+its rule's ``fix_safety``) is ``safe`` (``unsafe`` ones with ``--unsafe-fixes``; ``manual``
+ones never). An edit that cannot be
 made without touching more than the value (an anchor or alias, a block scalar, a key that
 shares its line with others, a mapping that would be left empty) is skipped and reported.
 Two fixes that change the same span: the first wins; the next ``--fix`` run looks again.
@@ -34,11 +35,11 @@ from typing import Any
 
 import yaml
 
+from . import rules
 from .bounded_read import Refused, read_bytes
 from .errors import InputError
 from .fix_write import repository_root, write_atomic
-from .rules import RULES
-from .rules.base import Edit, Finding, FixSafety
+from .rules.base import Edit, Finding
 from .sources import FORMATS, parse, script_kind
 from .sources.env_source import _ASSIGNMENT
 from .sources.toml_source import _HEADER, _KEY, _split_key
@@ -793,12 +794,7 @@ class FixPlan:
 
 def applicable(finding: Finding, unsafe: bool = False) -> bool:
     """Whether ``--fix`` (or ``--fix --unsafe-fixes``) applies this finding's fix."""
-    if finding.fix is None or not finding.fix.edits:
-        return False
-    rule = RULES.get(finding.rule)
-    if rule is None:
-        return False
-    return rule.fix_safety is FixSafety.SAFE or (unsafe and rule.fix_safety is FixSafety.UNSAFE)
+    return rules.applicable(finding, unsafe)
 
 
 def _key(path: str) -> str:

@@ -34,9 +34,32 @@ class Severity(enum.IntEnum):
 
 
 class FixSafety(enum.Enum):
+    """How a fix may be applied (ruff's ``Applicability``): a :class:`Fix` carries its own;
+    a rule declares the one its fixes have unless a fix says otherwise."""
+
+    #: ``precheck --fix`` applies it
     SAFE = "safe"
+    #: ``precheck --fix --unsafe-fixes`` applies it: it changes what the run does
     UNSAFE = "unsafe"
+    #: never applied: the message says what to change (one choice of several)
     MANUAL = "manual"
+
+
+class RuleStatus(enum.Enum):
+    """Where a rule is in its life (ruff's ``RuleGroup``); it decides when the rule runs."""
+
+    #: runs by default
+    STABLE = "stable"
+    #: runs only when selected: by its code, name, a prefix or ``ALL`` (ruff's preview)
+    OPT_IN = "opt-in"
+    #: runs only when selected by its own code or name (prefixes and ``ALL`` pass it over)
+    DEPRECATED = "deprecated"
+    #: never runs; selecting it by its code or name is a usage error
+    REMOVED = "removed"
+
+
+#: the release a rule declared without ``since`` has had its status since (precheck's first)
+FIRST_RELEASE = "0.1.0"
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +130,8 @@ class Fix:
 
     description: str
     edits: tuple[Edit, ...] = ()
+    #: how ``--fix`` may apply it; None: as its rule declares (the engine fills it in)
+    applicability: FixSafety | None = None
 
     def text(self) -> str:
         if not self.edits:
@@ -150,6 +175,7 @@ Check = Callable[[Context], Iterator[Finding]]
 
 _SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _CODE = re.compile(r"^PC\d{3}$")
+_RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
 DOC_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Fix")
 
 
@@ -161,6 +187,7 @@ class Rule:
     check: Check
     #: needs to know the devices (skipped when no GPU is known)
     hardware: bool = False
+    #: the applicability of the rule's fixes, unless a fix declares its own
     fix_safety: FixSafety = FixSafety.MANUAL
     #: where the behaviour holds; empty: every version
     versions: tuple[VersionRange, ...] = ()
@@ -169,6 +196,9 @@ class Rule:
     #: the frameworks (distribution names) whose runs this rule reads
     frameworks: tuple[str, ...] = ()
     doc: str = field(default="", repr=False)
+    status: RuleStatus = RuleStatus.STABLE
+    #: the precheck release since which the rule has had its ``status``
+    since: str = FIRST_RELEASE
 
     @property
     def family(self) -> str:
@@ -192,12 +222,16 @@ def rule(
     versions: tuple[VersionRange, ...] = (),
     affects_latest: bool = True,
     frameworks: tuple[str, ...] = (),
+    status: RuleStatus = RuleStatus.STABLE,
+    since: str = FIRST_RELEASE,
 ) -> Callable[[Check], Rule]:
     """Declare a rule; the function's docstring is its documentation."""
     if not _CODE.match(code):
         raise ValueError(f"bad rule code {code!r}")
     if not _SLUG.match(name):
         raise ValueError(f"rule name {name!r} is not kebab-case")
+    if not _RELEASE.match(since):
+        raise ValueError(f"rule {code}: since {since!r} is not a release (MAJOR.MINOR.PATCH)")
 
     def wrap(check: Check) -> Rule:
         return Rule(
@@ -211,6 +245,8 @@ def rule(
             affects_latest,
             frameworks,
             inspect.cleandoc(check.__doc__ or ""),
+            status,
+            since,
         )
 
     return wrap

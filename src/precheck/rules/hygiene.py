@@ -8,7 +8,7 @@ from ..provenance import Origin
 from ..sources import script_kind
 from ..sources.suppressions import malformed
 from ..suppression import FILE, Suppression, from_notes
-from .base import Context, Finding, Fix, Severity, rule
+from .base import Context, Finding, Fix, RuleStatus, Severity, rule
 
 
 def _notes(ctx: Context, kind: str) -> Iterator[tuple[Origin, str]]:
@@ -222,7 +222,7 @@ def _suppressions(ctx: Context) -> Iterator[tuple[str, Suppression]]:
         pending.extend(config.attached.values())
 
 
-@rule("PC907", "unused-suppression", Severity.INFO)
+@rule("PC907", "unused-suppression", Severity.INFO, status=RuleStatus.OPT_IN)
 def unused_suppression(ctx: Context) -> Iterator[Finding]:
     """
     Finds a `# precheck: ignore` comment that silences nothing.
