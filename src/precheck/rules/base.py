@@ -99,7 +99,7 @@ class Edit:
             or self.path.startswith("<")
         ):
             # a launch command's flag (`--fp16 False`) or override (`bf16=False`), or an export.
-            # Booleans are capitalised: python-fire (llama-recipes, axolotl's module entry)
+            # Booleans are capitalised: python-fire (the entry points some frameworks launch with)
             # reads only `False` as false (`false` stays a truthy string), while
             # HfArgumentParser's string_to_bool and OmegaConf take either
             text = str(self.value)
@@ -162,6 +162,36 @@ class Finding:
 
 
 @dataclass(frozen=True, slots=True)
+class SuppressionComment:
+    """A ``# precheck: ignore`` comment of one of the run's files, and which rules' findings it covers."""
+
+    #: where the comment starts
+    origin: Origin
+    #: as precheck writes it: ``# precheck: ignore[PC101, PC202]``
+    comment: str
+    #: ``ignore-file``: the whole file; else the comment's own line
+    file_wide: bool
+    #: the codes it names, as written (empty: every rule)
+    codes: tuple[str, ...]
+    #: the rules with a finding it covers
+    used: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Suppressions:
+    """The run's suppression comments after every other rule reported (ruff's ``noqa``
+    checker): set by the engine on the context of the rules declared with ``suppressions``."""
+
+    comments: tuple[SuppressionComment, ...] = ()
+    #: comments that start like a suppression but are not one: where, and what is wrong
+    malformed: tuple[tuple[Origin, str], ...] = ()
+    #: rules that could not run (they need the devices, none known): any comment may be theirs
+    undecided: frozenset[str] = frozenset()
+    #: every rule's code: a code outside it is no rule
+    codes: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
 class Context:
     """Everything a rule may read. Rules never read files, probe, or print."""
 
@@ -169,6 +199,9 @@ class Context:
     plan: PrecisionPlan
     hardware: Hardware
     versions: Versions
+    #: what the other rules' findings made of the suppression comments; only for the rules
+    #: declared with ``suppressions=True`` (None for every other rule)
+    suppressions: Suppressions | None = None
 
 
 Check = Callable[[Context], Iterator[Finding]]
@@ -199,6 +232,8 @@ class Rule:
     status: RuleStatus = RuleStatus.STABLE
     #: the precheck release since which the rule has had its ``status``
     since: str = FIRST_RELEASE
+    #: reads ``Context.suppressions``: runs after every other rule of the registry reported
+    suppressions: bool = False
 
     @property
     def family(self) -> str:
@@ -224,6 +259,7 @@ def rule(
     frameworks: tuple[str, ...] = (),
     status: RuleStatus = RuleStatus.STABLE,
     since: str = FIRST_RELEASE,
+    suppressions: bool = False,
 ) -> Callable[[Check], Rule]:
     """Declare a rule; the function's docstring is its documentation."""
     if not _CODE.match(code):
@@ -247,6 +283,7 @@ def rule(
             inspect.cleandoc(check.__doc__ or ""),
             status,
             since,
+            suppressions,
         )
 
     return wrap
