@@ -4,6 +4,8 @@
   the rule registry (:mod:`precheck.rule_pages`);
 - ``schema/precheck-config.schema.json``, the JSON Schema of ``[tool.precheck]``, from the
   pydantic model (:mod:`precheck.config_model`).
+- ``schema/precheck-report.schema.json``, the JSON Schema of the ``--format json`` report,
+  from the pydantic model (:mod:`precheck.report_model`).
 
     python scripts/generate_docs.py           # write them
     python scripts/generate_docs.py --check   # exit 1 naming each file that is out of date
@@ -20,10 +22,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def expected() -> dict[Path, str]:
     """Every generated file (relative to the repository root) → its content."""
-    from precheck import config_model, rule_pages
+    from precheck import config_model, report_model, rule_pages
 
     out = {Path(rule_pages.FOLDER) / name: text for name, text in rule_pages.pages().items()}
     out[Path(config_model.SCHEMA_FILE)] = config_model.render()
+    out[Path(report_model.SCHEMA_FILE)] = report_model.render()
     return out
 
 

@@ -20,7 +20,8 @@ from .premises import judge, point_at_key, premises, rest_on_facts
 from .references import attach
 from .resolve.plan import PrecisionPlan
 from .rules import RULES
-from .rules.base import Context, Finding, Rule, Severity
+from .rules.base import Context, Finding, Rule, RuleStatus, Severity
+from .suppression import account, comments_of
 from .versions import VersionInfo, Versions, check_interpreter, clear_caches, collect
 
 DEVICE_VARIABLES = ("CUDA_DEVICE_ORDER", *VISIBILITY_AMD)
@@ -451,14 +452,45 @@ def _rule_packages() -> frozenset[str]:
 
 
 def run_rules(context: Context, rules: Iterable[Rule]) -> list[Finding]:
+    """The findings of ``rules`` on one run, in the rules' order. A rule declared with
+    ``suppressions`` (PC907) runs after every other rule of the registry, reading which
+    suppression comments their findings use (:func:`precheck.suppression.account`)."""
+    chosen = list(rules)
+    readers = [r for r in chosen if r.suppressions]
+    if not readers:
+        return _run_each(context, chosen)
+    comments = comments_of(context.config)
+    # the comments could silence any rule: with comments, every other rule runs (once)
+    others = [r for r in RULES.values() if not r.suppressions] if comments else []
+    ran = {r.code for r in others}
+    others += [r for r in chosen if not r.suppressions and r.code not in ran]
+    found: dict[str, list[Finding]] = {}
+    for finding in _run_each(context, others):
+        found.setdefault(finding.rule, []).append(finding)
+    undecided = frozenset() if context.hardware.known else frozenset(r.code for r in others if r.hardware)
+    every = [f for r in others for f in found.get(r.code, ())]
+    known = account(context.config, comments, every, undecided, frozenset(RULES))
+    after = replace(context, suppressions=known)
+    out: list[Finding] = []
+    for rule in chosen:
+        out.extend(_run_each(after, [rule]) if rule.suppressions else found.get(rule.code, ()))
+    return out
+
+
+def _run_each(context: Context, rules: Iterable[Rule]) -> list[Finding]:
     out: list[Finding] = []
     for rule in rules:
         if rule.hardware and not context.hardware.known:
             continue
         if rule.frameworks and context.config.framework not in rule.frameworks:
             continue
+        if rule.status is RuleStatus.REMOVED:
+            continue
         for finding in rule.check(context):
-            placed = replace(finding, rule=rule.code, name=rule.name, severity=rule.severity)
+            fix = finding.fix
+            if fix is not None and fix.applicability is None:  # as the rule declares
+                fix = replace(fix, applicability=rule.fix_safety)
+            placed = replace(finding, rule=rule.code, name=rule.name, severity=rule.severity, fix=fix)
             judged = judge_versions(rule, rest_on_facts(placed), context.versions)
             if judged is not None:
                 out.append(judged)

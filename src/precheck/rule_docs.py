@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from .rules import RULES, get
-from .rules.base import Rule
+from .rules.base import Rule, RuleStatus
 
 
 def rule_json(item: Rule) -> dict[str, object]:
@@ -16,6 +16,8 @@ def rule_json(item: Rule) -> dict[str, object]:
         "family": item.family,
         "summary": item.summary,
         "fix": item.fix_safety.value,
+        "status": item.status.value,
+        "since": item.since,
         "needs_hardware": item.hardware,
         "versions": [str(v) for v in item.versions],
         "affects_latest": item.affects_latest,
@@ -28,13 +30,15 @@ def print_rules(fmt: str) -> None:
         return
     for item in RULES.values():
         versions = f"  [{', '.join(str(v) for v in item.versions)}]" if item.versions else ""
-        print(f"{item.code}  {item.name:<38} {item.severity!s:<8} {item.summary}{versions}")
+        status = "" if item.status is RuleStatus.STABLE else f" ({item.status.value})"
+        print(f"{item.code}  {item.name:<38} {item.severity!s:<8} {item.summary}{versions}{status}")
 
 
 def print_rule(selector: str) -> None:
     item = get(selector)
     print(f"# {item.name} ({item.code})\n")
-    print(f"Severity: {item.severity}. Fix: {item.fix_safety.value}.", end="")
+    status = f"Status: {item.status.value} since {item.since}."
+    print(f"Severity: {item.severity}. Fix: {item.fix_safety.value}. {status}", end="")
     if item.hardware:
         print(" Needs the target hardware.", end="")
     print()

@@ -8,10 +8,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import rules
 from ..bounded_read import Refused, read_bytes
 from ..errors import InputError
-from ..rules import RULES
-from ..rules.base import Edit, Finding, FixSafety
+from ..rules.base import Edit, Finding
 from ..sources import parse
 from .base import FixError, Replacement, apply_replacements
 from .editors import editor_for, format_of
@@ -78,13 +78,9 @@ class FixPlan:
 
 
 def applicable(finding: Finding, unsafe: bool = False) -> bool:
-    """Whether ``--fix`` (or ``--fix --unsafe-fixes``) applies this finding's fix."""
-    if finding.fix is None or not finding.fix.edits:
-        return False
-    rule = RULES.get(finding.rule)
-    if rule is None:
-        return False
-    return rule.fix_safety is FixSafety.SAFE or (unsafe and rule.fix_safety is FixSafety.UNSAFE)
+    """Whether ``--fix`` (or ``--fix --unsafe-fixes``) applies this finding's fix: its own
+    applicability, else its rule's (:func:`precheck.rules.applicable`)."""
+    return rules.applicable(finding, unsafe)
 
 
 def _key(path: str) -> str:

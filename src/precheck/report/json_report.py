@@ -1,4 +1,9 @@
-"""``--format json``: the versioned document of DESIGN.md's contract (see README)."""
+"""``--format json``: the versioned document of DESIGN.md's contract (see README).
+
+Written with :mod:`json` alone. Its declaration is the pydantic model in
+:mod:`precheck.report_model` (never imported here), which generates the JSON Schema shipped
+as ``schema/precheck-report.schema.json``; a test validates real reports against both.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from ..rules.base import Severity
 from .headline import headline
 from .text import fixable
 
+#: ``version``: :data:`precheck.report_model.VERSION` (a test keeps them equal)
 SCHEMA_VERSION = 1
 
 

@@ -26,7 +26,7 @@ from .. import __version__
 from ..distribution import REPOSITORY, RULES_URL, rule_url
 from ..engine import Report
 from ..escape import json_safe
-from ..rules import RULES
+from ..rules import RULES, applicability
 from ..rules.base import Finding, Rule, Severity
 from ..sources.nodes import position
 
@@ -98,8 +98,8 @@ def _fixes(finding: Finding) -> list[dict[str, Any]]:
             }
             items.append({"deletedRegion": region, "insertedContent": {"text": item.new}})
         artifact_changes.append({"artifactLocation": {"uri": uri(path)}, "replacements": items})
-    rule = RULES.get(finding.rule)
-    safety = rule.fix_safety.value if rule is not None else "manual"
+    how = applicability(finding)
+    safety = how.value if how is not None else "manual"
     # "safe": `precheck --fix` applies it; "unsafe": with --unsafe-fixes; "manual": one choice of several
     return [
         {

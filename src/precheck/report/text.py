@@ -25,7 +25,7 @@ from pathlib import Path
 from ..engine import Report
 from ..errors import InputError
 from ..escape import printable
-from ..rules.base import Finding, FixSafety, Severity
+from ..rules.base import Finding, Severity
 from .headline import headline
 
 #: a shown source line is cut to this many characters around the caret
@@ -54,7 +54,7 @@ def _plural(n: int, word: str) -> str:
 def fixable(finding: Finding, unsafe: bool = False) -> bool:
     """Whether ``--fix`` (``unsafe``: ``--fix --unsafe-fixes``) makes this finding's fix
     (:func:`precheck.fix.applicable`, without importing the fix writer)."""
-    from ..rules import RULES
+    from ..rules import applicable
     from ..sources import script_kind
     from ..sources.workflow_source import is_workflow
 
@@ -62,10 +62,7 @@ def fixable(finding: Finding, unsafe: bool = False) -> bool:
         return False  # none to make, or a command line (`precheck -- CMD`): no file to write
     if any(script_kind(e.path) is not None or is_workflow(e.path) for e in finding.fix.edits):
         return False  # precheck does not rewrite scripts, workflows or notebooks (precheck.fix)
-    rule = RULES.get(finding.rule)
-    if rule is None:
-        return False
-    return rule.fix_safety is FixSafety.SAFE or (unsafe and rule.fix_safety is FixSafety.UNSAFE)
+    return applicable(finding, unsafe)
 
 
 class Paint:

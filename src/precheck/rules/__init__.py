@@ -3,9 +3,13 @@
 Families (the code's first digit): PC1xx device capability, PC2xx contradicting
 precision settings, PC3xx optimizer and gradient dtypes, PC4xx loss scaling, PC5xx
 device order and visibility, PC6xx sharded training (DeepSpeed, FSDP), PC7xx framework-specific
-precision traps (torchtune, Lightning/LitGPT/NeMo, axolotl, LLaMA-Factory, llama-cookbook), PC8xx memory
-against the devices, PC9xx input hygiene (PC92x: what the installed libraries say, with
-``--deep``). Codes are never reused.
+precision traps (one framework's own settings), PC8xx memory against the devices, PC9xx
+input hygiene (PC92x: what the installed libraries say, with ``--deep``). Codes are never
+reused.
+
+Each rule declares its :class:`~precheck.rules.base.RuleStatus` (and since which release):
+stable rules run by default, opt-in ones only when selected, deprecated ones only when
+selected by their own code or name, removed ones never.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from . import (
     scaling,
     topology,
 )
-from .base import Context, Edit, Finding, Fix, FixSafety, Rule, Severity
+from .base import Context, Edit, Finding, Fix, FixSafety, Rule, RuleStatus, Severity
 
 _MODULES = (
     device,
@@ -75,17 +79,25 @@ RULES = dict(sorted(RULES.items()))
 BY_NAME = {r.name: r for r in RULES.values()}
 
 
+#: the statuses a prefix or ``ALL`` selects (a deprecated rule only by its own code or name)
+_BY_PREFIX = (RuleStatus.STABLE, RuleStatus.OPT_IN)
+
+
 def resolve_selector(selector: str) -> list[Rule]:
     """A code (PC101), a family prefix (PC1, PC10), a slug, or ALL."""
     text = selector.strip()
     if text.upper() == "ALL":
-        return list(RULES.values())
-    if text in BY_NAME:
-        return [BY_NAME[text]]
+        return [r for r in RULES.values() if r.status in _BY_PREFIX]
     upper = text.upper()
+    own = BY_NAME.get(text) or RULES.get(upper)
+    if own is not None:
+        if own.status is RuleStatus.REMOVED:
+            gone = f"{own.code} ({own.name}) was removed in precheck {own.since}"
+            raise UsageError(f"{gone} (`precheck rule {own.code}` says why)")
+        return [own]
     hits = [r for code, r in RULES.items() if code.startswith(upper)]
     if upper.startswith("PC") and hits:
-        return hits
+        return [r for r in hits if r.status in _BY_PREFIX]
     raise UsageError(
         f"unknown rule selector {selector!r}{did_you_mean(text)} (a code like PC101, a prefix like PC1, a name, or ALL)"
     )
@@ -104,21 +116,17 @@ def did_you_mean(text: str) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-#: rules that run only when selected by code, prefix or name (or ALL), never by default
-OPT_IN = frozenset({"PC907"})
-
-
 def select_rules(
     select: list[str] | None, ignore: list[str] | None, extend_select: list[str] | None = None
 ) -> list[Rule]:
-    """``select`` (default: every rule but the opt-in ones) plus ``extend_select``, less ``ignore``."""
+    """``select`` (default: the stable rules) plus ``extend_select``, less ``ignore``."""
 
     def split(values: list[str]) -> list[str]:  # ruff-style: repeated flags or commas
         return [part for value in values for part in value.split(",") if part.strip()]
 
     chosen: dict[str, Rule] = {}
     if select is None:
-        chosen = {code: item for code, item in RULES.items() if code not in OPT_IN}
+        chosen = {code: item for code, item in RULES.items() if item.status is RuleStatus.STABLE}
     for selector in split(select or []) + split(extend_select or []):
         for item in resolve_selector(selector):
             chosen[item.code] = item
@@ -136,4 +144,37 @@ def get(selector: str) -> Rule:
     return found
 
 
-__all__ = ["RULES", "Context", "Edit", "Finding", "Fix", "FixSafety", "Rule", "Severity", "get", "select_rules"]
+def applicability(finding: Finding) -> FixSafety | None:
+    """How ``--fix`` may apply the finding's fix: the fix's own applicability, else the one
+    its rule declares (a finding made outside the engine); None without a fix."""
+    if finding.fix is None:
+        return None
+    if finding.fix.applicability is not None:
+        return finding.fix.applicability
+    rule = RULES.get(finding.rule)
+    return rule.fix_safety if rule is not None else FixSafety.MANUAL
+
+
+def applicable(finding: Finding, unsafe: bool = False) -> bool:
+    """Whether ``--fix`` (``unsafe``: ``--fix --unsafe-fixes``) applies the finding's fix."""
+    if finding.fix is None or not finding.fix.edits:
+        return False
+    how = applicability(finding)
+    return how is FixSafety.SAFE or (unsafe and how is FixSafety.UNSAFE)
+
+
+__all__ = [
+    "RULES",
+    "Context",
+    "Edit",
+    "Finding",
+    "Fix",
+    "FixSafety",
+    "Rule",
+    "RuleStatus",
+    "Severity",
+    "applicability",
+    "applicable",
+    "get",
+    "select_rules",
+]

@@ -34,9 +34,32 @@ class Severity(enum.IntEnum):
 
 
 class FixSafety(enum.Enum):
+    """How a fix may be applied (ruff's ``Applicability``): a :class:`Fix` carries its own;
+    a rule declares the one its fixes have unless a fix says otherwise."""
+
+    #: ``precheck --fix`` applies it
     SAFE = "safe"
+    #: ``precheck --fix --unsafe-fixes`` applies it: it changes what the run does
     UNSAFE = "unsafe"
+    #: never applied: the message says what to change (one choice of several)
     MANUAL = "manual"
+
+
+class RuleStatus(enum.Enum):
+    """Where a rule is in its life (ruff's ``RuleGroup``); it decides when the rule runs."""
+
+    #: runs by default
+    STABLE = "stable"
+    #: runs only when selected: by its code, name, a prefix or ``ALL`` (ruff's preview)
+    OPT_IN = "opt-in"
+    #: runs only when selected by its own code or name (prefixes and ``ALL`` pass it over)
+    DEPRECATED = "deprecated"
+    #: never runs; selecting it by its code or name is a usage error
+    REMOVED = "removed"
+
+
+#: the release a rule declared without ``since`` has had its status since (precheck's first)
+FIRST_RELEASE = "0.1.0"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +103,7 @@ class Edit:
             or self.path.startswith("<")
         ):
             # a launch command's flag (`--fp16 False`) or override (`bf16=False`), or an export.
-            # Booleans are capitalised: python-fire (llama-recipes, axolotl's module entry)
+            # Booleans are capitalised: python-fire (the entry points some frameworks launch with)
             # reads only `False` as false (`false` stays a truthy string), while
             # HfArgumentParser's string_to_bool and OmegaConf take either
             text = str(self.value)
@@ -111,6 +134,8 @@ class Fix:
 
     description: str
     edits: tuple[Edit, ...] = ()
+    #: how ``--fix`` may apply it; None: as its rule declares (the engine fills it in)
+    applicability: FixSafety | None = None
 
     def text(self) -> str:
         if not self.edits:
@@ -141,6 +166,36 @@ class Finding:
 
 
 @dataclass(frozen=True, slots=True)
+class SuppressionComment:
+    """A ``# precheck: ignore`` comment of one of the run's files, and which rules' findings it covers."""
+
+    #: where the comment starts
+    origin: Origin
+    #: as precheck writes it: ``# precheck: ignore[PC101, PC202]``
+    comment: str
+    #: ``ignore-file``: the whole file; else the comment's own line
+    file_wide: bool
+    #: the codes it names, as written (empty: every rule)
+    codes: tuple[str, ...]
+    #: the rules with a finding it covers
+    used: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Suppressions:
+    """The run's suppression comments after every other rule reported (ruff's ``noqa``
+    checker): set by the engine on the context of the rules declared with ``suppressions``."""
+
+    comments: tuple[SuppressionComment, ...] = ()
+    #: comments that start like a suppression but are not one: where, and what is wrong
+    malformed: tuple[tuple[Origin, str], ...] = ()
+    #: rules that could not run (they need the devices, none known): any comment may be theirs
+    undecided: frozenset[str] = frozenset()
+    #: every rule's code: a code outside it is no rule
+    codes: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
 class Context:
     """Everything a rule may read. Rules never read files, probe, or print."""
 
@@ -148,12 +203,16 @@ class Context:
     plan: PrecisionPlan
     hardware: Hardware
     versions: Versions
+    #: what the other rules' findings made of the suppression comments; only for the rules
+    #: declared with ``suppressions=True`` (None for every other rule)
+    suppressions: Suppressions | None = None
 
 
 Check = Callable[[Context], Iterator[Finding]]
 
 _SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _CODE = re.compile(r"^PC\d{3}$")
+_RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
 DOC_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Fix")
 
 
@@ -165,6 +224,7 @@ class Rule:
     check: Check
     #: needs to know the devices (skipped when no GPU is known)
     hardware: bool = False
+    #: the applicability of the rule's fixes, unless a fix declares its own
     fix_safety: FixSafety = FixSafety.MANUAL
     #: where the behaviour holds; empty: every version
     versions: tuple[VersionRange, ...] = ()
@@ -173,6 +233,11 @@ class Rule:
     #: the frameworks (distribution names) whose runs this rule reads
     frameworks: tuple[str, ...] = ()
     doc: str = field(default="", repr=False)
+    status: RuleStatus = RuleStatus.STABLE
+    #: the precheck release since which the rule has had its ``status``
+    since: str = FIRST_RELEASE
+    #: reads ``Context.suppressions``: runs after every other rule of the registry reported
+    suppressions: bool = False
 
     @property
     def family(self) -> str:
@@ -196,12 +261,17 @@ def rule(
     versions: tuple[VersionRange, ...] = (),
     affects_latest: bool = True,
     frameworks: tuple[str, ...] = (),
+    status: RuleStatus = RuleStatus.STABLE,
+    since: str = FIRST_RELEASE,
+    suppressions: bool = False,
 ) -> Callable[[Check], Rule]:
     """Declare a rule; the function's docstring is its documentation."""
     if not _CODE.match(code):
         raise ValueError(f"bad rule code {code!r}")
     if not _SLUG.match(name):
         raise ValueError(f"rule name {name!r} is not kebab-case")
+    if not _RELEASE.match(since):
+        raise ValueError(f"rule {code}: since {since!r} is not a release (MAJOR.MINOR.PATCH)")
 
     def wrap(check: Check) -> Rule:
         return Rule(
@@ -215,6 +285,9 @@ def rule(
             affects_latest,
             frameworks,
             inspect.cleandoc(check.__doc__ or ""),
+            status,
+            since,
+            suppressions,
         )
 
     return wrap

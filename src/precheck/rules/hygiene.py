@@ -5,10 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..provenance import Origin
-from ..sources import script_kind
-from ..sources.suppressions import malformed
-from ..suppression import FILE, Suppression, from_notes
-from .base import Context, Finding, Fix, Severity, rule
+from ..script_files import script_kind
+from .base import Context, Finding, Fix, RuleStatus, Severity, rule
 
 
 def _notes(ctx: Context, kind: str) -> Iterator[tuple[Origin, str]]:
@@ -187,7 +185,7 @@ def quoted_boolean(ctx: Context) -> Iterator[Finding]:
     unchanged, and its `__post_init__` tests `if self.fp16:` — a non-empty string is true,
     so `fp16: "false"` turns fp16 on. The same file means opposite things to two tools.
 
-    On a command line read by python-fire (llama-recipes / llama-cookbook `finetuning`),
+    On a command line read by python-fire (a framework whose entry point is a `fire.Fire` function),
     the bare word is the trap: fire's parser (`fire/parser.py` `_Replacement`) keeps only
     the names `True`, `False` and `None` as Python literals and passes `--use_fp16 false` on
     as the string `'false'`, which `update_config` sets and `if train_config.use_fp16:`
@@ -212,17 +210,7 @@ def quoted_boolean(ctx: Context) -> Iterator[Finding]:
         yield Finding(origin, message, Fix(fix))
 
 
-def _suppressions(ctx: Context) -> Iterator[tuple[str, Suppression]]:
-    """The suppression comments of the run's config and of every file it named."""
-    pending = [ctx.config]
-    while pending:
-        config = pending.pop(0)
-        for item in from_notes(config.notes):
-            yield config.path, item
-        pending.extend(config.attached.values())
-
-
-@rule("PC907", "unused-suppression", Severity.INFO)
+@rule("PC907", "unused-suppression", Severity.INFO, status=RuleStatus.OPT_IN, suppressions=True)
 def unused_suppression(ctx: Context) -> Iterator[Finding]:
     """
     Finds a `# precheck: ignore` comment that silences nothing.
@@ -251,42 +239,32 @@ def unused_suppression(ctx: Context) -> Iterator[Finding]:
     ## Fix
     Delete the comment, or the codes in it that silence nothing.
     """
-    pending = [ctx.config]
-    while pending:  # comments that look like suppressions but are not: they silence nothing
-        config = pending.pop(0)
-        for note in malformed(config.notes):
-            yield Finding(Origin("file", config.path, note.line, note.column), note.message, Fix("fix the comment"))
-        pending.extend(config.attached.values())
-    found = list(_suppressions(ctx))
-    if not found:
+    known = ctx.suppressions
+    if known is None:  # run outside the engine's pass: no findings to weigh the comments with
         return
-    from ..engine import run_rules  # the rules this comment could silence, run here
-    from . import RULES
-
-    others = [r for code, r in RULES.items() if code != "PC907"]
-    reported = {(f.origin.path, f.origin.line, f.rule) for f in run_rules(ctx, others)}
-    # a hardware rule that was skipped (no GPU known) cannot tell whether it is needed
-    unknown = set() if ctx.hardware.known else {r.code for r in others if r.hardware}
-    for path, item in found:
-        origin = Origin("file", path, item.line, item.column)
-        used = {code for where, line, code in reported if where == path and item.covers(line, code)}
-        scope = "in this file" if item.kind == FILE else "on this line"
+    for origin, message in known.malformed:  # they look like suppressions but are not: they silence nothing
+        yield Finding(origin, message, Fix("fix the comment"))
+    # a rule that could not run (a hardware rule, no GPU known) cannot tell whether it is needed
+    unknown = known.undecided
+    for item in known.comments:
+        used = item.used
+        scope = "in this file" if item.file_wide else "on this line"
         if not item.codes:
             if not used and not unknown:
-                yield Finding(origin, f"`{item.comment}` silences nothing {scope}", Fix("delete the comment"))
+                yield Finding(item.origin, f"`{item.comment}` silences nothing {scope}", Fix("delete the comment"))
             continue
         stale = [c for c in item.codes if c not in used and c not in unknown]
         if not stale:
             continue
-        wrong = [c for c in stale if c not in RULES]
-        quiet = [c for c in stale if c in RULES]
+        wrong = [c for c in stale if c not in known.codes]
+        quiet = [c for c in stale if c in known.codes]
         parts = []
         if quiet:
             parts.append(f"{', '.join(quiet)} report{'s' if len(quiet) == 1 else ''} nothing {scope}")
         if wrong:
             parts.append(f"{', '.join(wrong)} {'is not a rule' if len(wrong) == 1 else 'are not rules'}")
         yield Finding(
-            origin,
+            item.origin,
             f"unused suppression `{item.comment}`: {'; '.join(parts)}",
             Fix(f"delete {', '.join(stale)} from the comment (or the whole comment)"),
         )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..bounded_read import MAX_BYTES, Refused, TooLarge, read_bytes
 from ..errors import FileTooLarge, InputError
+from ..script_files import SCRIPTS, script_kind
 from .env_source import parse_env
 from .json_source import parse_json
 from .nodes import Document, Node, SourceNote, position
@@ -39,26 +40,6 @@ __all__ = [
 
 #: file suffix -> format
 FORMATS = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml", ".env": "env"}
-
-#: files that configure runs in commands or code rather than in a config: suffix (or
-#: whole name) -> kind. One file may hold several runs (two launch commands in a
-#: script), or none; each reader lives in its own module, imported when first needed.
-SCRIPTS = {
-    ".sh": "shell",
-    ".bash": "shell",
-    # Slurm batch scripts: bash with ``#SBATCH`` directives (sbatch runs them with their shebang)
-    ".slurm": "shell",
-    ".sbatch": "shell",
-    "makefile": "makefile",
-    ".py": "python",
-    ".ipynb": "notebook",
-}
-
-
-def script_kind(path: str | Path) -> str | None:
-    """``shell``, ``makefile``, ``python`` or ``notebook`` for a script precheck reads, else None."""
-    file = Path(path)
-    return SCRIPTS.get(file.name.lower()) or SCRIPTS.get(file.suffix.lower())
 
 
 def decode(path: str, data: bytes) -> str:
