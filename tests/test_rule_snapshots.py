@@ -54,7 +54,7 @@ def _findings(case: Case, rule: Rule) -> tuple[list[Finding], str]:
             write(folder, name, text)
         if _deep(rule):  # through the engine with deep=True, as tests/rules/test_pc92x_deep.py does
             path = write(folder, f"config.{case.fmt}", case.text)
-            report = engine.check([str(path)], hardware_for(case.gpus, case.env), env=case.env, rules=[rule], deep=True)
+            report = engine.run([str(path)], hardware_for(case.gpus, case.env), env=case.env, rules=[rule], deep=True)
             return report.findings, scratch
         return _run_case(case, folder), scratch
 
