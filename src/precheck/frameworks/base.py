@@ -52,6 +52,9 @@ class Framework:
     #: top-level keys that only this framework's files have: the generic HF Trainer dialect
     #: leaves a file with any of them to its owner
     signature: frozenset[str] = frozenset()
+    #: the dotted names of its rule modules (imported on demand by
+    #: :func:`precheck.frameworks.rule_modules`, so the rule registry names no framework)
+    rules: tuple[str, ...] = ()
     #: the dialect instances (bound to this framework: name, distribution, traits, priority)
     dialects: tuple[Dialect, ...] = field(init=False)
 

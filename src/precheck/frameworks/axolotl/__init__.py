@@ -28,4 +28,5 @@ FRAMEWORK = Framework(
     launchers=(Entry(("axolotl", "train"), launch.command),),
     modules=(ModuleEntry(re.compile(r"(^|\.)axolotl\.cli\.train$"), launch.module),),
     signature=frozenset(("base_model", "micro_batch_size")),
+    rules=(f"{__name__}.rules",),
 )

@@ -13,4 +13,5 @@ FRAMEWORK = Framework(
     resolver=resolve.resolve,
     priority=Priority.WRAPPER,
     signature=frozenset(("llm_backbone",)),
+    rules=(f"{__name__}.scaler_rules",),
 )

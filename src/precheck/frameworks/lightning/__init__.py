@@ -19,4 +19,8 @@ FRAMEWORK = Framework(
     priority=Priority.OWN_SCHEMA,
     launchers=tuple(Entry(("litgpt", sub), launch.command) for sub in sorted(launch.COMMANDS)),
     signature=frozenset(("trainer",)),
+    rules=(
+        f"{__name__}.rules",
+        f"{__name__}.variant_rules",
+    ),
 )

@@ -35,4 +35,5 @@ FRAMEWORK = Framework(
         ),
     ),
     signature=frozenset(("use_fp16",)),
+    rules=(f"{__name__}.rules",),
 )

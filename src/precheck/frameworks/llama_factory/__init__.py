@@ -28,4 +28,5 @@ FRAMEWORK = Framework(
     priority=Priority.OWN_SCHEMA,
     launchers=(Entry(("llamafactory-cli", "train"), launch.command), Entry(("lmf", "train"), launch.command)),
     signature=frozenset(("stage", "finetuning_type")),
+    rules=(f"{__name__}.rules",),
 )

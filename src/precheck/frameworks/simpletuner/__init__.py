@@ -19,4 +19,5 @@ FRAMEWORK = Framework(
     resolver=resolve.resolve,
     priority=Priority.WRAPPER,
     signature=frozenset(("model_family",)),
+    rules=(f"{__name__}.optimizer_rules",),
 )

@@ -19,4 +19,5 @@ FRAMEWORK = Framework(
     resolver=resolve.resolve,
     priority=Priority.OWN_SCHEMA,
     launchers=(Entry(("tune", "run"), launch.command),),
+    rules=(f"{__name__}.rules",),
 )
