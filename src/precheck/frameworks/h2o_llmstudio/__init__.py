@@ -9,7 +9,7 @@ FRAMEWORK = Framework(
     name="h2o-llmstudio",
     distribution="h2o-llmstudio",
     traits=Traits(lora_by_default=True),
-    dialect_class=dialect.H2oLlmStudio,
+    dialect_class=dialect.ExperimentConfig,
     resolver=resolve.resolve,
     priority=Priority.WRAPPER,
     signature=frozenset(("llm_backbone",)),

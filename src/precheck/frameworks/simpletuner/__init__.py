@@ -15,7 +15,7 @@ FRAMEWORK = Framework(
         grad_scaler_any_weights=True,
         bf16_optimizers=frozenset(resolve.BF16_OPTIMIZERS),
     ),
-    dialect_class=dialect.SimpleTuner,
+    dialect_class=dialect.ArgsFile,
     resolver=resolve.resolve,
     priority=Priority.WRAPPER,
     signature=frozenset(("model_family",)),
