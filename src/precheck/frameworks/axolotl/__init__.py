@@ -22,7 +22,7 @@ FRAMEWORK = Framework(
             "train in fp32 (axolotl's fp16 trains fp16 weights, which a full fine-tune cannot), or use LoRA"
         ),
     ),
-    dialect_class=dialect.Axolotl,
+    dialect_class=dialect.TrainConfig,
     resolver=resolve.resolve,
     priority=Priority.OWN_SCHEMA,
     launchers=(Entry(("axolotl", "train"), launch.command),),
