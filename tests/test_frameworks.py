@@ -305,3 +305,10 @@ def test_an_old_name_still_names_its_framework() -> None:
     assert frameworks.named("llama-recipes") is cookbook
     assert frameworks.BY_NAME["llama-recipes"] is cookbook.dialect
     assert cookbook.dialect.name == cookbook.distribution == "llama-cookbook"
+
+
+def test_rule_modules_are_the_framework_rule_modules_the_rule_registry_lists() -> None:
+    from precheck import frameworks, rules
+
+    listed = [m.__name__ for m in rules._MODULES if m.__name__.startswith("precheck.frameworks.")]
+    assert [m.__name__ for m in frameworks.rule_modules()] == listed

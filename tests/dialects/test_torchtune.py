@@ -11,7 +11,7 @@ from helpers import plan_for, read_as
 from precheck import dialects
 from precheck.config import TrainingConfig
 from precheck.frameworks.hf_trainer.dialect import HfTrainer, _instantiates_components
-from precheck.frameworks.torchtune.dialect import Torchtune, recipe_of
+from precheck.frameworks.torchtune.dialect import RecipeConfig, recipe_of
 from precheck.resolve.plan import PrecisionPlan
 from precheck.sources import parse
 
@@ -93,21 +93,21 @@ def test_every_corpus_file_is_read_as_torchtune(path: Path) -> None:
 @pytest.mark.parametrize("path", HYDRA, ids=lambda p: p.name)
 def test_hydra_target_configs_are_not_torchtune(path: Path) -> None:
     doc = parse(str(path), path.read_text(encoding="utf-8"), "yaml")
-    assert Torchtune().score(doc) == 0
+    assert RecipeConfig().score(doc) == 0
     detected = dialects.detect(doc)
     assert detected is None or detected.name != "torchtune"
 
 
 def test_hydra_target_snippet_is_not_torchtune() -> None:
     doc = parse("c.yaml", "model:\n  _target_: my.Model\noptimizer:\n  _target_: torch.optim.AdamW\n", "yaml")
-    assert Torchtune().score(doc) == 0
+    assert RecipeConfig().score(doc) == 0
 
 
 def test_component_blocks_without_torchtune_paths_still_count() -> None:
     text = "model:\n  _component_: my.models.tiny\noptimizer:\n  _component_: torch.optim.SGD\ndtype: fp32\n"
     assert read(text).dialect == "torchtune"
     doc = parse("c.yaml", "optimizer:\n  _component_: torch.optim.SGD\nlr: 1\n", "yaml")
-    assert Torchtune().score(doc) == 0  # one block, no torchtune component: not enough
+    assert RecipeConfig().score(doc) == 0  # one block, no torchtune component: not enough
 
 
 def test_recipe_is_read_from_the_tune_run_comment() -> None:

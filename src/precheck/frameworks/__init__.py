@@ -8,6 +8,9 @@ frameworks (detection, resolution, launchers, versions) asks the queries below.
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
+
 from ..dialects.base import Dialect
 from ..sources import Document
 from ..traits import Traits
@@ -86,6 +89,33 @@ def trainers() -> tuple[Framework, ...]:
 SIGNATURE_KEYS = frozenset(key for f in FRAMEWORKS for key in f.signature)
 
 
+def rule_modules() -> tuple[ModuleType, ...]:
+    """Every framework's rule modules, in the rule registry's order.
+
+    Imported here on demand (not by the packages), so that :mod:`precheck.rules` may call
+    this while it is being imported."""
+    return tuple(importlib.import_module(name) for name in _RULE_MODULES)
+
+
+#: the frameworks' rule modules, in the order the rule registry lists them
+_RULE_MODULES: tuple[str, ...] = tuple(
+    name
+    for framework in (
+        torchtune,
+        lightning,
+        axolotl,
+        llama_factory,
+        llama_cookbook,
+        ms_swift,
+        simpletuner,
+        h2o_llmstudio,
+    )
+    for name in framework.FRAMEWORK.rules
+)
+_UNORDERED = {name for f in FRAMEWORKS for name in f.rules} - set(_RULE_MODULES)
+_RULE_MODULES += tuple(sorted(_UNORDERED))
+
+
 def detect(doc: Document) -> Dialect | None:
     """The dialect that scores highest on ``doc``, or None (not a training config).
 
@@ -112,6 +142,7 @@ __all__ = [
     "by_distribution",
     "detect",
     "named",
+    "rule_modules",
     "trainers",
     "with_trait",
 ]

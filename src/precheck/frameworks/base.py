@@ -52,6 +52,14 @@ class Framework:
     #: top-level keys that only this framework's files have: the generic HF Trainer dialect
     #: leaves a file with any of them to its owner
     signature: frozenset[str] = frozenset()
+    #: the dotted names of its rule modules (imported on demand by
+    #: :func:`precheck.frameworks.rule_modules`, so the rule registry names no framework)
+    rules: tuple[str, ...] = ()
+    #: top-level Python packages whose ``Trainer``/``Fabric`` calls in a training script
+    #: take a ``precision=`` argument that sets the run's mixed precision
+    python_trainer_packages: tuple[str, ...] = ()
+    #: model base classes (the last dotted name) a training script's model may derive from
+    python_model_bases: tuple[str, ...] = ()
     #: the dialect instances (bound to this framework: name, distribution, traits, priority)
     dialects: tuple[Dialect, ...] = field(init=False)
 

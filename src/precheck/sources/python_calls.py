@@ -139,6 +139,16 @@ class Built:
     call: Call
 
 
+@lru_cache(maxsize=1)
+def _declared() -> tuple[frozenset[str], tuple[str, ...]]:
+    """What the frameworks declare about training scripts: the packages whose ``Trainer``/
+    ``Fabric`` take ``precision=``, and the model base classes."""
+    from .. import frameworks  # lazily: the registry imports the sources
+
+    packages = frozenset(p for f in frameworks.FRAMEWORKS for p in f.python_trainer_packages)
+    return packages, tuple(b for f in frameworks.FRAMEWORKS for b in f.python_model_bases)
+
+
 @lru_cache(maxsize=4096)  # a pure function of the name, asked for every call of every script
 def kind_of(qualname: str) -> str | None:
     """What a call configures, from its dotted callee name; None when it is not one precheck reads."""
@@ -174,8 +184,8 @@ def kind_of(qualname: str) -> str | None:
         return "distributed"
     if last == "Accelerator" and parts[0] == "accelerate":
         return "accelerator"
-    if last in ("Trainer", "Fabric") and parts[0] in ("lightning", "pytorch_lightning", "lightning_fabric"):
-        return "lightning"
+    if last in ("Trainer", "Fabric") and parts[0] in _declared()[0]:
+        return "trainer-precision"
     if last.endswith("Trainer"):
         return "trainer"
     return None
@@ -476,6 +486,6 @@ def _parameter_owners(calls: list[ast.Call]) -> list[str]:
 def _is_module(node: ast.ClassDef, names: Names) -> bool:
     for base in node.bases:
         qualname = names.qualname(base) or ""
-        if qualname.endswith(("nn.Module", "PreTrainedModel", "LightningModule")) or qualname == "Module":
+        if qualname.endswith(("nn.Module", "PreTrainedModel", *_declared()[1])) or qualname == "Module":
             return True
     return False

@@ -284,10 +284,10 @@ class _Runs:
         casts = [(c, d) for c in calls if c.kind == "cast" for d in [cast_dtype(c)] if d is not None]
         defaults = [c for c in calls if c.kind == "default-dtype"]
         loaders = [c for c in calls if c.kind in ("model", "unsloth")]
-        mixed = [c for c in calls if c.kind in ("accelerator", "lightning") and _MIXED_KEY[c.kind] in c.args]
+        mixed = [c for c in calls if c.kind in ("accelerator", "trainer-precision") and _MIXED_KEY[c.kind] in c.args]
         precision = autocasts or casts or defaults or any("torch_dtype" in c.args or "dtype" in c.args for c in loaders)
-        lightning = any(c.kind == "lightning" for c in mixed)
-        if not scalers and not lightning and not (self.collector.backward and (precision or mixed)):
+        trainer_precision = any(c.kind == "trainer-precision" for c in mixed)
+        if not scalers and not trainer_precision and not (self.collector.backward and (precision or mixed)):
             return None
         self.notes = []
         model = self._model()
@@ -324,7 +324,7 @@ class _Runs:
     def _mixed_precision(self, call: Call, root: dict[str, Node]) -> None:
         """``Accelerator(mixed_precision=...)`` (accelerate ``Accelerator.__init__``: "fp16" creates a
         ``GradScaler`` and wraps the forward in ``torch.autocast(float16)``, "bf16" in
-        ``autocast(bfloat16)``) or Lightning ``Trainer``/``Fabric(precision=...)`` ("16-mixed",
+        ``autocast(bfloat16)``) or a framework's ``Trainer``/``Fabric(precision=...)`` ("16-mixed",
         "bf16-mixed": autocast; "16-true", "bf16-true": the weights in that dtype), as the loop's
         keys. They point at the argument; no fix names it with a dtype it does not take."""
         arg = call.args[_MIXED_KEY[call.kind]]
@@ -493,7 +493,7 @@ class _Runs:
 
 
 #: the argument that sets a framework's mixed precision
-_MIXED_KEY = {"accelerator": "mixed_precision", "lightning": "precision"}
+_MIXED_KEY = {"accelerator": "mixed_precision", "trainer-precision": "precision"}
 #: its values: (autocast dtype or "no", weights dtype, GradScaler)
 _MIXED: dict[str, tuple[str | None, str | None, bool]] = {
     "no": ("no", None, False),

@@ -22,10 +22,11 @@ FRAMEWORK = Framework(
             "train in fp32 (axolotl's fp16 trains fp16 weights, which a full fine-tune cannot), or use LoRA"
         ),
     ),
-    dialect_class=dialect.Axolotl,
+    dialect_class=dialect.TrainConfig,
     resolver=resolve.resolve,
     priority=Priority.OWN_SCHEMA,
     launchers=(Entry(("axolotl", "train"), launch.command),),
     modules=(ModuleEntry(re.compile(r"(^|\.)axolotl\.cli\.train$"), launch.module),),
     signature=frozenset(("base_model", "micro_batch_size")),
+    rules=(f"{__name__}.rules",),
 )

@@ -1,10 +1,10 @@
-"""axolotl training configs (``axolotl train config.yml``).
+"""This framework's training configs (``<cli> train config.yml``).
 
-Keys read in axolotl-ai-cloud/axolotl, released sdists/wheels 0.9.0 to 0.19.0 (and the
+Keys read upstream, released sdists/wheels 0.9.0 to 0.19.0 (and the
 GitHub tree the corpus comes from, 067b021):
 
 - ``cli/config.py`` ``load_cfg``: ``yaml.safe_load``, then ``validate_config``
-  (``utils/config/__init__.py``) builds ``AxolotlInputConfig`` and keeps its
+  (``utils/config/__init__.py``) builds the input config model and keeps its
   ``model_dump``. The model sets no ``extra`` (``model_config = {"populate_by_name":
   True}``), so pydantic ignores unknown keys: a misspelt key is dropped without a word,
   and quoted booleans (``"true"``) are converted by pydantic's lax bool parsing.
@@ -31,7 +31,7 @@ GitHub tree the corpus comes from, 067b021):
   (``normalize_config``: ``gradient_accumulation_steps or batch_size // micro_batch_size``),
   ``sequence_len``.
 - Distribution: ``deepspeed`` (a path, or an inline dict; no built-in preset names: the
-  ``deepspeed_configs/*.json`` files are fetched with ``axolotl fetch deepspeed_configs``),
+  ``deepspeed_configs/*.json`` files are fetched with the CLI's ``fetch deepspeed_configs``),
   ``fsdp`` (a list of TrainingArguments ``fsdp`` options, deprecated) and ``fsdp_config``
   (``utils/schemas/fsdp.py`` ``FSDPConfig``: ``offload_params``, ``activation_checkpointing``,
   ``reshard_after_forward``...; the ``fsdp_`` prefix of older configs is stripped by
@@ -51,9 +51,9 @@ from ...dialects.base import Dialect, count_keys, field, read_attachments, to_bo
 from ...dtypes import parse_dtype
 from ...provenance import Origin, Sourced
 from ...sources import Document, Node, SourceNote
-from .keys import AXOLOTL_KEYS
+from .keys import NAME, SCHEMA_KEYS
 
-#: keys that, beside ``base_model``, mark an axolotl config
+#: keys that, beside ``base_model``, mark this framework's config
 DISTINCTIVE = (
     "base_model_config",
     "micro_batch_size",
@@ -81,7 +81,7 @@ DISTINCTIVE = (
     "fsdp_version",
 )
 
-#: ``LEGACY_ATTN_FLAG_TO_IMPL`` (axolotl 0.19.0 ``utils/schemas/enums.py``), in its priority order
+#: ``LEGACY_ATTN_FLAG_TO_IMPL`` (0.19.0 ``utils/schemas/enums.py``), in its priority order
 LEGACY_ATTENTION = (
     ("xformers_attention", "xformers"),
     ("sage_attention", "sage"),
@@ -107,7 +107,7 @@ def to_literal(value: Any) -> str | None:
     return text if text and "${" not in text else None
 
 
-class Axolotl(Dialect):
+class TrainConfig(Dialect):
     flag_keys = (("fp16", "fp16"), ("bf16", "bf16"), ("tf32", "tf32"), ("pure_bf16", "bfloat16"))
     fields = (
         field("model", "base_model", convert=to_literal),
@@ -123,7 +123,7 @@ class Axolotl(Dialect):
         field("batch_size", "micro_batch_size", convert=to_int),
         field("grad_accum_steps", "gradient_accumulation_steps", convert=to_int),
     )
-    known_keys = AXOLOTL_KEYS
+    known_keys = SCHEMA_KEYS
     closed_keys = False
     ignores = "drops it when it validates the config (pydantic ignores extra fields), so it has no effect"
 
@@ -161,7 +161,7 @@ class Axolotl(Dialect):
                 config.notes.append(
                     SourceNote(
                         "unknown-key",
-                        f"`{key}` is not an axolotl key: axolotl drops it when it validates the config and "
+                        f"`{key}` is not an {NAME} key: {NAME} drops it when it validates the config and "
                         "loads the model in the dtype it derives from bf16/fp16/bfloat16/float16 "
                         "(utils/config resolve_dtype)",
                         line,
@@ -193,7 +193,7 @@ class Axolotl(Dialect):
             if node is not None and to_bool(node.value):
                 line, column = node.anchor
                 # no key on the origin: a fix must not write a kernel name into the boolean
-                origin = Origin("derived", doc.path, line, column, None, f"axolotl maps `{key}: true` to {kind}")
+                origin = Origin("derived", doc.path, line, column, None, f"{NAME} maps `{key}: true` to {kind}")
                 config.attn_implementation = Sourced(kind, origin)
                 return
 

@@ -10,7 +10,11 @@ still known. Regenerate from a newer release when axolotl adds fields.
 
 from __future__ import annotations
 
-AXOLOTL_KEYS = frozenset(
+#: the framework's one name, as its messages and version look-ups spell it (the package's
+#: dialect and resolver take it from here)
+NAME = "axolotl"
+
+SCHEMA_KEYS = frozenset(
     {
         "accelerator_config",
         "activation_offloading",

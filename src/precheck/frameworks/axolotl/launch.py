@@ -7,7 +7,7 @@ from __future__ import annotations
 from ...sources.launch_args import Field, flag_mapping, split_options
 from ...sources.launchers import Found, Launch
 
-#: ``axolotl train`` options that steer the CLI, not the config (``cli/main.py``)
+#: the ``train`` subcommand's options that steer the CLI, not the config (``cli/main.py``)
 CLI_OPTIONS = {
     "launcher",
     "accelerate",

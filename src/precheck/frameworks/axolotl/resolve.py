@@ -1,6 +1,6 @@
-"""axolotl: how ``bf16``/``fp16``/``bfloat16``/``float16`` become load, compute and weight dtypes.
+"""This framework: how ``bf16``/``fp16``/``bfloat16``/``float16`` become load, compute and weight dtypes.
 
-Read in the released axolotl sdists/wheels 0.9.0, 0.10.0, 0.11.0, 0.12.0, 0.14.0, 0.15.0,
+Read in the released sdists/wheels 0.9.0, 0.10.0, 0.11.0, 0.12.0, 0.14.0, 0.15.0,
 0.16.0 and 0.19.0 (and the GitHub tree of the corpus, 067b021):
 
 - ``cli/config.py`` ``load_cfg`` → ``validate_config`` → ``prepare_optim_env`` →
@@ -21,13 +21,13 @@ Read in the released axolotl sdists/wheels 0.9.0, 0.10.0, 0.11.0, 0.12.0, 0.14.0
     fp16 or float16``, else float32. A ``torch_dtype`` key in the YAML is not a schema
     field and is dropped. AMP therefore runs on half-precision weights: a full fine-tune
     with ``fp16: true`` hits the GradScaler's "Attempting to unscale FP16 gradients."
-    (axolotl PR #3189, open, proposes loading fp32 for AMP).
+    (upstream PR #3189, open, proposes loading fp32 for AMP).
 - ``core/builders/base.py`` ``_configure_precision_settings`` (``core/trainer_builder.py``
   in 0.9): TrainingArguments ``fp16 = (cfg.fp16 and not cfg.bf16) or False``; ``bf16 =
   cfg.bf16 or cfg.bfloat16`` from 0.10.0 (0.9.0: ``bf16 = cfg.bf16``), so ``bfloat16:
   true`` is bf16 weights *with* bf16 autocast from 0.10; ``float16: true`` stays fp16
   weights without autocast or GradScaler. ``tf32 = cfg.tf32``.
-- ``utils/schemas/config.py`` ``AxolotlConfigWCapabilities.check_bf16`` (capabilities
+- ``utils/schemas/config.py`` ``...ConfigWCapabilities.check_bf16`` (capabilities
   from ``is_torch_bf16_gpu_available()``): ``bf16: true``/``bfloat16: true`` without bf16
   support raised "bf16 requested, but AMP is not supported on this GPU. Requires Ampere
   series or above." up to 0.15.0; from 0.16.0 it only warns ("bf16 requested, but AMP is not
@@ -54,7 +54,7 @@ Read in the released axolotl sdists/wheels 0.9.0, 0.10.0, 0.11.0, 0.12.0, 0.14.0
   variables; accelerate's policy is ``MixedPrecision(param_dtype, reduce_dtype[,
   buffer_dtype])`` all in the autocast dtype (``set_mixed_precision``). FSDP1 upcasts
   trainable low-precision flat parameters to float32 when mixed precision is on
-  (accelerate 1.15 ``Accelerator.prepare_model``); with ``fsdp_version: 2`` axolotl
+  (accelerate 1.15 ``Accelerator.prepare_model``); with ``fsdp_version: 2`` the framework
   replaces ``fsdp2_prepare_model`` (``monkeypatch/accelerate/fsdp2.py``) by one that does
   not upcast.
 """
@@ -71,27 +71,28 @@ from ...provenance import Origin, Sourced
 from ...resolve.common import frameworks_see_bf16, is_adapter_training, scaler_for, trainable_dtype
 from ...resolve.plan import Override, PrecisionPlan, same_dtype_plan
 from ...versions import VersionRange, Versions
+from .keys import NAME
 
 #: 0.9.1 added ``not cfg.fp16 and`` to the ``bf16: auto`` check and ``and not cfg.float16``
 #: to its fp16 fallback (utils/config/__init__.py:62,70@0.9.1); 0.9.0 resolved ``auto`` whatever fp16 said
-AUTO_RESPECTS_FP16 = span("axolotl.auto_respects_fp16")
+AUTO_RESPECTS_FP16 = span(f"{NAME}.auto_respects_fp16")
 #: 0.10.0: TrainingArguments ``bf16 = cfg.bf16 or cfg.bfloat16`` (0.9.0: ``cfg.bf16``)
-BFLOAT16_AUTOCASTS = span("axolotl.bfloat16_autocasts")
+BFLOAT16_AUTOCASTS = span(f"{NAME}.bfloat16_autocasts")
 #: 0.16.0: ``tf32: Literal["auto"] | bool = "auto"`` resolved by ``check_tf32``
-TF32_AUTO = span("axolotl.tf32_auto")
+TF32_AUTO = span(f"{NAME}.tf32_auto")
 #: ``peft_autocast_adapter_dtype`` is read by ``load_lora`` (loaders/adapter.py:146@0.13.1; absent in 0.12.2)
-ADAPTER_AUTOCAST_KEY = span("axolotl.adapter_autocast_key")
+ADAPTER_AUTOCAST_KEY = span(f"{NAME}.adapter_autocast_key")
 
 HALF = ("float16", "bfloat16")
 
 
 def _known(versions: Versions) -> str:
-    info = versions.get("axolotl")
-    return f"axolotl {info.version} ({info.source})" if info else "axolotl version not known: newest behaviour"
+    info = versions.get(NAME)
+    return f"{NAME} {info.version} ({info.source})" if info else f"{NAME} version not known: newest behaviour"
 
 
 def _has(versions: Versions, behaviour: VersionRange) -> bool:
-    info = versions.get("axolotl")
+    info = versions.get(NAME)
     return info is None or behaviour.contains(info.version)
 
 
@@ -115,10 +116,10 @@ def _on(item: Sourced[Any] | None) -> bool:
 
 
 def _bf16_as_written(config: TrainingConfig, versions: Versions) -> Sourced[Any]:
-    """``bf16`` as axolotl validates it: True, False, None or ``"auto"`` (the default)."""
+    """``bf16`` as the framework validates it: True, False, None or ``"auto"`` (the default)."""
     raw = config.keys.get("bf16")
     if raw is None:
-        return Sourced("auto", Origin.default(f"axolotl default bf16: auto [{_known(versions)}]"))
+        return Sourced("auto", Origin.default(f"{NAME} default bf16: auto [{_known(versions)}]"))
     if isinstance(raw.value, str) and raw.value.strip().lower() == "auto":
         return Sourced("auto", raw.origin)
     if config.bf16 is not None:
@@ -155,7 +156,7 @@ def _switches(
         assert fp16 is not None
         off = Sourced(False, _derive(bf16.origin, "resolve_dtype sets fp16 = False when bf16 is on"))
         overrides.append(
-            Override(field="fp16", winner=off, loser=fp16, reason="axolotl drops fp16 when bf16 is on (resolve_dtype)")
+            Override(field="fp16", winner=off, loser=fp16, reason=f"{NAME} drops fp16 when bf16 is on (resolve_dtype)")
         )
         fp16 = off
     return bf16, fp16
@@ -167,13 +168,13 @@ def _load_dtype(
     """``resolve_dtype``'s ``cfg.torch_dtype``, which ``from_pretrained`` loads the weights in."""
     bfloat16 = config.pure_bf16
     if bf16.value:
-        return Sourced("bfloat16", _derive(bf16.origin, "axolotl loads the weights in bf16 when bf16 is on"))
+        return Sourced("bfloat16", _derive(bf16.origin, f"{NAME} loads the weights in bf16 when bf16 is on"))
     if _on(bfloat16):
         assert bfloat16 is not None
         return Sourced("bfloat16", _derive(bfloat16.origin, "bfloat16: true loads the weights in bf16"))
     for item, why in (
         (_flag(config, "load_in_8bit"), "load_in_8bit keeps the unquantised weights in fp16"),
-        (fp16, "axolotl loads the weights in fp16 when fp16 is on"),
+        (fp16, f"{NAME} loads the weights in fp16 when fp16 is on"),
         (_flag(config, "float16"), "float16: true loads the weights in fp16"),
     ):
         if _on(item):
@@ -181,7 +182,7 @@ def _load_dtype(
             return Sourced("float16", _derive(item.origin, why))
     return Sourced(
         "float32",
-        Origin.default(f"axolotl loads float32 when no 16-bit switch is on (resolve_dtype) [{_known(versions)}]"),
+        Origin.default(f"{NAME} loads float32 when no 16-bit switch is on (resolve_dtype) [{_known(versions)}]"),
     )
 
 
@@ -200,7 +201,7 @@ def _autocast(
     if _on(bfloat16) and _has(versions, BFLOAT16_AUTOCASTS):
         assert bfloat16 is not None
         return Sourced(
-            "bfloat16", _derive(bfloat16.origin, "axolotl>=0.10 passes bf16 = bf16 or bfloat16 to TrainingArguments")
+            "bfloat16", _derive(bfloat16.origin, f"{NAME}>=0.10 passes bf16 = bf16 or bfloat16 to TrainingArguments")
         )
     half = next((item for item in (bfloat16, _flag(config, "float16")) if _on(item)), None)
     if half is not None:
@@ -280,7 +281,7 @@ def _tf32(config: TrainingConfig, hardware: Hardware, versions: Versions) -> Sou
     detail = f"tf32: auto → is_torch_tf32_available() is {on} ({why})"
     if raw is not None:
         return Sourced(on, raw.origin.derived(detail))
-    return Sourced(on, Origin.default(f"axolotl default {TF32_AUTO}: {detail} [{_known(versions)}]"))
+    return Sourced(on, Origin.default(f"{NAME} default {TF32_AUTO}: {detail} [{_known(versions)}]"))
 
 
 def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
@@ -289,7 +290,7 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
     load = _load_dtype(config, bf16, fp16, versions)
     autocast = _autocast(config, bf16, fp16, versions)
     params = _params(config, load, autocast, versions)
-    scaling, scaler = scaler_for(autocast, "the HF Trainer (under axolotl) creates a GradScaler for fp16")
+    scaling, scaler = scaler_for(autocast, f"the HF Trainer (under {NAME}) creates a GradScaler for fp16")
     extra: dict[str, Any] = {}
     quantization = _quantization(config, load)
     if quantization is not None:
@@ -309,7 +310,7 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         loss_scaling=scaling,
         grad_scaler=scaler,
         devices=Sourced(
-            "all", Origin.default("axolotl trains on every visible GPU (device_map auto or one rank per GPU)")
+            "all", Origin.default(f"{NAME} trains on every visible GPU (device_map auto or one rank per GPU)")
         ),
         overrides=overrides,
         **extra,

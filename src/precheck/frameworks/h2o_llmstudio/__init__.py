@@ -12,8 +12,9 @@ FRAMEWORK = Framework(
         lora_by_default=True,
         resolves_unset_method_as_lora=True,
     ),
-    dialect_class=dialect.H2oLlmStudio,
+    dialect_class=dialect.ExperimentConfig,
     resolver=resolve.resolve,
     priority=Priority.WRAPPER,
     signature=frozenset(("llm_backbone",)),
+    rules=(f"{__name__}.scaler_rules",),
 )

@@ -1,6 +1,6 @@
-"""H2O LLM Studio experiment configs (the ``cfg.yaml`` an experiment saves).
+"""This framework's experiment configs (the ``cfg.yaml`` an experiment saves).
 
-Layout read in h2oai/h2o-llmstudio ``llm_studio/src/utils/config_utils.py``
+Layout read upstream in ``llm_studio/src/utils/config_utils.py``
 ``save_config_yaml`` (sub-configs nested under ``architecture``, ``environment``,
 ``training``...). Defaults from ``python_configs/text_causal_language_modeling_config.py``:
 ``mixed_precision: True``, ``mixed_precision_dtype: "bfloat16"`` (bfloat16|float16),
@@ -30,7 +30,7 @@ TOP_LEVEL = (
 )
 
 
-class H2oLlmStudio(Dialect):
+class ExperimentConfig(Dialect):
     fields = (
         field("model", "llm_backbone"),
         field("amp", "environment.mixed_precision", convert=to_bool),

@@ -1,6 +1,6 @@
-"""H2O LLM Studio: ``environment.mixed_precision`` + ``mixed_precision_dtype``.
+"""This framework: ``environment.mixed_precision`` + ``mixed_precision_dtype``.
 
-Read in h2oai/h2o-llmstudio ``llm_studio/train.py`` ``run_train``: autocast with
+Read upstream in ``llm_studio/train.py`` ``run_train``: autocast with
 ``dtype=mixed_precision_dtype``; ``GradScaler(enabled=(mixed_precision_dtype ==
 "float16"))``. ``modeling_utils.create_nlp_backbone``: a full fine-tune whose
 ``backbone_dtype`` is not float32 turns mixed precision off ("Disabling mixed precision
@@ -17,11 +17,12 @@ from ...provenance import Origin, Sourced
 from ...resolve.common import is_adapter_training, trainable_dtype
 from ...resolve.plan import Override, PrecisionPlan, same_dtype_plan
 from ...versions import Versions
+from .label import LABEL, NAME
 
 #: releases whose GradScaler ignored the dtype: ``scaler = GradScaler()`` in train.py at
 #: v1.4.0/v1.4.1; v1.5.0 added ``mixed_precision_dtype`` and ``enabled=(... == "float16")``
 #: (read at the tags, see the fact's note)
-SCALER_ALWAYS_ON = span("h2o-llmstudio.scaler_always_on")
+SCALER_ALWAYS_ON = span(f"{NAME}.scaler_always_on")
 
 
 def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
@@ -30,26 +31,26 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
     if quantized is not None:
         load: Sourced[str] = Sourced(f"int{quantized.value}", quantized.origin)
     else:
-        load = backbone or Sourced("int4", Origin.default("H2O LLM Studio default backbone_dtype: int4"))
+        load = backbone or Sourced("int4", Origin.default(f"{LABEL} default backbone_dtype: int4"))
     lora = is_adapter_training(config, "lora")
-    amp = config.amp or Sourced(True, Origin.default("H2O LLM Studio default mixed_precision: true"))
+    amp = config.amp or Sourced(True, Origin.default(f"{LABEL} default mixed_precision: true"))
     overrides: list[Override] = []
     if amp.value and not lora and load.value != "float32":
-        off = Sourced(False, load.origin.derived(quote("h2o-llmstudio.mixed_precision_off")))
+        off = Sourced(False, load.origin.derived(quote(f"{NAME}.mixed_precision_off")))
         overrides.append(Override(field="autocast_dtype", winner=off, loser=amp, reason=off.origin.detail or ""))
         amp = off
     weights = load if load.value.startswith("float") or load.value == "bfloat16" else Sourced("float32", load.origin)
-    info = versions.get("h2o-llmstudio")
+    info = versions.get(NAME)
     if info is not None and SCALER_ALWAYS_ON.contains(info.version):
         # up to v1.4.x: autocast() without a dtype (fp16 on CUDA), GradScaler() whenever
         # mixed precision is on, and LoRA weights in the backbone's dtype (PEFT of 2024)
-        old = f"h2o-llmstudio {info.version} ({info.source})"
+        old = f"{NAME} {info.version} ({info.source})"
         dtype: Sourced[str] = Sourced("float16", Origin.default(f"{old}: autocast() without dtype is fp16"))
         params = Sourced(weights.value, Origin.default(f"{old}: LoRA weights in the backbone dtype"))
         scaler_on = bool(amp.value)
         why = Origin.default(f"{old}: GradScaler() whenever mixed precision is on")
     else:
-        default = Origin.default("H2O LLM Studio default mixed_precision_dtype: bfloat16")
+        default = Origin.default(f"{LABEL} default mixed_precision_dtype: bfloat16")
         dtype = config.amp_dtype or Sourced("bfloat16", default)
         params = trainable_dtype(config, weights, "lora")
         scaler_on = bool(amp.value) and dtype.value == "float16"
@@ -57,7 +58,7 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
     autocast: Sourced[str | None] = Sourced(
         dtype.value if amp.value else None, dtype.origin if amp.value else amp.origin
     )
-    gpus = config.devices or Sourced("all", Origin.default("H2O LLM Studio uses every visible GPU by default"))
+    gpus = config.devices or Sourced("all", Origin.default(f"{LABEL} uses every visible GPU by default"))
     return same_dtype_plan(
         config.framework,
         load=load,

@@ -145,7 +145,7 @@ class HfTrainer(Dialect):
 
 
 def _instantiates_components(doc: Document) -> bool:
-    """torchtune / Hydra recipes build objects from ``_component_`` / ``_target_`` blocks."""
+    """Hydra-style recipes build objects from ``_component_`` / ``_target_`` blocks."""
     for node in doc.mapping().values():
         if isinstance(node.value, dict) and node.value.keys() & {"_component_", "_target_"}:
             return True

@@ -19,4 +19,10 @@ FRAMEWORK = Framework(
     priority=Priority.OWN_SCHEMA,
     launchers=tuple(Entry(("litgpt", sub), launch.command) for sub in sorted(launch.COMMANDS)),
     signature=frozenset(("trainer",)),
+    python_trainer_packages=("lightning", "pytorch_lightning", "lightning_fabric"),
+    python_model_bases=("LightningModule",),
+    rules=(
+        f"{__name__}.rules",
+        f"{__name__}.variant_rules",
+    ),
 )

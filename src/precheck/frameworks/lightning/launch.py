@@ -1,4 +1,4 @@
-"""LitGPT's command line: ``... finetune_lora|finetune|finetune_full|finetune_adapter[_v2]|pretrain``
+"""The command-line variant's command line: ``... finetune_lora|finetune|finetune_full|finetune_adapter[_v2]|pretrain``
 and ``... finetune lora|qlora|full|...`` (``__main__.py``: jsonargparse; ``-c/--config`` is
 applied where it stands, the first positional is ``checkpoint_dir``, or ``model_name`` for
 ``pretrain``)."""

@@ -22,7 +22,7 @@ FRAMEWORK = Framework(
         adapters_follow_peft=True,
         grad_scaler_any_weights=True,
     ),
-    dialect_class=dialect.LlamaCookbook,
+    dialect_class=dialect.TrainConfig,
     resolver=resolve.resolve,
     priority=Priority.WRAPPER,
     # the package's module (old and new name), or the cookbook's wrapper script
@@ -35,4 +35,5 @@ FRAMEWORK = Framework(
         ),
     ),
     signature=frozenset(("use_fp16",)),
+    rules=(f"{__name__}.rules",),
 )

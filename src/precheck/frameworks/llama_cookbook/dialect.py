@@ -1,10 +1,10 @@
-"""llama-recipes / llama-cookbook ``train_config`` (and ``fsdp_config``) as YAML/JSON.
+"""This framework's ``train_config`` (and ``fsdp_config``) as YAML/JSON.
 
 The finetuning script takes these keys as command-line flags (``fire``); teams keep
-them in a file. Keys read in meta-llama/llama-cookbook
-``src/llama_cookbook/configs/training.py`` and ``configs/fsdp.py``: ``use_fp16``
+them in a file. Keys read upstream in
+``src/<package>/configs/training.py`` and ``configs/fsdp.py``: ``use_fp16``
 (default False), ``mixed_precision`` (True), ``enable_fsdp`` (False), ``use_peft``
-(False), ``quantization`` (None | "4bit" | "8bit"; a boolean in older llama-recipes),
+(False), ``quantization`` (None | "4bit" | "8bit"; a boolean in older releases),
 ``pure_bf16`` (fsdp_config, False). Dotted flags (``fsdp_config.pure_bf16``) and a
 nested ``fsdp_config`` block both work.
 """
@@ -33,7 +33,7 @@ DISTINCTIVE = (
 )
 
 
-class LlamaCookbook(Dialect):
+class TrainConfig(Dialect):
     flag_keys = (("fp16", "use_fp16"),)
     fields = (
         field("model", "model_name"),

@@ -1,7 +1,7 @@
-"""llama-recipes / llama-cookbook ``finetuning.main`` and ``train_utils.train``.
+"""This framework's ``finetuning.main`` and ``train_utils.train``.
 
-Read in meta-llama/llama-cookbook: the model loads with ``torch_dtype=torch.float16 if
-use_fp16 else "auto"`` (the checkpoint's dtype; some earlier llama-recipes releases used
+Read upstream: the model loads with ``torch_dtype=torch.float16 if
+use_fp16 else "auto"`` (the checkpoint's dtype; some earlier releases used
 bfloat16, the first ones float32); ``use_fp16`` adds ``torch.cuda.amp.autocast`` and a
 GradScaler (``ShardedGradScaler`` under FSDP); without it there is no autocast.
 ``pure_bf16`` with FSDP casts the model to bf16. A quantised model is placed with

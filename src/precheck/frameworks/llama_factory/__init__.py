@@ -23,9 +23,10 @@ FRAMEWORK = Framework(
         refuses_unsupported_pure_bf16=True,
         optimizer_switches=dialect.OPTIMIZER_SWITCHES,
     ),
-    dialect_class=dialect.LlamaFactory,
+    dialect_class=dialect.TrainConfig,
     resolver=resolve.resolve,
     priority=Priority.OWN_SCHEMA,
     launchers=(Entry(("llamafactory-cli", "train"), launch.command), Entry(("lmf", "train"), launch.command)),
     signature=frozenset(("stage", "finetuning_type")),
+    rules=(f"{__name__}.rules",),
 )

@@ -1,6 +1,6 @@
-"""LLaMA-Factory training configs (``llamafactory-cli train cfg.yaml``).
+"""This framework's training configs (``<cli> train cfg.yaml``).
 
-Read in hiyouga/LLaMA-Factory (``src/llamafactory``, 0.9.x up to 0.9.6.dev0):
+Read upstream (``src/<package>``, 0.9.x up to 0.9.6.dev0):
 
 - ``hparams/parser.py`` ``read_args`` loads a ``.yaml``/``.yml``/``.json`` file with
   OmegaConf (command-line ``key=value`` pairs merged over it) and ``_parse_train_args``
@@ -9,7 +9,7 @@ Read in hiyouga/LLaMA-Factory (``src/llamafactory``, 0.9.x up to 0.9.6.dev0):
   where ``allow_extra_keys = is_env_enabled("ALLOW_EXTRA_ARGS")``. transformers'
   ``parse_dict`` then refuses every key no dataclass declares: ``ValueError: Some keys are
   not used by the HfArgumentParser: ['bf_16']``. Hence ``closed_keys``.
-- ``TrainingArguments`` is ``Seq2SeqTrainingArguments`` plus LLaMA-Factory's
+- ``TrainingArguments`` is ``Seq2SeqTrainingArguments`` plus the framework's
   ``RayArguments`` (``ray_num_workers``...) and fp8 fields; ``MegatronBridgeArguments``
   (``hparams/megatron_bridge_args.py``) and mcore_adapter's arguments (``USE_MCA=1``) add
   Megatron parallelism keys.
@@ -21,7 +21,7 @@ Read in hiyouga/LLaMA-Factory (``src/llamafactory``, 0.9.x up to 0.9.6.dev0):
   quantize on the fly (``model/model_utils/quantization.py``).
 - ``deepspeed`` is TrainingArguments' path to a DeepSpeed JSON (a reference).
 
-LLaMA-Factory v1 (``USE_V1=1``, ``src/llamafactory/v1``) reads a different, still
+Its v1 (``USE_V1=1``, ``src/<package>/v1``) reads a different, still
 changing schema (``model``, ``model_class``, ``dist_config``, ``peft_config``,
 ``quant_config``, ``micro_batch_size``): recognised and mapped, but not linted for
 unknown keys.
@@ -50,11 +50,11 @@ from ...provenance import Origin, Sourced
 from ...sources import Document, Node, SourceNote
 from ..hf_trainer.keys import REMOVED, TRAINING_ARGUMENTS_KEYS
 
-#: environment variables LLaMA-Factory reads that change how a file is parsed or run
-LLAMA_FACTORY_ENV = ("ALLOW_EXTRA_ARGS", "USE_MCA", "USE_MEGATRON_BRIDGE", "USE_V1", "FORCE_TORCHRUN")
+#: environment variables the framework reads that change how a file is parsed or run
+PARSING_ENV = ("ALLOW_EXTRA_ARGS", "USE_MCA", "USE_MEGATRON_BRIDGE", "USE_V1", "FORCE_TORCHRUN")
 
 #: ``ModelArguments`` (with its Quantization/Processor/Export/KTransformers/vLLM/SGLang
-#: parents), read from ``llamafactory-cli train -h`` of 0.9.4-0.9.6.dev0 and
+#: parents), read from the CLI's ``train -h`` of 0.9.4-0.9.6.dev0 and
 #: ``hparams/model_args.py``; older spellings kept (``new_special_tokens``,
 #: ``image_resolution``, ``video_resolution``, ``use_cache``)
 MODEL_ARGUMENTS = (
@@ -181,7 +181,7 @@ DATA_ARGUMENTS = (
     "data_shared_file_system",
 )
 
-#: LLaMA-Factory's additions to ``Seq2SeqTrainingArguments`` (``hparams/training_args.py``:
+#: the framework's additions to ``Seq2SeqTrainingArguments`` (``hparams/training_args.py``:
 #: ``RayArguments``, fp8 and ``overwrite_output_dir``, which transformers 5 dropped)
 TRAINING_EXTRAS = (
     "ray_run_name",
@@ -353,7 +353,7 @@ MEGATRON_ARGUMENTS = (
 #: context-parallel SFT reads them under the HF Trainer too)
 MEGATRON_ONLY = frozenset(MEGATRON_ARGUMENTS) - {"context_parallel_size", "sequence_parallel"}
 
-#: keys that mark a LLaMA-Factory (v0) training file beside ``model_name_or_path``
+#: keys that mark this framework's (v0) training file beside ``model_name_or_path``
 DISTINCTIVE = (
     "stage",
     "finetuning_type",
@@ -372,7 +372,7 @@ DISTINCTIVE = (
     "preprocessing_num_workers",
 )
 
-#: keys of LLaMA-Factory v1 (``src/llamafactory/v1/config``)
+#: keys of its v1 (``src/<package>/v1/config``)
 V1_KEYS = (
     "model_class",
     "dist_config",
@@ -405,7 +405,7 @@ V1_MARKERS = ("model_class", "dist_config", "kernel_config", "peft_config", "qua
 
 
 def is_v1(keys: Iterable[str]) -> bool:
-    """A LLaMA-Factory v1 file: ``model`` (not ``model_name_or_path``) and v1 blocks."""
+    """A v1 file: ``model`` (not ``model_name_or_path``) and v1 blocks."""
     present = set(keys)
     if "model" not in present or "model_name_or_path" in present:
         return False
@@ -413,7 +413,7 @@ def is_v1(keys: Iterable[str]) -> bool:
 
 
 def env_enabled(value: str | None) -> bool:
-    """LLaMA-Factory's ``is_env_enabled``: ``true``, ``y`` or ``1`` (case-insensitive)."""
+    """The framework's ``is_env_enabled``: ``true``, ``y`` or ``1`` (case-insensitive)."""
     return value is not None and value.strip().lower() in ("true", "y", "1")
 
 
@@ -443,7 +443,7 @@ OPTIMIZER_SWITCHES = (
 )
 
 
-class LlamaFactory(Dialect):
+class TrainConfig(Dialect):
     flag_keys = (("fp16", "fp16"), ("bf16", "bf16"), ("pure_bf16", "pure_bf16"), ("tf32", "tf32"))
     fields = (
         field("model", "model_name_or_path", "model"),
@@ -488,7 +488,7 @@ class LlamaFactory(Dialect):
 
     def read(self, doc: Document, env: Mapping[str, str]) -> TrainingConfig:
         config = super().read(doc, env)
-        for name in LLAMA_FACTORY_ENV:
+        for name in PARSING_ENV:
             if name in env:
                 config.env[name] = Sourced(env[name], Origin.env(name))
         if env_enabled(env.get("ALLOW_EXTRA_ARGS")):
@@ -582,11 +582,11 @@ def _fsdp_options(value: Any) -> list[str]:
     return [i.strip().lower() for i in items if i.strip()]
 
 
-class _OpenLlamaFactory(LlamaFactory):
+class _OpenTrainConfig(TrainConfig):
     """The same dialect when ``ALLOW_EXTRA_ARGS=1``: unknown keys pass, typos are still named."""
 
     closed_keys = False
     ignores = "ignores it (ALLOW_EXTRA_ARGS=1)"
 
 
-_OPEN = _OpenLlamaFactory()
+_OPEN = _OpenTrainConfig()

@@ -1,6 +1,6 @@
-"""LLaMA-Factory: how ``bf16``/``fp16``/``pure_bf16`` become load, parameter and compute dtypes.
+"""This framework: how ``bf16``/``fp16``/``pure_bf16`` become load, parameter and compute dtypes.
 
-Read in hiyouga/LLaMA-Factory ``src/llamafactory`` (0.9.x up to 0.9.6.dev0; the lines
+Read upstream in ``src/<package>`` (0.9.x up to 0.9.6.dev0; the lines
 quoted are unchanged across those releases unless noted):
 
 - ``hparams/parser.py`` ``get_train_args``: ``if training_args.bf16 or
@@ -55,8 +55,8 @@ from ...resolve.common import PEFT_UPCASTS, amp_flags, frameworks_see_bf16, scal
 from ...resolve.plan import Override, PrecisionPlan, same_dtype_plan
 from ...versions import Versions
 from ..hf_trainer.resolve import default_load_dtype
+from .label import LF
 
-LF = "LLaMA-Factory"
 ADAPTERS = ("lora", "oft")
 
 
@@ -192,7 +192,7 @@ def _resolve_trainer(config: TrainingConfig, hardware: Hardware, versions: Versi
     if autocast.value is None and pure is not None:
         # parser.py never sets training_args.bf16 from pure_bf16
         autocast = Sourced(None, _derived(pure, "pure_bf16 trains bf16 weights without autocast (bf16 AMP stays off)"))
-    scaling, scaler = scaler_for(autocast, "HF Trainer (under LLaMA-Factory) creates a GradScaler for fp16")
+    scaling, scaler = scaler_for(autocast, f"HF Trainer (under {LF}) creates a GradScaler for fp16")
     plan = same_dtype_plan(
         config.framework,
         load=load,
@@ -229,7 +229,7 @@ def _trainable(
     if keep_half is None and not zero3:
         return fp32
     if kind in ADAPTERS:
-        # no cast by LLaMA-Factory: the adapters keep the dtype peft gives them
+        # no cast by the framework: the adapters keep the dtype peft gives them
         peft = versions.get("peft")
         if peft is not None and not PEFT_UPCASTS.contains(peft.version) and load.value in ("float16", "bfloat16"):
             return Sourced(
@@ -345,7 +345,7 @@ def _resolve_megatron(config: TrainingConfig, backend: Sourced[str]) -> Precisio
     half = weights.value in ("float16", "bfloat16")
     master = Origin.default(f"{label}: Megatron's optimizer keeps float32 main params and Adam states")
     grads = Origin.default(
-        f"{label}: float32 main_grad buffers (LLaMA-Factory's Megatron Bridge DDP config: grad_reduce_in_fp32=True)"
+        f"{label}: float32 main_grad buffers ({LF}'s Megatron Bridge DDP config: grad_reduce_in_fp32=True)"
     )
     if weights.value == "float16":
         scale = Origin.default(f"{label}: Megatron's dynamic loss scaler for fp16 (not a torch GradScaler)")
@@ -380,7 +380,7 @@ def _megatron_recompute(config: TrainingConfig) -> Sourced[bool]:
 
 
 def _resolve_v1(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
-    """LLaMA-Factory v1 (``USE_V1=1``): only what its FSDP2 engine and bnb plugin show."""
+    """The framework's v1 (``USE_V1=1``): only what its FSDP2 engine and bnb plugin show."""
     load = default_load_dtype(versions)
     if load.value == "auto":
         saved, where = checkpoint_dtype(config)
@@ -417,7 +417,7 @@ def _resolve_v1(config: TrainingConfig, hardware: Hardware, versions: Versions) 
         autocast=autocast,
         loss_scaling=scaling,
         grad_scaler=scaler,
-        devices=Sourced("all", Origin.default("LLaMA-Factory v1 (torchrun) uses every visible GPU")),
+        devices=Sourced("all", Origin.default(f"{LF} v1 (torchrun) uses every visible GPU")),
         reduce_dtype=Sourced("float32", config.fsdp_reduce_dtype.origin) if config.fsdp_reduce_dtype else None,
         quantization=quant,
     )

@@ -32,4 +32,5 @@ FRAMEWORK = Framework(
     launchers=tuple(Entry(("swift", sub), launch.command) for sub in launch.TRAINING),
     modules=(ModuleEntry(re.compile(r"(^|\.)swift\.cli\.(sft|pt|rlhf)$"), launch.module),),
     signature=frozenset(("tuner_type", "train_type", "sft_type")),
+    rules=(f"{__name__}.precision_rules",),
 )

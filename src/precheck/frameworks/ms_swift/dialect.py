@@ -1,6 +1,6 @@
-"""ms-swift arguments as a YAML/JSON file (``swift sft config.yaml``, ``args.json``).
+"""This framework's arguments as a YAML/JSON file (``<cli> sft config.yaml``, ``args.json``).
 
-Key names read in modelscope/ms-swift: 3.x/4.x ``model``, ``torch_dtype``,
+Key names read upstream: 3.x/4.x ``model``, ``torch_dtype``,
 ``train_type`` (renamed ``tuner_type`` in 4.x), ``fp16``/``bf16``; 2.x
 ``model_id_or_path``, ``sft_type``, ``dtype``. 3.x-4.x accept a JSON file as the
 first argument; 4.x also YAML, whose top-level ``ENV`` block sets environment
@@ -37,7 +37,7 @@ DISTINCTIVE = (
 )
 
 
-#: ``deepspeed: zero2`` names a JSON shipped in ``swift/llm/ds_config/`` (ms-swift 3.x
+#: ``deepspeed: zero2`` names a JSON shipped in ``llm/ds_config/`` of the package (3.x
 #: ``DeepspeedArguments``): its ``fp16``/``bf16`` are ``"auto"`` (filled by the HF Trainer)
 #: and the name says the ZeRO stage and whether it offloads to the CPU
 DEEPSPEED_PRESETS = {
@@ -80,7 +80,7 @@ class MsSwift(Dialect):
 
     def read(self, doc: Document, env: Mapping[str, str]) -> TrainingConfig:
         config = super().read(doc, env)
-        block = self.node(doc, "ENV")  # ms-swift 4.x: variables set by the config itself
+        block = self.node(doc, "ENV")  # 4.x: variables set by the config itself
         if block is not None and isinstance(block.value, dict):
             for name, node in block.value.items():
                 if node.value is not None:

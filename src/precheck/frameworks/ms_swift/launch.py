@@ -1,6 +1,6 @@
-"""This framework's command line (``swift/cli/main.py``: the subcommand runs ``swift/cli/sft.py``
+"""This framework's command line (``cli/main.py`` of the package: the subcommand runs ``cli/sft.py``
 /``rlhf.py``, through ``torchrun`` when ``NPROC_PER_NODE``/``NNODES`` is set;
-``swift/utils/utils.py`` ``parse_args``: ``HfArgumentParser``, or a ``.json`` first argument read
+``utils/utils.py`` ``parse_args``: ``HfArgumentParser``, or a ``.json`` first argument read
 with ``parse_json_file``). The found run's dialect is bound by the framework's registration.
 """
 
@@ -20,7 +20,7 @@ def command(launch: Launch) -> Found | None:
     args = launch.args
     root: dict[str, Node] = {}
     if args and not args[0].looks_like_option() and args[0].text.lower().endswith(CONFIG_SUFFIXES):
-        # ``swift sft args.json [--overrides]``: parse_args reads the file (3.x/4.x)
+        # ``<cli> sft args.json [--overrides]``: parse_args reads the file (3.x/4.x)
         root = launch.load(args[0], "config") or {}
         args = args[1:]
     parsed = split_options(args)

@@ -15,8 +15,9 @@ FRAMEWORK = Framework(
         grad_scaler_any_weights=True,
         bf16_optimizers=frozenset(resolve.BF16_OPTIMIZERS),
     ),
-    dialect_class=dialect.SimpleTuner,
+    dialect_class=dialect.ArgsFile,
     resolver=resolve.resolve,
     priority=Priority.WRAPPER,
     signature=frozenset(("model_family",)),
+    rules=(f"{__name__}.optimizer_rules",),
 )

@@ -1,8 +1,8 @@
-"""SimpleTuner ``config.json`` / ``config.toml`` / ``config.env``.
+"""This framework's ``config.json`` / ``config.toml`` / ``config.env``.
 
-Keys may be spelled with or without a leading ``--`` (SimpleTuner's
+Keys may be spelled with or without a leading ``--`` (the framework's
 ``json_file.normalize_args`` adds it when missing), so both spellings map to one field;
-findings keep the user's spelling. Read in bghira/SimpleTuner:
+findings keep the user's spelling. Read upstream:
 ``helpers/configuration/cmd_args.py`` (``--mixed_precision`` bf16|fp16|no, fp8 from
 2.2.0, default bf16), ``helpers/training/optimizer_param.py`` (optimizer table).
 """
@@ -33,7 +33,7 @@ DISTINCTIVE = (
 )
 
 
-#: ``config.env`` variables ``train.sh`` turns into flags (bghira/SimpleTuner ``train.sh``,
+#: ``config.env`` variables ``train.sh`` turns into flags (upstream ``train.sh``,
 #: ``config/config.env``); the rest are the flag's name in upper case
 ENV_KEYS = {
     "MODEL_NAME": "pretrained_model_name_or_path",
@@ -42,7 +42,7 @@ ENV_KEYS = {
 }
 
 
-class SimpleTuner(Dialect):
+class ArgsFile(Dialect):
     flag_keys = (("mixed_precision", "mixed_precision"),)
     #: ``helpers/configuration/json_file.py`` ``normalize_args``: ``value == "true"`` becomes a
     #: bare ``--key`` flag and ``value == "false"`` is skipped, exactly as the booleans are

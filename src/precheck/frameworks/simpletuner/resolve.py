@@ -1,6 +1,6 @@
-"""SimpleTuner: weights in the ``mixed_precision`` dtype, gradients per ``gradient_precision``.
+"""This framework: weights in the ``mixed_precision`` dtype, gradients per ``gradient_precision``.
 
-Read in bghira/SimpleTuner: ``--mixed_precision`` defaults to bf16 and sets the weight
+Read upstream: ``--mixed_precision`` defaults to bf16 and sets the weight
 dtype (bf16 → bfloat16, fp16 → float16, else float32). Releases from 2.2.0 (the first on
 PyPI) rewrite ``gradient_precision: fp32`` to ``"unmodified"`` unless the optimizer needs
 fp32 gradients (none in the table does: ``cmd_args.parse_cmdline_args``); the 2024 git
@@ -18,26 +18,25 @@ from ...provenance import Origin, Sourced
 from ...resolve.common import scaler_for
 from ...resolve.plan import Override, PrecisionPlan
 from ...versions import VersionRange, Versions
+from .label import LABEL, NAME
 
 #: versions that honour gradient_precision=fp32 for every optimizer
-KEEPS_FP32_GRADIENTS = VersionRange("simpletuner", None, span("simpletuner.rewrites_fp32_gradients").low)
+KEEPS_FP32_GRADIENTS = VersionRange(NAME, None, span(f"{NAME}.rewrites_fp32_gradients").low)
 BF16_OPTIMIZERS = {"adamw_bf16", "adam_bfloat16"}
 
 
 def keeps_fp32_gradients(versions: Versions) -> bool:
-    info = versions.get("simpletuner")
+    info = versions.get(NAME)
     return info is not None and KEEPS_FP32_GRADIENTS.contains(info.version)
 
 
 def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
-    mode = config.mixed_precision or Sourced("bf16", Origin.default("SimpleTuner default mixed_precision: bf16"))
+    mode = config.mixed_precision or Sourced("bf16", Origin.default(f"{LABEL} default mixed_precision: bf16"))
     weight = parse_dtype(mode.value) if mode.value in ("bf16", "fp16") else "float32"
     assert weight is not None
     weights = Sourced(
         weight,
-        mode.origin.derived("SimpleTuner's weight dtype follows mixed_precision")
-        if mode.origin.in_file
-        else mode.origin,
+        mode.origin.derived(f"{LABEL}'s weight dtype follows mixed_precision") if mode.origin.in_file else mode.origin,
     )
     autocast: Sourced[str | None] = Sourced(weight if mode.value in ("bf16", "fp16") else None, mode.origin)
     overrides: list[Override] = []
@@ -48,7 +47,7 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
             grads = Sourced("float32", wanted.origin.derived("gradients cast to fp32 after backward"))
         else:
             kept = Sourced(
-                weights.value, Origin.default("simpletuner>=2.2.0 rewrites gradient_precision fp32 to unmodified")
+                weights.value, Origin.default(f"{NAME}>=2.2.0 rewrites gradient_precision fp32 to unmodified")
             )
             overrides.append(Override(field="grad_dtype", winner=kept, loser=wanted, reason=kept.origin.detail or ""))
             grads = kept

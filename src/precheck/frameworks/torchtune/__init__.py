@@ -15,8 +15,9 @@ FRAMEWORK = Framework(
         pure_bf16_by_design="torchtune trains in `dtype` with no fp32 copy by design",
         refuses_fp16=True,
     ),
-    dialect_class=dialect.Torchtune,
+    dialect_class=dialect.RecipeConfig,
     resolver=resolve.resolve,
     priority=Priority.OWN_SCHEMA,
     launchers=(Entry(("tune", "run"), launch.command),),
+    rules=(f"{__name__}.rules",),
 )

@@ -1,23 +1,23 @@
-"""torchtune recipe configs (``tune run <recipe> --config <file>.yaml``).
+"""This framework's recipe configs (``tune run <recipe> --config <file>.yaml``).
 
-A torchtune config is an OmegaConf YAML read by the recipe named on the command line,
+Such a config is an OmegaConf YAML read by the recipe named on the command line,
 not by a schema: ``model``, ``tokenizer``, ``checkpointer``, ``dataset``, ``optimizer``,
-``loss``... are ``_component_`` blocks that ``torchtune.config.instantiate`` builds, and
+``loss``... are ``_component_`` blocks that the package's ``config.instantiate`` builds, and
 the recipe reads its scalars (``dtype``, ``batch_size``, ``gradient_accumulation_steps``,
 ``enable_activation_checkpointing``, ``fsdp_cpu_offload``...) with ``cfg.get`` or
 attribute access. Recipes read any key they like, so ``known_keys`` stays empty.
 
-Read in pytorch/torchtune (0.1.1, 0.2.1, 0.3.1, 0.5.0, 0.6.1 wheels; main at bd2a0fc
+Read upstream (0.1.1, 0.2.1, 0.3.1, 0.5.0, 0.6.1 wheels; main at bd2a0fc
 through the code index):
 
-- ``dtype`` is the training precision. ``training.get_dtype`` (``torchtune/training/precision.py``;
-  ``torchtune/utils/precision.py`` up to 0.2.x) maps ``PRECISION_STR_TO_DTYPE`` =
+- ``dtype`` is the training precision. ``training.get_dtype`` (``training/precision.py`` of the package;
+  ``utils/precision.py`` up to 0.2.x) maps ``PRECISION_STR_TO_DTYPE`` =
   ``{"fp16", "bf16", "fp32", "fp64"}`` and nothing else: ``dtype: bfloat16`` raises
   ``ValueError: Dtype bfloat16 must be one of fp16, bf16, fp32, fp64 for finetuning.``;
   ``dtype: null`` is float32. A config without the key fails on ``cfg.dtype`` (OmegaConf
   2.1+ raises ``ConfigAttributeError: Missing key dtype``), except in the dev async GRPO
   recipe, whose ``TrainingWorker`` hard-codes ``training.get_dtype("bf16", ...)``.
-- Which recipe runs the file is on the command line; torchtune's own configs say it in a
+- Which recipe runs the file is on the command line; the framework's own configs say it in a
   comment (``#   tune run --nproc_per_node 8 full_finetune_distributed --config ...``),
   which this dialect reads. ``*_distributed`` recipes shard with FSDP2
   (``training.shard_model`` → ``fully_shard``), the only distributed strategy they have;
@@ -26,14 +26,14 @@ through the code index):
   is missing.
 - ``model._component_`` names the builder: ``lora_*`` (and DoRA, ``use_dora: True``) train
   adapters, ``qlora_*`` (``quantize_base=True``) quantise the base weights to NF4
-  (``torchtune/modules/peft/lora.py`` ``LoRALinear``: ``to_nf4(linear.weight)``).
+  (``modules/peft/lora.py`` ``LoRALinear``: ``to_nf4(linear.weight)``).
 - ``fsdp_cpu_offload: True`` passes ``CPUOffloadPolicy()`` to ``fully_shard``: parameters,
   gradients and optimizer states live on the CPU. ``fsdp_reshard_after_forward: False``
   is SHARD_GRAD_OP (default True: FULL_SHARD).
 - ``enable_fp8_training`` (``full_finetune_distributed`` on main after 0.6.1, torchao
   ``convert_to_float8_training``; older releases never read it).
 
-The precision switch is ``dtype`` with torchtune's own spellings, so ``flag_keys`` stays
+The precision switch is ``dtype`` with the framework's own spellings, so ``flag_keys`` stays
 empty and the load dtype carries no key: generic fixes would otherwise write
 ``dtype: float32``, which ``get_dtype`` rejects. ``precision`` keeps the value as written,
 with its key.
@@ -50,11 +50,12 @@ from ...dialects.base import Dialect, Priority, to_bool, to_float, to_int
 from ...dtypes import parse_dtype
 from ...provenance import Origin, Sourced
 from ...sources import Document, Node
+from .label import NAME
 
 #: ``PRECISION_STR_TO_DTYPE`` (unchanged from 0.1.1 to main)
 PRECISION_STR_TO_DTYPE = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64"}
 
-#: top-level blocks torchtune recipes instantiate
+#: top-level blocks the framework's recipes instantiate
 COMPONENT_BLOCKS = (
     "model",
     "tokenizer",
@@ -128,12 +129,12 @@ def recipe_of(doc: Document) -> tuple[str, int, int] | None:
 
 
 def builder_name(component: str) -> str:
-    """``torchtune.models.llama3_1.qlora_llama3_1_8b`` → ``qlora_llama3_1_8b``."""
+    """``<package>.models.llama3_1.qlora_llama3_1_8b`` → ``qlora_llama3_1_8b``."""
     return component.rsplit(".", 1)[-1]
 
 
-class Torchtune(Dialect):
-    #: ``dtype`` takes torchtune's own spellings (fp32, bf16): no generic flag edits
+class RecipeConfig(Dialect):
+    #: ``dtype`` takes the framework's own spellings (fp32, bf16): no generic flag edits
     flag_keys = ()
     #: recipes read arbitrary keys (``cfg.get``): no unknown-key lint
     known_keys = frozenset()
@@ -142,7 +143,7 @@ class Torchtune(Dialect):
         components = _components(doc)
         if not components:
             return 0
-        ours = sum(1 for c in components if c.startswith("torchtune."))
+        ours = sum(1 for c in components if c.startswith(f"{NAME}."))
         keys = set(doc.mapping())
         blocks = sum(1 for k in COMPONENT_BLOCKS if k in keys)
         if ours:
@@ -224,8 +225,8 @@ class Torchtune(Dialect):
             dtype = parse_dtype(raw)  # what was meant; get_dtype rejects the spelling
         if dtype is not None:
             line, column = node.anchor
-            # no key: a generic fix must not write ``dtype: float32`` (torchtune wants fp32)
-            detail = "torchtune instantiates the model under set_default_dtype(dtype)"
+            # no key: a generic fix must not write ``dtype: float32`` (the framework wants fp32)
+            detail = f"{NAME} instantiates the model under set_default_dtype(dtype)"
             config.torch_dtype = Sourced(dtype, Origin("derived", doc.path, line, column, None, f"{detail} ({path})"))
 
     def _model(self, doc: Document, config: TrainingConfig) -> None:
@@ -319,4 +320,4 @@ def _to_component(value: Any) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-__all__ = ["PRECISION_STR_TO_DTYPE", "Torchtune", "builder_name", "recipe_of"]
+__all__ = ["PRECISION_STR_TO_DTYPE", "RecipeConfig", "builder_name", "recipe_of"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ...sources.launch_args import Field, locate
 from ...sources.launchers import TORCHRUN_FLAGS, Found, Launch, dotlist_overrides, launcher_options
 from ...sources.nodes import Node
+from .label import NAME
 
 
 def command(launch: Launch) -> Found | None:
@@ -36,7 +37,7 @@ def command(launch: Launch) -> Found | None:
     elif config is not None:
         builder.note(
             "not-followed",
-            f"`--config {config.text}` names a torchtune built-in config, which precheck does not have: only the "
+            f"`--config {config.text}` names a {NAME} built-in config, which precheck does not have: only the "
             "command-line overrides are checked (`tune cp` the config to check it whole)",
             config.offset(),
             "--config",

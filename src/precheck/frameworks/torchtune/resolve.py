@@ -1,10 +1,10 @@
-"""torchtune recipes: pure low-precision training in ``dtype``, no autocast, no loss scaling.
+"""This framework's recipes: pure low-precision training in ``dtype``, no autocast, no loss scaling.
 
-Read in pytorch/torchtune (0.1.1, 0.2.1, 0.3.1, 0.5.0 and 0.6.1 wheels, main at
+Read upstream (0.1.1, 0.2.1, 0.3.1, 0.5.0 and 0.6.1 wheels, main at
 bd2a0fc through the code index); the same in every release unless noted:
 
 - ``recipes/*.py`` ``__init__``: ``self._dtype = training.get_dtype(cfg.dtype, device=self._device)``.
-  ``get_dtype`` (``torchtune/training/precision.py``; ``torchtune/utils/precision.py`` up to
+  ``get_dtype`` (``training/precision.py`` of the package; ``utils/precision.py`` up to
   0.2.x): None → float32; a string outside ``PRECISION_STR_TO_DTYPE`` (fp16, bf16, fp32,
   fp64) raises ``ValueError: Dtype {dtype} must be one of fp16, bf16, fp32, fp64 for
   finetuning.``; bf16 on a non-CPU device without ``verify_bf16_support()``
@@ -52,17 +52,18 @@ from ...provenance import Origin, Sourced
 from ...resolve.common import frameworks_see_bf16, is_adapter_training, value
 from ...resolve.plan import PrecisionPlan
 from ...versions import Versions
+from .label import NAME
 
 #: ``enable_fp8_training`` (torchao float8 in full_finetune_distributed): main after 0.6.1
-FP8_TRAINING = span("torchtune.fp8_training")
+FP8_TRAINING = span(f"{NAME}.fp8_training")
 
 FP16_REJECTED = (
-    f'every torchtune training recipe rejects fp16 at start with ValueError: "{quote("torchtune.full_fp16_refused")}" '
-    f'(full, distributed, PPO, QAT recipes) or "{quote("torchtune.fp16_refused")}" '
+    f'every {NAME} training recipe rejects fp16 at start with ValueError: "{quote(f"{NAME}.full_fp16_refused")}" '
+    f'(full, distributed, PPO, QAT recipes) or "{quote(f"{NAME}.fp16_refused")}" '
     "(lora_finetune_single_device, lora_dpo_single_device, knowledge_distillation_*); "
     "generate, eleuther_eval and quantize take fp16"
 )
-BF16_UNAVAILABLE = f'get_dtype raises RuntimeError: "{quote("torchtune.bf16_unavailable")}"'
+BF16_UNAVAILABLE = f'get_dtype raises RuntimeError: "{quote(f"{NAME}.bf16_unavailable")}"'
 VALID = ("fp16", "bf16", "fp32", "fp64")
 
 
@@ -72,7 +73,7 @@ def _dtype(config: TrainingConfig, hardware: Hardware, versions: Versions) -> So
     load = config.torch_dtype
     if load is None:
         if raw is not None:  # not a dtype at all (``dtype: auto``)
-            message = quote("torchtune.dtype_spelling", dtype=raw.value, choices=", ".join(VALID))
+            message = quote(f"{NAME}.dtype_spelling", dtype=raw.value, choices=", ".join(VALID))
             return Sourced("float32", raw.origin.derived(f"get_dtype raises ValueError: {message}"))
         return Sourced(
             "float32",
@@ -83,7 +84,7 @@ def _dtype(config: TrainingConfig, hardware: Hardware, versions: Versions) -> So
             ),
         )
     if raw is not None and raw.value not in (*VALID, "null"):
-        message = quote("torchtune.dtype_spelling", dtype=raw.value, choices=", ".join(VALID))
+        message = quote(f"{NAME}.dtype_spelling", dtype=raw.value, choices=", ".join(VALID))
         return Sourced(load.value, raw.origin.derived(f"get_dtype raises ValueError: {message}"))
     # the ``dtype`` key itself (the load dtype's own origin names no key, see the dialect)
     at = raw.origin if raw is not None and raw.origin.in_file else load.origin
@@ -142,9 +143,9 @@ def _optimizer_states(config: TrainingConfig, params: Sourced[str]) -> Sourced[s
 def _fp8(config: TrainingConfig, versions: Versions) -> Sourced[str | None] | None:
     if config.fp8 is None:
         return None
-    info = versions.get("torchtune")
+    info = versions.get(NAME)
     if info is not None and not FP8_TRAINING.contains(info.version):
-        return Sourced(None, config.fp8.origin.derived(f"torchtune {info.version} does not read enable_fp8_training"))
+        return Sourced(None, config.fp8.origin.derived(f"{NAME} {info.version} does not read enable_fp8_training"))
     return Sourced("torchao float8 (convert_to_float8_training)", config.fp8.origin)
 
 
@@ -167,8 +168,8 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
             if dtype.origin.in_file
             else dtype.origin,
         )
-    no_amp = Origin.default("torchtune recipes run the forward in the parameters' dtype: no torch.autocast")
-    no_scaler = Origin.default("torchtune recipes create no GradScaler (fp16 is rejected): no loss scaling")
+    no_amp = Origin.default(f"{NAME} recipes run the forward in the parameters' dtype: no torch.autocast")
+    no_scaler = Origin.default(f"{NAME} recipes create no GradScaler (fp16 is rejected): no loss scaling")
     master = (
         Sourced(None, dtype.origin.derived(f"pure {dtype.value}: the optimizer updates the parameters in place"))
         if dtype.value in ("bfloat16", "float16")
@@ -187,7 +188,7 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         master_weights=master,
         attention=Sourced(
             "sdpa",
-            Origin.default("torchtune MultiHeadAttention: F.scaled_dot_product_attention (flex_attention if packed)"),
+            Origin.default(f"{NAME} MultiHeadAttention: F.scaled_dot_product_attention (flex_attention if packed)"),
         ),
         fp8=_fp8(config, versions),
     )
