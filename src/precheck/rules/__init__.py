@@ -15,15 +15,7 @@ selected by their own code or name, removed ones never.
 from __future__ import annotations
 
 from ..errors import UsageError
-from ..frameworks.axolotl import rules as axolotl_rules
-from ..frameworks.h2o_llmstudio import scaler_rules as h2o_llmstudio_rules
-from ..frameworks.lightning import rules as lightning_rules
-from ..frameworks.lightning import variant_rules as lightning_variant_rules
-from ..frameworks.llama_cookbook import rules as llama_cookbook_rules
-from ..frameworks.llama_factory import rules as llama_factory_rules
-from ..frameworks.ms_swift import precision_rules as ms_swift_rules
-from ..frameworks.simpletuner import optimizer_rules as simpletuner_rules
-from ..frameworks.torchtune import rules as torchtune_rules
+from ..frameworks import rule_modules
 from . import (
     consistency,
     deep,
@@ -58,18 +50,10 @@ _MODULES = (
     deepspeed_engine,
     deepspeed_precision,
     fsdp,
-    torchtune_rules,
-    lightning_rules,
-    lightning_variant_rules,
-    axolotl_rules,
-    llama_factory_rules,
-    llama_cookbook_rules,
     memory,
     hygiene,
     deep,
-    ms_swift_rules,
-    simpletuner_rules,
-    h2o_llmstudio_rules,
+    *rule_modules(),
 )
 
 RULES: dict[str, Rule] = {
