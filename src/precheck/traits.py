@@ -8,13 +8,16 @@ names, so that adding a framework never means editing a rule.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from .versions import VersionRange
 
 
 @dataclass(frozen=True, slots=True)
 class Traits:
+    """One framework's traits (every field defaults to "not so")."""
+
     #: trains through transformers' ``Trainer``/``TrainingArguments``: its DeepSpeed
     #: integration, its ``optim`` names, its ``--fp16``/``--bf16`` switches
     hf_trainer: bool = False
@@ -92,6 +95,15 @@ class Traits:
     #: always estimated: making the three one changes findings
     estimates_unset_method_as_lora: bool = False
 
+    def adding(self, **more: Any) -> Traits:
+        """These traits with ``more`` set as well."""
+        return replace(self, **more)
+
 
 #: a config read by no framework in particular
 NO_TRAITS = Traits()
+
+#: what every framework that trains through the HF Trainer shares (its DeepSpeed
+#: integration, the launcher's variables, the launcher's sharding); each adds its own
+#: with :meth:`Traits.adding`
+ON_HF_TRAINER = Traits(hf_trainer=True, honours_accelerate_env=True, fills_deepspeed_auto=True, launcher_shards=True)

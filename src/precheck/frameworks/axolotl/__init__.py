@@ -4,18 +4,14 @@ import re
 
 from ...dialects.base import Priority
 from ...sources.launchers import Entry, ModuleEntry
-from ...traits import Traits
+from ...traits import ON_HF_TRAINER
 from ..base import Framework
 from . import dialect, launch, resolve
 
 FRAMEWORK = Framework(
     name="axolotl",
     distribution="axolotl",
-    traits=Traits(
-        hf_trainer=True,
-        honours_accelerate_env=True,
-        fills_deepspeed_auto=True,
-        launcher_shards=True,
+    traits=ON_HF_TRAINER.adding(
         method_by_entry_point=True,
         kahan_optimizer="optimi_adamw",
         fp16_weights_fix=(

@@ -4,15 +4,11 @@ import re
 
 from ...dialects.base import Priority
 from ...sources.launchers import Entry, ModuleEntry
-from ...traits import Traits
+from ...traits import ON_HF_TRAINER
 from ..base import Framework
 from . import dialect, launch, resolve
 
-_TRAINER = Traits(
-    hf_trainer=True,
-    honours_accelerate_env=True,
-    fills_deepspeed_auto=True,
-    launcher_shards=True,
+_TRAINER = ON_HF_TRAINER.adding(
     arguments_for_user_script=True,
     plain_hf_trainer=True,
     passes_precision_flags=True,

@@ -5,18 +5,14 @@ The framework's name is ``llama-factory``; its distribution on PyPI is ``llamafa
 
 from ...dialects.base import Priority
 from ...sources.launchers import Entry
-from ...traits import Traits
+from ...traits import ON_HF_TRAINER
 from ..base import Framework
 from . import dialect, launch, resolve
 
 FRAMEWORK = Framework(
     name="llama-factory",
     distribution="llamafactory",
-    traits=Traits(
-        hf_trainer=True,
-        honours_accelerate_env=True,
-        fills_deepspeed_auto=True,
-        launcher_shards=True,
+    traits=ON_HF_TRAINER.adding(
         lora_by_default=True,
         method_by_entry_point=True,
         passes_precision_flags=True,

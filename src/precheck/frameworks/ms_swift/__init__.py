@@ -5,18 +5,14 @@ import re
 from ...dialects.base import Priority
 from ...facts import span
 from ...sources.launchers import Entry, ModuleEntry
-from ...traits import Traits
+from ...traits import ON_HF_TRAINER
 from ..base import Framework
 from . import dialect, launch, resolve
 
 FRAMEWORK = Framework(
     name="ms-swift",
     distribution="ms-swift",
-    traits=Traits(
-        hf_trainer=True,
-        honours_accelerate_env=True,
-        fills_deepspeed_auto=True,
-        launcher_shards=True,
+    traits=ON_HF_TRAINER.adding(
         lora_by_default=True,
         method_by_entry_point=True,
         passes_precision_flags=True,
