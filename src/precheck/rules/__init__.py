@@ -14,6 +14,8 @@ selected by their own code or name, removed ones never.
 
 from __future__ import annotations
 
+from types import ModuleType
+
 from ..errors import UsageError
 from ..frameworks import rule_modules
 from . import (
@@ -60,16 +62,16 @@ RULES: dict[str, Rule]
 BY_NAME: dict[str, Rule]
 
 
+def _modules() -> tuple[ModuleType, ...]:
+    """The rule modules the registry reads: the generic ones, then the frameworks'."""
+    return (*_GENERIC_MODULES, *rule_modules())
+
+
 def _build() -> None:
     """``RULES`` and ``BY_NAME``, built on first use rather than on import: a framework's rule
     module imports :mod:`precheck.rules.base`, which runs this package's ``__init__`` first; built
     then, the registry would take that half-imported module (without its rules) as it stands."""
-    found = {
-        item.code: item
-        for module in (*_GENERIC_MODULES, *rule_modules())
-        for item in vars(module).values()
-        if isinstance(item, Rule)
-    }
+    found = {item.code: item for module in _modules() for item in vars(module).values() if isinstance(item, Rule)}
     registry = dict(sorted(found.items()))
     globals().update(RULES=registry, BY_NAME={r.name: r for r in registry.values()})
 
