@@ -310,5 +310,5 @@ def test_an_old_name_still_names_its_framework() -> None:
 def test_rule_modules_are_the_framework_rule_modules_the_rule_registry_lists() -> None:
     from precheck import frameworks, rules
 
-    listed = [m.__name__ for m in rules._MODULES if m.__name__.startswith("precheck.frameworks.")]
+    listed = [m.__name__ for m in rules._modules() if m.__name__.startswith("precheck.frameworks.")]
     assert [m.__name__ for m in frameworks.rule_modules()] == listed

@@ -94,6 +94,13 @@ class Traits:
     #: than ``lora_by_default`` and ``resolves_unset_method_as_lora``, as precheck has
     #: always estimated: making the three one changes findings
     estimates_unset_method_as_lora: bool = False
+    #: the framework's name as findings write it (a message about the run's framework)
+    label: str = ""
+    #: its Trainer refuses ``gradient_accumulation_steps`` in a DeepSpeed file (it sets the
+    #: key itself): the fact id of what it raises (:func:`precheck.facts.quote`); None: no such check
+    refuses_deepspeed_accumulation: str | None = None
+    #: the variants (``TrainingConfig.variant``) that run their own loop, not the framework's Trainer
+    own_loop_variants: frozenset[str] = frozenset()
 
     def adding(self, **more: Any) -> Traits:
         """These traits with ``more`` set as well."""

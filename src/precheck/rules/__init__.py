@@ -14,6 +14,8 @@ selected by their own code or name, removed ones never.
 
 from __future__ import annotations
 
+from types import ModuleType
+
 from ..errors import UsageError
 from ..frameworks import rule_modules
 from . import (
@@ -36,7 +38,7 @@ from . import (
 )
 from .base import Context, Edit, Finding, Fix, FixSafety, Rule, RuleStatus, Severity
 
-_MODULES = (
+_GENERIC_MODULES = (
     device,
     kernels,
     precision,
@@ -53,14 +55,44 @@ _MODULES = (
     memory,
     hygiene,
     deep,
-    *rule_modules(),
 )
 
-RULES: dict[str, Rule] = {
-    item.code: item for module in _MODULES for item in vars(module).values() if isinstance(item, Rule)
-}
-RULES = dict(sorted(RULES.items()))
-BY_NAME = {r.name: r for r in RULES.values()}
+#: every rule by code (sorted), and by name: bound by :func:`_build` on first use
+RULES: dict[str, Rule]
+BY_NAME: dict[str, Rule]
+
+
+def _modules() -> tuple[ModuleType, ...]:
+    """The rule modules the registry reads: the generic ones, then the frameworks'."""
+    return (*_GENERIC_MODULES, *rule_modules())
+
+
+def _build() -> None:
+    """``RULES`` and ``BY_NAME``, built on first use rather than on import: a framework's rule
+    module imports :mod:`precheck.rules.base`, which runs this package's ``__init__`` first; built
+    then, the registry would take that half-imported module (without its rules) as it stands."""
+    found = {item.code: item for module in _modules() for item in vars(module).values() if isinstance(item, Rule)}
+    registry = dict(sorted(found.items()))
+    globals().update(RULES=registry, BY_NAME={r.name: r for r in registry.values()})
+
+
+def __getattr__(name: str) -> dict[str, Rule]:
+    if name in ("RULES", "BY_NAME"):
+        _build()
+        registry: dict[str, Rule] = globals()[name]
+        return registry
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _rules() -> dict[str, Rule]:
+    """``RULES`` (as a test may have replaced it)."""
+    registry: dict[str, Rule] = globals().get("RULES") or __getattr__("RULES")
+    return registry
+
+
+def _by_name() -> dict[str, Rule]:
+    registry: dict[str, Rule] = globals().get("BY_NAME") or __getattr__("BY_NAME")
+    return registry
 
 
 #: the statuses a prefix or ``ALL`` selects (a deprecated rule only by its own code or name)
@@ -71,15 +103,15 @@ def resolve_selector(selector: str) -> list[Rule]:
     """A code (PC101), a family prefix (PC1, PC10), a slug, or ALL."""
     text = selector.strip()
     if text.upper() == "ALL":
-        return [r for r in RULES.values() if r.status in _BY_PREFIX]
+        return [r for r in _rules().values() if r.status in _BY_PREFIX]
     upper = text.upper()
-    own = BY_NAME.get(text) or RULES.get(upper)
+    own = _by_name().get(text) or _rules().get(upper)
     if own is not None:
         if own.status is RuleStatus.REMOVED:
             gone = f"{own.code} ({own.name}) was removed in precheck {own.since}"
             raise UsageError(f"{gone} (`precheck rule {own.code}` says why)")
         return [own]
-    hits = [r for code, r in RULES.items() if code.startswith(upper)]
+    hits = [r for code, r in _rules().items() if code.startswith(upper)]
     if upper.startswith("PC") and hits:
         return [r for r in hits if r.status in _BY_PREFIX]
     raise UsageError(
@@ -94,9 +126,9 @@ def did_you_mean(text: str) -> str:
     upper = text.upper()
     if upper.startswith("PC"):
         upper = "PC" + upper[2:].replace("O", "0").replace("I", "1").replace("L", "1")  # PC2O1
-        close = difflib.get_close_matches(upper, list(RULES), n=1, cutoff=0.6)
+        close = difflib.get_close_matches(upper, list(_rules()), n=1, cutoff=0.6)
     else:
-        close = difflib.get_close_matches(text.lower(), list(BY_NAME), n=1, cutoff=0.6)
+        close = difflib.get_close_matches(text.lower(), list(_by_name()), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
@@ -110,7 +142,7 @@ def select_rules(
 
     chosen: dict[str, Rule] = {}
     if select is None:
-        chosen = {code: item for code, item in RULES.items() if item.status is RuleStatus.STABLE}
+        chosen = {code: item for code, item in _rules().items() if item.status is RuleStatus.STABLE}
     for selector in split(select or []) + split(extend_select or []):
         for item in resolve_selector(selector):
             chosen[item.code] = item
@@ -122,7 +154,7 @@ def select_rules(
 
 def get(selector: str) -> Rule:
     text = selector.strip()
-    found = RULES.get(text.upper()) or BY_NAME.get(text)
+    found = _rules().get(text.upper()) or _by_name().get(text)
     if found is None:
         raise UsageError(f"no such rule: {selector!r}{did_you_mean(text)} (`precheck rules` lists them)")
     return found
@@ -135,7 +167,7 @@ def applicability(finding: Finding) -> FixSafety | None:
         return None
     if finding.fix.applicability is not None:
         return finding.fix.applicability
-    rule = RULES.get(finding.rule)
+    rule = _rules().get(finding.rule)
     return rule.fix_safety if rule is not None else FixSafety.MANUAL
 
 

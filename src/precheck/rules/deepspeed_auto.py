@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..facts import quote
+from ..frameworks import with_trait
 from ..provenance import Sourced
 from .base import Context, Finding, Fix, Severity, rule
 from .deepspeed_file import BATCH_KEYS, SWITCHES, deepspeed_config, launcher
@@ -18,17 +19,15 @@ STR_COMPARE = "TypeError: '>' not supported between instances of 'str' and 'int'
 # --- PC603 / PC604 ------------------------------------------------------------------------
 
 
-def _auto_consequence(path: str, trainer_refuses_accumulation: bool) -> str:
-    """What DeepSpeed does with an unfilled ``"auto"`` at ``path``."""
+def _auto_consequence(path: str, refusal: tuple[str, str] | None) -> str:
+    """What DeepSpeed does with an unfilled ``"auto"`` at ``path``; ``refusal``: the framework
+    whose Trainer refuses ``gradient_accumulation_steps`` in the file, and the fact id of what it raises."""
     if path == "zero_optimization.stage":
         return "DeepSpeed drops it and uses ZeRO stage 0: nothing is sharded, every device holds full states"
     if path.startswith("zero_optimization."):
         return "DeepSpeed drops it and uses its default"
-    if path == "gradient_accumulation_steps" and trainer_refuses_accumulation:
-        return (
-            "Lightning's Trainer refuses the key itself: "
-            f'MisconfigurationException "{quote("lightning.deepspeed_accumulation")}"'
-        )
+    if path == "gradient_accumulation_steps" and refusal is not None:
+        return f'{refusal[0]}\'s Trainer refuses the key itself: MisconfigurationException "{quote(refusal[1])}"'
     if path in BATCH_KEYS:
         return (
             "top-level values are read as written (get_scalar_param), so DeepSpeedConfig's batch-size arithmetic "
@@ -76,7 +75,11 @@ def ds_auto_not_filled(ctx: Context) -> Iterator[Finding]:
     ds = deepspeed_config(ctx)
     if ds is None or ds is ctx.config or launcher(ctx) != "keeps" or not ds.auto_keys:
         return
-    trainer = ctx.config.variant != "litgpt"
+    traits = ctx.config.traits
+    label = traits.label
+    refused_by = traits.refuses_deepspeed_accumulation
+    own_loop = ctx.config.variant in traits.own_loop_variants
+    refusal = (label, refused_by) if refused_by is not None and not own_loop else None
     precision, unified = ctx.config.precision, ctx.config.precision_mode
     mode = (unified.value if unified is not None else None) if precision is not None else "32-true"
     wanted = "bf16" if mode and mode.startswith("bf16") else "fp16" if mode and mode.startswith("16") else None
@@ -88,8 +91,8 @@ def ds_auto_not_filled(ctx: Context) -> Iterator[Finding]:
                 continue  # dropped, and off is what this precision wants
             yield Finding(
                 item.origin,
-                f'`{item.value}: "auto"` is not filled by Lightning: DeepSpeed drops it '
-                f"(DeepSpeedConfigModel.__init__) and {name} stays off, and Lightning adds its own `{name}` "
+                f'`{item.value}: "auto"` is not filled by {label}: DeepSpeed drops it '
+                f"(DeepSpeedConfigModel.__init__) and {name} stays off, and {label} adds its own `{name}` "
                 "section only when the file has none: "
                 f"the run trains in fp32 although `precision` is {mode}",
                 Fix(f"write `{item.value}: true` in {ds.path}"),
@@ -98,7 +101,7 @@ def ds_auto_not_filled(ctx: Context) -> Iterator[Finding]:
         elif item.value == "zero_optimization.stage":
             yield Finding(
                 item.origin,
-                f'`{item.value}: "auto"` is not filled by Lightning: {_auto_consequence(item.value, trainer)}',
+                f'`{item.value}: "auto"` is not filled by {label}: {_auto_consequence(item.value, refusal)}',
                 Fix(f"write the ZeRO stage in {ds.path}"),
             )
         else:
@@ -108,13 +111,13 @@ def ds_auto_not_filled(ctx: Context) -> Iterator[Finding]:
         others = ", ".join(f"`{r.value}`" for r in rest[1:4]) + (" ..." if len(rest) > 4 else "")
         tail = f" (and {len(rest) - 1} more: {others})" if len(rest) > 1 else ""
         refused = ""
-        if trainer and first.value != "gradient_accumulation_steps" and "gradient_accumulation_steps" in ds.keys:
-            refused = "; before that, " + _auto_consequence("gradient_accumulation_steps", True)
+        if refusal and first.value != "gradient_accumulation_steps" and "gradient_accumulation_steps" in ds.keys:
+            refused = "; before that, " + _auto_consequence("gradient_accumulation_steps", refusal)
         yield Finding(
             first.origin,
-            f'`{first.value}: "auto"`{tail} is not filled by Lightning: {_auto_consequence(first.value, trainer)}'
+            f'`{first.value}: "auto"`{tail} is not filled by {label}: {_auto_consequence(first.value, refusal)}'
             f"{refused}",
-            Fix(f"write explicit values in {ds.path}, or remove the keys Lightning sets itself"),
+            Fix(f"write explicit values in {ds.path}, or remove the keys {label} sets itself"),
             related=tuple(r.origin for r in rest[1:]),
         )
 
@@ -168,15 +171,16 @@ def ds_auto_needs_hf_launcher(ctx: Context) -> Iterator[Finding]:
         effects.append("`zero_optimization.stage` falls back to stage 0 (no sharding)")
     batch = [p for p in BATCH_KEYS if p in paths]
     if batch:
-        effects.append(f"{', '.join(f'`{p}`' for p in batch)}: {_auto_consequence(batch[0], False)}")
+        effects.append(f"{', '.join(f'`{p}`' for p in batch)}: {_auto_consequence(batch[0], None)}")
     if not effects:
         effects.append(
             "the string \"auto\" reaches the optimizer/scheduler or DeepSpeed's own sections' defaults apply"
         )
     count = f" ({len(paths)} `auto` values)" if len(paths) > 1 else ""
+    keepers = ", ".join(f.traits.label for f in with_trait("keeps_deepspeed_auto"))
     yield Finding(
         first.origin,
         f'`{first.value}: "auto"`{count}: "auto" is filled only by the HF Trainer/accelerate; launched without them '
-        f"(plain `deepspeed`, Lightning), " + "; ".join(effects),
+        f"(plain `deepspeed`, {keepers}), " + "; ".join(effects),
         Fix("check the file together with the config that names it, or write explicit values"),
     )

@@ -4,7 +4,7 @@ from ...dialects.base import Priority
 from ...sources.launchers import Entry
 from ...traits import Traits
 from ..base import Framework
-from . import dialect, launch, resolve
+from . import dialect, launch, modes, resolve
 
 FRAMEWORK = Framework(
     name="lightning",
@@ -13,8 +13,11 @@ FRAMEWORK = Framework(
         keeps_deepspeed_auto=True,
         precision_without_bf16=("16-mixed", "use fp16 mixed precision"),
         precision_modes=True,
+        label=modes.LABEL,
+        refuses_deepspeed_accumulation=f"{modes.PACKAGE}.deepspeed_accumulation",
+        own_loop_variants=frozenset((modes.GPT_VARIANT,)),
     ),
-    dialect_class=dialect.Lightning,
+    dialect_class=dialect.TrainerDialect,
     resolver=resolve.resolve,
     priority=Priority.OWN_SCHEMA,
     launchers=tuple(Entry(("litgpt", sub), launch.command) for sub in sorted(launch.COMMANDS)),

@@ -1,26 +1,27 @@
-"""PyTorch Lightning configs: LightningCLI YAML, LitGPT configs, NeMo (Hydra) configs.
+"""The framework's configs: its CLI's YAML, and the configs of its two variants (the GPT
+fine-tuning library's, the Megatron library's Hydra configs).
 
-One dialect for the three because they share Lightning's precision plugins; the
-resolver (:mod:`precheck.resolve.lightning`) tells them apart.
+One dialect for the three because they share the framework's precision plugins; the
+resolver (:mod:`.resolve`) tells them apart.
 
 Recognised layouts:
 
-- **LightningCLI / NeMo**: a top-level ``trainer:`` mapping holding ``Trainer.__init__``
+- **The CLI / the Megatron variant**: a top-level ``trainer:`` mapping holding ``Trainer.__init__``
   arguments (``precision``, ``accelerator``, ``devices``, ``strategy``,
   ``accumulate_grad_batches``, ``gradient_clip_val``, ``max_epochs``...; the list read in
-  Lightning-AI/pytorch-lightning 2.6.6 ``src/lightning/pytorch/trainer/trainer.py``), with
+  the framework's repository at 2.6.6, ``pytorch/trainer/trainer.py``), with
   ``model:``/``data:`` blocks (``class_path``/``init_args`` for jsonargparse, ``_target_``
-  for Hydra). NeMo 1.x Megatron configs add ``model.megatron_amp_O2``,
-  ``model.native_amp_init_scale``...; NeMo 2.x puts a ``MegatronMixedPrecision`` under
+  for Hydra). The Megatron variant's 1.x configs add ``model.megatron_amp_O2``,
+  ``model.native_amp_init_scale``...; its 2.x puts a ``MegatronMixedPrecision`` under
   ``plugins:``.
-- **LitGPT** (Lightning-AI/litgpt 0.5.13, ``litgpt/finetune/*.py``, ``litgpt/pretrain.py``
+- **The GPT variant** (its repository at 0.5.13, ``finetune/*.py``, ``pretrain.py``
   ``setup()`` arguments as jsonargparse reads them): top-level ``precision``, ``devices``,
   ``num_nodes``, ``quantize`` (``bnb.nf4|bnb.nf4-dq|bnb.fp4|bnb.fp4-dq|bnb.int8-training``),
-  ``checkpoint_dir`` or ``model_name``, ``train:`` (``litgpt.args.TrainArgs``:
+  ``checkpoint_dir`` or ``model_name``, ``train:`` (``args.TrainArgs``:
   ``global_batch_size``, ``micro_batch_size``, ``max_norm``, ``max_seq_length``),
   ``optimizer``, ``out_dir``, ``lora_*``.
 
-The precision string (Lightning ``_PRECISION_INPUT``, ``fabric/plugins/precision/precision.py``):
+The precision string (``_PRECISION_INPUT``, ``fabric/plugins/precision/precision.py``):
 ``"transformer-engine"``, ``"transformer-engine-float16"``, ``"16-true"``, ``"16-mixed"``,
 ``"bf16-true"``, ``"bf16-mixed"``, ``"32-true"``, ``"64-true"``, the ints 64/32/16 and the
 strings "64"/"32"/"16"/"bf16" (legacy aliases, :data:`ALIASES`). Anything else raises in
@@ -28,7 +29,7 @@ strings "64"/"32"/"16"/"bf16" (legacy aliases, :data:`ALIASES`). Anything else r
 'fp16' is invalid. Allowed precision values: (...)``. It is case-sensitive ("BF16" is invalid).
 
 OmegaConf interpolations of absolute keys (``precision: ${export.dtype}``) are followed.
-LightningCLI rejects unknown keys (jsonargparse), but a config may target any class, so
+The CLI rejects unknown keys (jsonargparse), but a config may target any class, so
 ``known_keys`` is left empty (no unknown-key lint).
 """
 
@@ -39,15 +40,15 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from precheck.frameworks.lightning.modes import ALIASES as ALIASES
-from precheck.frameworks.lightning.modes import MODES as MODES
-from precheck.frameworks.lightning.modes import alias_warning as alias_warning
-
 from ...config import TrainingConfig
 from ...dialects.base import Dialect, count_keys, field, looks_like_path, origin_of, to_bool, to_float, to_int
 from ...dtypes import parse_dtype
 from ...provenance import Origin, Sourced
 from ...sources import Document, Node
+from .modes import ALIASES as ALIASES
+from .modes import GPT_LABEL, GPT_VARIANT, MEGATRON2_VARIANT, MEGATRON_LABEL, MEGATRON_VARIANT, TRAINER
+from .modes import MODES as MODES
+from .modes import alias_warning as alias_warning
 
 #: the dtype each mode keeps the weights in ("-true", transformer-engine) or autocasts to ("-mixed")
 MODE_DTYPE = {
@@ -63,7 +64,7 @@ MODE_DTYPE = {
 
 
 def unify(raw: Any) -> str | None:
-    """The mode Lightning turns a ``precision`` value into; None when it raises (invalid)."""
+    """The mode the framework turns a ``precision`` value into; None when it raises (invalid)."""
     if isinstance(raw, bool):
         return None
     if isinstance(raw, int):
@@ -117,8 +118,8 @@ TRAINER_ARGS = (
     "default_root_dir",
 )
 
-#: LitGPT ``setup()`` arguments (finetune/full.py, lora.py, pretrain.py of 0.5.13)
-LITGPT_KEYS = (
+#: the GPT variant's ``setup()`` arguments (finetune/full.py, lora.py, pretrain.py of 0.5.13)
+GPT_VARIANT_KEYS = (
     "checkpoint_dir",
     "out_dir",
     "precision",
@@ -142,10 +143,10 @@ LITGPT_KEYS = (
     "lora_alpha",
     "lora_dropout",
 )
-#: ``litgpt.args.TrainArgs`` fields that mark LitGPT's ``train:`` block
+#: ``args.TrainArgs`` fields that mark the GPT variant's ``train:`` block
 TRAIN_ARGS = ("global_batch_size", "micro_batch_size", "lr_warmup_steps", "max_norm", "save_interval", "log_interval")
 
-#: LitGPT ``quantize`` → (bits, BitsandbytesPrecision mode); lora.py 0.5.13 takes these five
+#: the GPT variant's ``quantize`` → (bits, BitsandbytesPrecision mode); lora.py 0.5.13 takes these five
 QUANTIZE = {
     "bnb.nf4": (4, "nf4"),
     "bnb.nf4-dq": (4, "nf4-dq"),
@@ -155,7 +156,7 @@ QUANTIZE = {
     "bnb.int8": (8, "int8"),
 }
 
-#: strategy names registered in Lightning 2.6.6 ``strategies/deepspeed.py`` ``register_strategies``:
+#: strategy names registered in the framework's 2.6.6 ``strategies/deepspeed.py`` ``register_strategies``:
 #: name → (ZeRO stage, optimizer offload, parameter offload)
 DEEPSPEED_STRATEGIES = {
     "deepspeed": (2, "none", "none"),
@@ -168,8 +169,8 @@ DEEPSPEED_STRATEGIES = {
 }
 #: ``strategies/fsdp.py``: "fsdp" and "fsdp_cpu_offload" (``cpu_offload=True``); FULL_SHARD by default
 FSDP_STRATEGIES = {"fsdp": False, "fsdp_cpu_offload": True}
-#: NeMo ``model.fsdp_sharding_strategy`` ('full', 'hybrid', 'grad') → torch's names
-NEMO_FSDP_SHARDING = {"full": "full_shard", "hybrid": "hybrid_shard", "grad": "shard_grad_op"}
+#: the Megatron variant's ``model.fsdp_sharding_strategy`` ('full', 'hybrid', 'grad') → torch's names
+MEGATRON_FSDP_SHARDING = {"full": "full_shard", "hybrid": "hybrid_shard", "grad": "shard_grad_op"}
 
 _INTERPOLATION = re.compile(r"^\$\{([A-Za-z_][\w.]*)\}$")
 
@@ -197,7 +198,7 @@ def _init_args(node: Node | None) -> dict[str, Node]:
 
 
 def _root(doc: Document) -> dict[str, Node]:
-    """The mapping holding the Trainer's keys: the document, or a LightningCLI ``fit:`` block."""
+    """The mapping holding the Trainer's keys: the document, or a CLI ``fit:`` block."""
     root = doc.mapping()
     fit = _mapping(root.get("fit"))
     if "trainer" not in root and isinstance(fit.get("trainer"), Node):
@@ -206,12 +207,12 @@ def _root(doc: Document) -> dict[str, Node]:
 
 
 def _is_megatron(doc: Document) -> bool:
-    """A NeMo 1.x Megatron model config (built by ``MegatronTrainerBuilder``)."""
+    """A Megatron variant 1.x model config (built by ``MegatronTrainerBuilder``)."""
     model = _mapping(_root(doc).get("model"))
     return bool(model.keys() & {"megatron_amp_O2", "native_amp_init_scale", "tensor_model_parallel_size"})
 
 
-class Lightning(Dialect):
+class TrainerDialect(Dialect):
     fields = (
         field(
             "model",
@@ -245,9 +246,9 @@ class Lightning(Dialect):
         if hits >= 2:
             return self.priority + hits
         train = _mapping(root.get("train"))
-        litgpt = count_keys(root.keys(), LITGPT_KEYS)
-        if count_keys(train.keys(), TRAIN_ARGS) >= 2 and litgpt >= 3:
-            return self.priority + litgpt
+        variant = count_keys(root.keys(), GPT_VARIANT_KEYS)
+        if count_keys(train.keys(), TRAIN_ARGS) >= 2 and variant >= 3:
+            return self.priority + variant
         return 0
 
     # -- values, following OmegaConf interpolations -------------------------------------------
@@ -282,8 +283,8 @@ class Lightning(Dialect):
         self._devices(doc, config)
         self._strategy(doc, config)
         self._trainer(doc, config)
-        self._litgpt(doc, config)
-        self._nemo(doc, config)
+        self._gpt_variant(doc, config)
+        self._megatron_variant(doc, config)
         config.variant = flavour(config)
 
     def _precision(self, doc: Document, config: TrainingConfig) -> None:
@@ -294,7 +295,7 @@ class Lightning(Dialect):
                 continue
             node, value, via = found
             if plugin:
-                # Lightning: "Received both `precision=...` and `plugins=...`. Choose one."
+                # the framework: "Received both `precision=...` and `plugins=...`. Choose one."
                 break
             raw = str(value)
             config.precision = Sourced(raw, self.sourced(doc, node, via))
@@ -302,8 +303,8 @@ class Lightning(Dialect):
             return
 
     def _precision_plugin(self, doc: Document, config: TrainingConfig) -> bool:
-        """A precision set through ``plugins`` (NeMo 2.x ``MegatronMixedPrecision``, a
-        LightningCLI ``trainer.plugins`` class); True when one was found."""
+        """A precision set through ``plugins`` (the Megatron variant's 2.x ``MegatronMixedPrecision``, a
+        CLI ``trainer.plugins`` class); True when one was found."""
         blocks: list[Node] = []
         for path in ("plugins", "trainer.plugins"):
             node = self.node(doc, path)
@@ -420,7 +421,7 @@ class Lightning(Dialect):
             sharding = args.get("sharding_strategy")
             if sharding is not None and isinstance(sharding.value, str):
                 name = sharding.value.strip().lower()
-                self.put(config, "fsdp_sharding", NEMO_FSDP_SHARDING.get(name, name), doc, sharding)
+                self.put(config, "fsdp_sharding", MEGATRON_FSDP_SHARDING.get(name, name), doc, sharding)
             else:
                 config.fsdp_sharding = Sourced("full_shard", origin.derived("FSDPStrategy default FULL_SHARD"))
             offload = args.get("cpu_offload")
@@ -437,7 +438,7 @@ class Lightning(Dialect):
         if accumulate is not None and to_int(accumulate.value) is not None and not _is_megatron(doc):
             self.put(config, "grad_accum_steps", to_int(accumulate.value), doc, accumulate)
 
-    def _litgpt(self, doc: Document, config: TrainingConfig) -> None:
+    def _gpt_variant(self, doc: Document, config: TrainingConfig) -> None:
         quantize = self.node(doc, "quantize")
         if quantize is not None and isinstance(quantize.value, str) and quantize.value in QUANTIZE:
             self.put(config, "quantization_bits", QUANTIZE[quantize.value][0], doc, quantize)
@@ -448,7 +449,7 @@ class Lightning(Dialect):
                 at = config.precision.origin
                 config.quant_compute_dtype = Sourced(
                     MODE_DTYPE[mode],
-                    Origin("derived", at.path, at.line, at.column, None, "LitGPT: the precision's dtype"),
+                    Origin("derived", at.path, at.line, at.column, None, f"{GPT_LABEL}: the precision's dtype"),
                 )
         lora = self.node(doc, "lora_r")
         if lora is not None and lora.value is not None:
@@ -456,10 +457,10 @@ class Lightning(Dialect):
         train = _mapping(self.node(doc, "train"))
         devices = self.node(doc, "devices")
         if train and devices is not None and "trainer" not in self.root(doc):
-            self._litgpt_batches(doc, config, train, devices)
-            self._litgpt_sharding(doc, config, devices)
+            self._gpt_batches(doc, config, train, devices)
+            self._gpt_sharding(doc, config, devices)
 
-    def _litgpt_batches(self, doc: Document, config: TrainingConfig, train: dict[str, Node], devices: Node) -> None:
+    def _gpt_batches(self, doc: Document, config: TrainingConfig, train: dict[str, Node], devices: Node) -> None:
         """``TrainArgs.gradient_accumulation_iters``: global_batch_size // (devices * num_nodes) // micro_batch_size."""
         total, micro = train.get("global_batch_size"), train.get("micro_batch_size")
         count = to_int(devices.value)
@@ -473,12 +474,12 @@ class Lightning(Dialect):
         steps = big // (count * nodes) // small
         if steps > 0:
             origin = origin_of(doc, total).derived(
-                f"LitGPT: global_batch_size {big} // ({count} devices x {nodes} nodes) // micro_batch_size {small}"
+                f"{GPT_LABEL}: global_batch_size {big} // ({count} devices x {nodes} nodes) // micro_batch_size {small}"
             )
             config.grad_accum_steps = Sourced(steps, origin)
 
-    def _litgpt_sharding(self, doc: Document, config: TrainingConfig, devices: Node) -> None:
-        """LitGPT shards whenever ``devices * num_nodes > 1``: FSDPStrategy in finetune/full.py
+    def _gpt_sharding(self, doc: Document, config: TrainingConfig, devices: Node) -> None:
+        """The GPT variant shards whenever ``devices * num_nodes > 1``: FSDPStrategy in finetune/full.py
         (FULL_SHARD) and pretrain.py (``sharding_strategy="HYBRID_SHARD"``), ModelParallelStrategy
         with ``fully_shard`` (FSDP2) data parallelism in finetune/lora.py."""
         count = to_int(devices.value)
@@ -486,12 +487,12 @@ class Lightning(Dialect):
         if not many or config.fsdp is not None:
             return
         at = origin_of(doc, devices)
-        origin = Origin("derived", at.path, at.line, at.column, None, "LitGPT shards over more than one device")
+        origin = Origin("derived", at.path, at.line, at.column, None, f"{GPT_LABEL} shards over more than one device")
         config.fsdp = Sourced(True, origin)
         pretrain = self.node(doc, "model_name") is not None or self.node(doc, "model_config") is not None
         config.fsdp_sharding = Sourced("hybrid_shard" if pretrain else "full_shard", origin)
 
-    def _nemo(self, doc: Document, config: TrainingConfig) -> None:
+    def _megatron_variant(self, doc: Document, config: TrainingConfig) -> None:
         peft = self.node(doc, "model.peft")
         kind = _class_name(peft).lower()
         if peft is not None and kind:
@@ -508,9 +509,11 @@ class Lightning(Dialect):
             sharding = self.node(doc, "model.fsdp_sharding_strategy")
             if sharding is not None and isinstance(sharding.value, str):
                 name = sharding.value.strip().lower()
-                self.put(config, "fsdp_sharding", NEMO_FSDP_SHARDING.get(name, name), doc, sharding)
+                self.put(config, "fsdp_sharding", MEGATRON_FSDP_SHARDING.get(name, name), doc, sharding)
             else:
-                config.fsdp_sharding = Sourced("full_shard", origin_of(doc, fsdp).derived("NeMo default 'full'"))
+                config.fsdp_sharding = Sourced(
+                    "full_shard", origin_of(doc, fsdp).derived(f"{MEGATRON_LABEL} default 'full'")
+                )
             reduce = self.node(doc, "model.fsdp_grad_reduce_dtype")
             if reduce is not None and parse_dtype(reduce.value) is not None:
                 self.put(config, "fsdp_reduce_dtype", parse_dtype(reduce.value), doc, reduce)
@@ -553,7 +556,7 @@ class Lightning(Dialect):
 
 
 def device_indices(value: Any) -> str | None:
-    """Lightning's ``devices`` (``fabric/utilities/device_parser.py`` ``_parse_gpu_ids``) as
+    """The framework's ``devices`` (``fabric/utilities/device_parser.py`` ``_parse_gpu_ids``) as
     indices: N → GPUs 0..N-1, a list or "0,1" → those, "2" → a count; None for all
     ("auto", -1, "-1") or what it cannot read."""
     if isinstance(value, bool) or value is None:
@@ -600,14 +603,15 @@ def setting(config: TrainingConfig, path: str) -> Sourced[Any] | None:
 
 
 def flavour(config: TrainingConfig) -> str:
-    """ "litgpt", "nemo" (1.x Megatron builder), "nemo2" (MegatronMixedPrecision plugin) or "trainer"."""
+    """The GPT variant, the Megatron variant (1.x builder; 2.x ``MegatronMixedPrecision``
+    plugin) or the plain "trainer" (:mod:`.modes` names the values)."""
     if "trainer" not in config.keys:
-        return "litgpt"
+        return GPT_VARIANT
     target = setting(config, "plugins._target_")
     if target is not None and str(target.value).endswith("MegatronMixedPrecision"):
-        return "nemo2"
+        return MEGATRON2_VARIANT
     if any(setting(config, f"model.{k}") for k in ("megatron_amp_O2", "native_amp_init_scale")):
-        return "nemo"
+        return MEGATRON_VARIANT
     if setting(config, "model.tensor_model_parallel_size") is not None:
-        return "nemo"
-    return "trainer"
+        return MEGATRON_VARIANT
+    return TRAINER

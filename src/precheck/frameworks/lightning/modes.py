@@ -7,6 +7,19 @@ from typing import Any
 
 from ...facts import quote
 
+#: the framework's name as findings write it
+LABEL = "Lightning"
+#: its Python package and distribution (version look-ups, fact ids: ``lightning.*``)
+PACKAGE = "lightning"
+#: the variants ``TrainingConfig.variant`` names (the dialect's ``flavour``), and how
+#: findings write the two libraries built on it
+GPT_VARIANT = "litgpt"
+MEGATRON_VARIANT = "nemo"
+MEGATRON2_VARIANT = "nemo2"
+TRAINER = "trainer"
+GPT_LABEL = "LitGPT"
+MEGATRON_LABEL = "NeMo"
+
 #: ``_PRECISION_INPUT_STR`` (Lightning >= 2.1.0; 2.0.x had only the ``-mixed``/``32-true``/``64-true`` four)
 MODES = (
     "transformer-engine",

@@ -1,6 +1,6 @@
-"""PyTorch Lightning (Trainer / LightningCLI), LitGPT and NeMo: what the precision plugin does.
+"""The framework (its Trainer and CLI) and its two variants: what the precision plugin does.
 
-Read in Lightning-AI/pytorch-lightning (wheels 2.0.0, 2.1.0, 2.2.0-2.5.x, 2.6.0, 2.6.1, 2.6.6):
+Read in the framework's repository (wheels 2.0.0, 2.1.0, 2.2.0-2.5.x, 2.6.0, 2.6.1, 2.6.6):
 
 - ``trainer/connectors/accelerator_connector.py`` ``_check_config_and_set_final_flags`` /
   ``_check_and_init_precision`` (Fabric: ``fabric/connector.py``): ``precision=None`` means
@@ -27,7 +27,7 @@ Read in Lightning-AI/pytorch-lightning (wheels 2.0.0, 2.1.0, 2.2.0-2.5.x, 2.6.0,
 - ``fabric/plugins/precision/transformer_engine.py``: module cast to ``weights_dtype``,
   ``torch.autocast(dtype=fallback_compute_dtype=weights_dtype)`` around
   ``te.fp8_autocast(DelayedScaling())``, no scaler (also for "transformer-engine-float16").
-  Lightning checks no GPU capability; Transformer Engine itself refuses below sm_89.
+  The framework checks no GPU capability; Transformer Engine itself refuses below sm_89.
 - ``plugins/precision/fsdp.py`` ``FSDPPrecision``: "-true" casts the module; "-mixed" keeps
   fp32 sharded parameters and autocasts, ``ShardedGradScaler`` for "16-mixed". Up to 2.5.x
   the FSDP ``MixedPrecision`` policy had ``param_dtype=float32`` for "-mixed"; 2.6.0
@@ -42,8 +42,8 @@ Read in Lightning-AI/pytorch-lightning (wheels 2.0.0, 2.1.0, 2.2.0-2.5.x, 2.6.0,
   ``module.bfloat16()``) and its optimizer keeps fp32 master weights. ``DeepSpeedPrecision``
   accepts the same five modes.
 
-LitGPT (Lightning-AI/litgpt 0.5.13): ``precision = precision or
-get_default_supported_precision(training=True)`` (``litgpt/utils.py``: on CUDA "bf16-mixed"
+The GPT fine-tuning variant (its repository at 0.5.13): ``precision = precision or
+get_default_supported_precision(training=True)`` (``utils.py``: on CUDA "bf16-mixed"
 when ``torch.cuda.is_bf16_supported()`` else "16-mixed"; "bf16-mixed" without CUDA).
 ``quantize: bnb.*`` (finetune/lora.py, adapter.py...): "mixed" in precision raises
 "Quantization and mixed precision is not supported."; otherwise
@@ -54,13 +54,13 @@ one device raises "Quantization is currently not supported for multi-GPU trainin
 set devices=1 and num_nodes=1 when using the --quantize flag." Several devices shard:
 FSDPStrategy (finetune/full.py, with activation checkpointing; pretrain.py HYBRID_SHARD),
 ModelParallelStrategy + ``fully_shard`` (lora.py, with activation checkpointing), which
-refuses "16-mixed". ``litgpt`` (``__main__.py``) calls
+refuses "16-mixed". Its command line (``__main__.py``) calls
 ``torch.set_float32_matmul_precision("high")``: TF32 matmuls.
 
-NeMo (NVIDIA/NeMo): 1.x Megatron configs go through
-``nemo/collections/nlp/parts/megatron_trainer_builder.py`` ``MegatronTrainerBuilder._plugins``:
-``trainer.precision`` in [16, '16', 'bf16', '16-mixed', 'bf16-mixed'] becomes NeMo's own
-plugin and the Trainer gets ``precision=None`` (no Lightning alias warning); fp16 gets NeMo's
+The Megatron variant (NVIDIA's): 1.x Megatron configs go through
+``collections/nlp/parts/megatron_trainer_builder.py`` ``MegatronTrainerBuilder._plugins``:
+``trainer.precision`` in [16, '16', 'bf16', '16-mixed', 'bf16-mixed'] becomes the variant's own
+plugin and the Trainer gets ``precision=None`` (no alias warning); fp16 gets the variant's
 ``GradScaler(init_scale=model.native_amp_init_scale (2**32), growth_interval=1000,
 hysteresis=2)``. ``model.megatron_amp_O2`` → ``MegatronHalfPrecisionPlugin``: the model is
 wrapped in ``Float16Module`` (half parameters), ``enable_autocast = not megatron_amp_O2``,
@@ -69,8 +69,8 @@ FP32 grad accumulation", "FP16 uses FP16 grad accumulation" then
 ``copy_model_grads_to_main_grads`` and unscale of the fp32 main grads). Without O2:
 ``PipelineMixedPrecisionPlugin`` (autocast, fp32 parameters). ``model.fsdp`` turns O2 off
 ("Torch FSDP is not compatible with O2 precision recipe. Setting O2 `False`."). The training
-scripts set ``cfg.model.precision = cfg.trainer.precision``. NeMo 2.x
-``nemo/lightning/pytorch/plugins/mixed_precision.py`` ``MegatronMixedPrecision``:
+scripts set ``cfg.model.precision = cfg.trainer.precision``. Its 2.x
+``pytorch/plugins/mixed_precision.py`` ``MegatronMixedPrecision``:
 ``Float16Module`` (half parameters), fp32 master parameters in Megatron's optimizer,
 ``grad_reduce_in_fp32=True``, ``autocast_enabled=False`` by default, fp16 loss scale from
 ``fp16_initial_loss_scale=2**32`` in Megatron's optimizer (no torch GradScaler).
@@ -79,8 +79,6 @@ scripts set ``cfg.model.precision = cfg.trainer.precision``. NeMo 2.x
 from __future__ import annotations
 
 from typing import Any
-
-from precheck.frameworks.lightning.modes import NEMO_PLUGIN_INPUTS
 
 from ...config import TrainingConfig
 from ...facts import quote, span
@@ -91,17 +89,27 @@ from ...resolve.plan import Override, PrecisionPlan
 from ...versions import VersionRange, Versions
 from .dialect import ALIASES, MODE_DTYPE, MODES, QUANTIZE, alias_warning, setting, unify
 from .dialect import flavour as flavour  # re-exported: rules still import it from here
+from .modes import (
+    GPT_LABEL,
+    GPT_VARIANT,
+    LABEL,
+    MEGATRON2_VARIANT,
+    MEGATRON_LABEL,
+    MEGATRON_VARIANT,
+    NEMO_PLUGIN_INPUTS,
+    PACKAGE,
+)
 
 #: "16-mixed", "bf16-mixed", "32-true", "64-true" exist from 2.0.0 (#16783)
-UNIFIED_NAMES = span("lightning.unified_names")
+UNIFIED_NAMES = span(f"{PACKAGE}.unified_names")
 #: "16-true", "bf16-true", "transformer-engine[-float16]" from 2.1.0
-HALF_TRUE = span("lightning.half_true")
+HALF_TRUE = span(f"{PACKAGE}.half_true")
 #: the alias warning names ``precision=`` (backticks) from 2.1.0
-ALIAS_TEXT_2_1 = span("lightning.alias_text")
+ALIAS_TEXT_2_1 = span(f"{PACKAGE}.alias_text")
 #: FSDP "-mixed": ``MixedPrecision(param_dtype=float32)`` up to 2.5.x
-FSDP_MIXED_FP32_COMPUTE = span("lightning.fsdp_mixed_fp32_compute")
+FSDP_MIXED_FP32_COMPUTE = span(f"{PACKAGE}.fsdp_mixed_fp32_compute")
 #: FSDP "-mixed" created the parameters in the half dtype (``module_init_context``)
-FSDP_MIXED_HALF_INIT = span("lightning.fsdp_mixed_half_init")
+FSDP_MIXED_HALF_INIT = span(f"{PACKAGE}.fsdp_mixed_half_init")
 
 DEEPSPEED_MODES = ("32-true", "16-true", "bf16-true", "16-mixed", "bf16-mixed")
 FSDP_MODES = DEEPSPEED_MODES
@@ -119,12 +127,12 @@ def _at(origin: Origin, detail: str) -> Origin:
 
 
 def _known(versions: Versions) -> str:
-    info = versions.get("lightning")
-    return f"lightning {info.version} ({info.source})" if info else "lightning version not known: newest behaviour"
+    info = versions.get(PACKAGE)
+    return f"{PACKAGE} {info.version} ({info.source})" if info else f"{PACKAGE} version not known: newest behaviour"
 
 
 def _in(versions: Versions, span: VersionRange) -> bool:
-    info = versions.get("lightning")
+    info = versions.get(PACKAGE)
     return span.contains(info.version) if info is not None else span.contains("999")
 
 
@@ -153,51 +161,56 @@ def _mode(
 ) -> _Mode:
     raw = config.precision
     if raw is None:
-        if kind == "litgpt":
-            return _litgpt_default(hardware, versions)
+        if kind == GPT_VARIANT:
+            return _gpt_default(hardware, versions)
         return _Mode("32-true", Origin.default(f"Trainer(precision=None) means '32-true' [{_known(versions)}]"))
     mode = unify(raw.value)
     if mode is None:
         allowed = (*MODES, 64, 32, 16, "64", "32", "16", "bf16")
-        problem = "Lightning raises ValueError: " + quote(
-            "lightning.invalid_precision", precision=repr(raw.value), allowed=allowed
+        problem = f"{LABEL} raises ValueError: " + quote(
+            f"{PACKAGE}.invalid_precision", precision=repr(raw.value), allowed=allowed
         )
         return _Mode("32-true", raw.origin, problem)
     origin = raw.origin
-    info = versions.get("lightning")
+    info = versions.get(PACKAGE)
     if mode in ("16-true", "bf16-true", "transformer-engine", "transformer-engine-float16") and not _in(
         versions, HALF_TRUE
     ):
         allowed_2_0 = ("16-mixed", "bf16-mixed", "32-true", "64-true", 64, 32, 16, "64", "32", "16", "bf16")
-        problem = f"lightning {info.version if info else '?'} raises ValueError: " + quote(
-            "lightning.invalid_precision", precision=repr(raw.value), allowed=allowed_2_0
+        problem = f"{PACKAGE} {info.version if info else '?'} raises ValueError: " + quote(
+            f"{PACKAGE}.invalid_precision", precision=repr(raw.value), allowed=allowed_2_0
         )
         return _Mode(mode, origin, problem)
     if not _in(versions, UNIFIED_NAMES):
         if str(raw.value) not in ALIASES:
             allowed_1_x = ("64", "32", "16", "bf16", 64, 32, 16)
-            problem = f"lightning {info.version if info else '?'} raises MisconfigurationException: " + quote(
-                "lightning.invalid_precision", precision=repr(raw.value), allowed=allowed_1_x
+            problem = f"{PACKAGE} {info.version if info else '?'} raises MisconfigurationException: " + quote(
+                f"{PACKAGE}.invalid_precision", precision=repr(raw.value), allowed=allowed_1_x
             )
             return _Mode(mode, origin, problem)
-        origin = _at(origin, f"Lightning 1.x precision {raw.value!r} ({mode!r} in 2.x names), no warning")
-    elif str(raw.value) != mode and not (kind == "nemo" and str(raw.value) in NEMO_PLUGIN_INPUTS):
+        origin = _at(origin, f"{LABEL} 1.x precision {raw.value!r} ({mode!r} in 2.x names), no warning")
+    elif str(raw.value) != mode and not (kind == MEGATRON_VARIANT and str(raw.value) in NEMO_PLUGIN_INPUTS):
         warning = alias_warning(raw.value)
         if warning and not _in(versions, ALIAS_TEXT_2_1):
             warning = warning.replace(f"`precision={raw.value}`", str(raw.value))
-        origin = _at(origin, f"{raw.value!r} means {mode!r}" + (f"; Lightning warns: {warning}" if warning else ""))
+        origin = _at(origin, f"{raw.value!r} means {mode!r}" + (f"; {LABEL} warns: {warning}" if warning else ""))
     accelerator = setting(config, "trainer.accelerator")
-    if mode == "16-mixed" and accelerator is not None and str(accelerator.value).lower() == "cpu" and kind != "nemo":
-        text = quote("lightning.cpu_fp16_mixed")
-        winner = Sourced("bfloat16", accelerator.origin.derived(f"Lightning warns: {text}"))
+    if (
+        mode == "16-mixed"
+        and accelerator is not None
+        and str(accelerator.value).lower() == "cpu"
+        and kind != MEGATRON_VARIANT
+    ):
+        text = quote(f"{PACKAGE}.cpu_fp16_mixed")
+        winner = Sourced("bfloat16", accelerator.origin.derived(f"{LABEL} warns: {text}"))
         overrides.append(Override(field="autocast_dtype", winner=winner, loser=Sourced("float16", origin), reason=text))
         return _Mode("bf16-mixed", winner.origin)
     return _Mode(mode, origin)
 
 
-def _litgpt_default(hardware: Hardware, versions: Versions) -> _Mode:
+def _gpt_default(hardware: Hardware, versions: Versions) -> _Mode:
     """``get_default_supported_precision(training=True)``."""
-    base = "LitGPT precision unset: get_default_supported_precision(training=True)"
+    base = f"{GPT_LABEL} precision unset: get_default_supported_precision(training=True)"
     if not hardware.known:
         return _Mode("bf16-mixed", Origin.default(f"{base}: 'bf16-mixed' where torch.cuda.is_bf16_supported()"))
     if not hardware.devices:
@@ -212,17 +225,17 @@ def _devices(config: TrainingConfig, kind: str) -> Sourced[str]:
         return Sourced("", accelerator.origin.derived("accelerator cpu: no GPU is used"))
     if config.devices is not None:
         return config.devices
-    if kind == "litgpt":
+    if kind == GPT_VARIANT:
         devices = config.keys.get("devices")
         if devices is not None:  # "auto" or -1
-            return Sourced("all", devices.origin.derived("LitGPT parse_devices: torch.cuda.device_count()"))
+            return Sourced("all", devices.origin.derived(f"{GPT_LABEL} parse_devices: torch.cuda.device_count()"))
         if "model_name" in config.keys or "model_config" in config.keys:
-            return Sourced("all", Origin.default("LitGPT pretrain default devices='auto': every visible GPU"))
-        return Sourced("first", Origin.default("LitGPT finetune default devices=1"))
+            return Sourced("all", Origin.default(f"{GPT_LABEL} pretrain default devices='auto': every visible GPU"))
+        return Sourced("first", Origin.default(f"{GPT_LABEL} finetune default devices=1"))
     devices = setting(config, "trainer.devices")
     if devices is not None:
-        return Sourced("all", devices.origin.derived("Lightning: every visible GPU"))
-    return Sourced("all", Origin.default("Lightning Trainer default devices='auto': every visible GPU"))
+        return Sourced("all", devices.origin.derived(f"{LABEL}: every visible GPU"))
+    return Sourced("all", Origin.default(f"{LABEL} Trainer default devices='auto': every visible GPU"))
 
 
 def _device_count(devices: Sourced[str], hardware: Hardware) -> int | None:
@@ -312,22 +325,22 @@ def _plain(mode: _Mode) -> dict[str, Any]:
 def _fsdp(mode: _Mode, versions: Versions, init_context: bool, tag: str = "FSDPPrecision") -> dict[str, Any]:
     name, dtype = mode.mode, MODE_DTYPE[mode.mode]
     if name not in FSDP_MODES:
-        problem = "raises ValueError: " + quote("lightning.fsdp_precision", precision=repr(name), allowed=FSDP_MODES)
+        problem = "raises ValueError: " + quote(f"{PACKAGE}.fsdp_precision", precision=repr(name), allowed=FSDP_MODES)
         return _plain(_Mode(name, mode.origin, mode.problem or problem))
     if not name.endswith("-mixed"):
         fields = _plain(mode)
         if name != "32-true":
             fields["reduce_dtype"] = Sourced(dtype, mode.tag(f"{tag}: FSDP MixedPrecision reduce_dtype {dtype}"))
             detail = (
-                f"{tag}: the module is cast to {dtype} before FSDP shards it (Lightning warns "
-                f"'{quote('lightning.fsdp_full_precision_copy')}' but the sharded parameters are the cast ones)"
+                f"{tag}: the module is cast to {dtype} before FSDP shards it ({LABEL} warns "
+                f"'{quote(f'{PACKAGE}.fsdp_full_precision_copy')}' but the sharded parameters are the cast ones)"
             )
             fields["param_dtype"] = Sourced(dtype, mode.tag(detail))
         return fields
     known = _known(versions)
     if init_context and _in(versions, FSDP_MIXED_HALF_INIT):
         detail = (
-            f"{tag} {name!r} in lightning>=2.6.0,<2.6.2 creates the parameters in {dtype} under init_module "
+            f"{tag} {name!r} in {PACKAGE}>=2.6.0,<2.6.2 creates the parameters in {dtype} under init_module "
             f"(fixed in 2.6.2, #21586): no fp32 copy [{known}]"
         )
         half = Sourced(dtype, mode.tag(detail))
@@ -360,7 +373,7 @@ def _deepspeed(mode: _Mode) -> dict[str, Any]:
     name, dtype = mode.mode, MODE_DTYPE[mode.mode]
     if name not in DEEPSPEED_MODES:
         problem = "raises ValueError: " + quote(
-            "lightning.deepspeed_precision", precision=repr(name), allowed=DEEPSPEED_MODES
+            f"{PACKAGE}.deepspeed_precision", precision=repr(name), allowed=DEEPSPEED_MODES
         )
         return _plain(_Mode(name, mode.origin, mode.problem or problem))
     if name == "32-true":
@@ -392,17 +405,21 @@ def _deepspeed(mode: _Mode) -> dict[str, Any]:
     return fields
 
 
-def _nemo(config: TrainingConfig, mode: _Mode, versions: Versions, overrides: list[Override]) -> dict[str, Any]:
-    """NeMo 1.x ``MegatronTrainerBuilder._plugins`` for fp16/bf16."""
+def _megatron_builder(
+    config: TrainingConfig, mode: _Mode, versions: Versions, overrides: list[Override]
+) -> dict[str, Any]:
+    """The Megatron variant's 1.x ``MegatronTrainerBuilder._plugins`` for fp16/bf16."""
     dtype = MODE_DTYPE[mode.mode]
     o2 = setting(config, "model.megatron_amp_O2")
     fsdp = setting(config, "model.fsdp")
     scale = setting(config, "model.native_amp_init_scale")
     initial = float(scale.value) if scale is not None and isinstance(scale.value, (int, float)) else NEMO_INIT_SCALE
-    scale_detail = "NeMo GradScaler(init_scale=model.native_amp_init_scale" + (")" if scale else ", default 2**32)")
+    scale_detail = f"{MEGATRON_LABEL} GradScaler(init_scale=model.native_amp_init_scale" + (
+        ")" if scale else ", default 2**32)"
+    )
     if _truthy(o2) and _truthy(fsdp):
         assert o2 is not None and fsdp is not None
-        reason = "NeMo: 'Torch FSDP is not compatible with O2 precision recipe. Setting O2 `False`.'"
+        reason = f"{MEGATRON_LABEL}: 'Torch FSDP is not compatible with O2 precision recipe. Setting O2 `False`.'"
         overrides.append(
             Override(
                 field="param_dtype",
@@ -414,17 +431,19 @@ def _nemo(config: TrainingConfig, mode: _Mode, versions: Versions, overrides: li
         o2 = None
     fields: dict[str, Any]
     if _truthy(fsdp):
-        fields = _fsdp(mode, versions, False, "NeMo FSDPMixedPrecisionPlugin")
+        fields = _fsdp(mode, versions, False, f"{MEGATRON_LABEL} FSDPMixedPrecisionPlugin")
         if config.fsdp_reduce_dtype is not None:
             fields["reduce_dtype"] = config.fsdp_reduce_dtype
         else:
-            fields["reduce_dtype"] = Sourced("float32", Origin.default("NeMo fsdp_grad_reduce_dtype default 32"))
+            fields["reduce_dtype"] = Sourced(
+                "float32", Origin.default(f"{MEGATRON_LABEL} fsdp_grad_reduce_dtype default 32")
+            )
         return fields
     if _truthy(o2):
         assert o2 is not None
         model_precision = setting(config, "model.precision")
         if model_precision is not None and unify(model_precision.value) not in (None, mode.mode):
-            reason = "NeMo training scripts set cfg.model.precision = cfg.trainer.precision"
+            reason = f"{MEGATRON_LABEL} training scripts set cfg.model.precision = cfg.trainer.precision"
             overrides.append(
                 Override(
                     field="param_dtype",
@@ -438,7 +457,7 @@ def _nemo(config: TrainingConfig, mode: _Mode, versions: Versions, overrides: li
             "float32", o2.origin.derived("megatron_amp_O2: MainParamsOptimizerWrapper keeps fp32 master parameters")
         )
         fields = {
-            "load_dtype": Sourced("float32", Origin.default("NeMo builds the model in float32")),
+            "load_dtype": Sourced("float32", Origin.default(f"{MEGATRON_LABEL} builds the model in float32")),
             "param_dtype": half,
             "autocast_dtype": Sourced(
                 None, o2.origin.derived("megatron_amp_O2: enable_autocast = not megatron_amp_O2")
@@ -466,14 +485,15 @@ def _nemo(config: TrainingConfig, mode: _Mode, versions: Versions, overrides: li
         return fields
     fields = _plain(mode)
     fields["autocast_dtype"] = Sourced(
-        dtype, mode.tag(f"NeMo PipelineMixedPrecisionPlugin: Megatron forward under torch.autocast({dtype})")
+        dtype,
+        mode.tag(f"{MEGATRON_LABEL} PipelineMixedPrecisionPlugin: Megatron forward under torch.autocast({dtype})"),
     )
     fields.update(_scaling(dtype, mode.tag(scale_detail), True, initial))
     return fields
 
 
-def _nemo2(config: TrainingConfig, mode: _Mode) -> dict[str, Any]:
-    """NeMo 2.x ``MegatronMixedPrecision``."""
+def _megatron_plugin(config: TrainingConfig, mode: _Mode) -> dict[str, Any]:
+    """The Megatron variant's 2.x ``MegatronMixedPrecision``."""
     dtype = MODE_DTYPE[mode.mode]
     if mode.mode not in ("16-mixed", "bf16-mixed"):
         return _plain(mode)
@@ -486,7 +506,7 @@ def _nemo2(config: TrainingConfig, mode: _Mode) -> dict[str, Any]:
     else:
         grads = Sourced("float32", Origin.default("MegatronMixedPrecision grad_reduce_in_fp32=True: fp32 main grads"))
     fields: dict[str, Any] = {
-        "load_dtype": Sourced("float32", Origin.default("NeMo builds the model in float32")),
+        "load_dtype": Sourced("float32", Origin.default(f"{MEGATRON_LABEL} builds the model in float32")),
         "param_dtype": half,
         "autocast_dtype": Sourced(dtype, autocast.origin)
         if _truthy(autocast) and autocast is not None
@@ -504,21 +524,23 @@ def _nemo2(config: TrainingConfig, mode: _Mode) -> dict[str, Any]:
 
 
 def _bitsandbytes(config: TrainingConfig, mode: _Mode, count: int | None, kind: str) -> dict[str, Any]:
-    """LitGPT ``quantize: bnb.*`` / a ``BitsandbytesPrecision`` plugin."""
+    """The GPT variant's ``quantize: bnb.*`` / a ``BitsandbytesPrecision`` plugin."""
     assert config.quantization_bits is not None
     bits = config.quantization_bits
     problems = []
-    if kind == "litgpt":
+    if kind == GPT_VARIANT:
         if "mixed" in mode.mode:
-            problems.append(f"LitGPT raises ValueError: {quote('litgpt.quantize_mixed')}")
+            problems.append(f"{GPT_LABEL} raises ValueError: {quote(f'{GPT_VARIANT}.quantize_mixed')}")
         elif mode.mode not in ("16-true", "bf16-true", "32-true"):
-            problems.append(f"LitGPT raises KeyError: {mode.mode!r} (quantize takes 16-true, bf16-true or 32-true)")
+            problems.append(
+                f"{GPT_LABEL} raises KeyError: {mode.mode!r} (quantize takes 16-true, bf16-true or 32-true)"
+            )
         if count is not None and count > 1:
-            problems.append(f"LitGPT raises NotImplementedError: {quote('litgpt.quantize_multi_gpu')}")
+            problems.append(f"{GPT_LABEL} raises NotImplementedError: {quote(f'{GPT_VARIANT}.quantize_multi_gpu')}")
         dtype = MODE_DTYPE[mode.mode] if mode.mode in ("16-true", "bf16-true", "32-true") else "bfloat16"
         optimizer = config.optimizer
         if optimizer is not None and "AdamW" not in str(optimizer.value):
-            problems.append(f"LitGPT raises ValueError: {quote('litgpt.quantize_adamw')}")
+            problems.append(f"{GPT_LABEL} raises ValueError: {quote(f'{GPT_VARIANT}.quantize_adamw')}")
     else:
         dtype = config.quant_compute_dtype.value if config.quant_compute_dtype else "bfloat16"
     quantize = setting(config, "quantize")
@@ -526,7 +548,7 @@ def _bitsandbytes(config: TrainingConfig, mode: _Mode, count: int | None, kind: 
     if method.startswith("bnb.int8") and dtype != "float16":
         problems.append(
             "BitsandbytesPrecision raises ValueError: "
-            + quote("lightning.bnb_int8_dtype", mode=repr(method[4:]), dtype=f"torch.{dtype}")
+            + quote(f"{PACKAGE}.bnb_int8_dtype", mode=repr(method[4:]), dtype=f"torch.{dtype}")
         )
     tag = f" [{'; '.join(problems)}]" if problems else ""
     origin = _at(bits.origin, f"BitsandbytesPrecision(dtype={dtype}): weights, LoRA and inputs in {dtype}{tag}")
@@ -539,9 +561,9 @@ def _bitsandbytes(config: TrainingConfig, mode: _Mode, count: int | None, kind: 
         "autocast_dtype": Sourced(None, _at(bits.origin, "BitsandbytesPrecision: no autocast")),
         "grad_dtype": item,
         "optimizer_state_dtype": Sourced(
-            "float32", Origin.default("LitGPT: bnb.optim.PagedAdamW keeps 32-bit (fp32) optimizer states")
+            "float32", Origin.default(f"{GPT_LABEL}: bnb.optim.PagedAdamW keeps 32-bit (fp32) optimizer states")
         )
-        if kind == "litgpt"
+        if kind == GPT_VARIANT
         else item,
         "quantization": Sourced(label, origin),
         **_no_scaling(bits.origin, "BitsandbytesPrecision: no GradScaler"),
@@ -556,7 +578,7 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
     removed = [k for k in ("amp_backend", "amp_level") if setting(config, f"trainer.{k}") is not None]
     if removed and _in(versions, UNIFIED_NAMES):
         text = (
-            f"lightning>=2.0 removed Trainer({removed[0]}=...) (apex, #16149): Trainer(**cfg.trainer) raises "
+            f"{PACKAGE}>=2.0 removed Trainer({removed[0]}=...) (apex, #16149): Trainer(**cfg.trainer) raises "
             f"TypeError: Trainer.__init__() got an unexpected keyword argument {removed[0]!r}"
         )
         mode.problem = f"{mode.problem}; {text}" if mode.problem else text
@@ -564,45 +586,47 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
     count = _device_count(devices, hardware)
     many = count is None or count > 1
     extra: dict[str, Any] = {}
-    if kind == "nemo" and config.precision is not None and str(config.precision.value) in NEMO_PLUGIN_INPUTS:
-        fields = _nemo(config, mode, versions, overrides)
-    elif kind == "nemo2":
-        fields = _nemo2(config, mode)
-    elif config.quantization_bits is not None and (kind == "litgpt" or config.precision is None):
+    if kind == MEGATRON_VARIANT and config.precision is not None and str(config.precision.value) in NEMO_PLUGIN_INPUTS:
+        fields = _megatron_builder(config, mode, versions, overrides)
+    elif kind == MEGATRON2_VARIANT:
+        fields = _megatron_plugin(config, mode)
+    elif config.quantization_bits is not None and (kind == GPT_VARIANT or config.precision is None):
         fields = _bitsandbytes(config, mode, count, kind)
-    elif kind == "litgpt":
-        fields = _litgpt(config, mode, versions, many, extra)
+    elif kind == GPT_VARIANT:
+        fields = _gpt_variant(config, mode, versions, many, extra)
     elif config.zero_stage is not None:
         fields = _deepspeed(mode)
     elif config.fsdp is not None and config.fsdp.value:
         fields = _fsdp(mode, versions, False)
     else:
         fields = _plain(mode)
-    if kind == "litgpt":
+    if kind == GPT_VARIANT:
         extra.setdefault(
             "tf32",
-            Sourced(True, Origin.default("litgpt CLI (__main__.py): torch.set_float32_matmul_precision('high')")),
+            Sourced(
+                True, Origin.default(f"{GPT_VARIANT} CLI (__main__.py): torch.set_float32_matmul_precision('high')")
+            ),
         )
     fields.update(extra)
     return PrecisionPlan(framework=config.framework, devices=devices, overrides=overrides, **fields)
 
 
-def _litgpt(
+def _gpt_variant(
     config: TrainingConfig, mode: _Mode, versions: Versions, many: bool, extra: dict[str, Any]
 ) -> dict[str, Any]:
-    """LitGPT picks the strategy: FSDP for several devices (full/pretrain), FSDP2 for LoRA."""
+    """The GPT variant picks the strategy: FSDP for several devices (full/pretrain), FSDP2 for LoRA."""
     lora = config.train_type is not None and config.train_type.value == "lora"
     if not many or config.fsdp is None:
         if config.fsdp is not None:
-            extra["sharding"] = Sourced("none", Origin.default("LitGPT on one device: strategy 'auto'"))
+            extra["sharding"] = Sourced("none", Origin.default(f"{GPT_LABEL} on one device: strategy 'auto'"))
         return _plain(mode)
     if lora:
         extra["gradient_checkpointing"] = Sourced(
-            True, Origin.default("LitGPT finetune/lora.py parallelize_fn(activation_checkpointing=True)")
+            True, Origin.default(f"{GPT_LABEL} finetune/lora.py parallelize_fn(activation_checkpointing=True)")
         )
         if mode.mode not in MODEL_PARALLEL_MODES:
             problem = "raises ValueError: " + quote(
-                "lightning.model_parallel_precision",
+                f"{PACKAGE}.model_parallel_precision",
                 precision=repr(mode.mode),
                 allowed=", ".join(MODEL_PARALLEL_MODES),
             )
@@ -611,6 +635,7 @@ def _litgpt(
     pretrain = "model_name" in config.keys or "model_config" in config.keys
     if not pretrain:
         extra["gradient_checkpointing"] = Sourced(
-            True, Origin.default("LitGPT finetune/full.py FSDPStrategy(activation_checkpointing_policy={Block})")
+            True,
+            Origin.default(f"{GPT_LABEL} finetune/full.py FSDPStrategy(activation_checkpointing_policy={{Block}})"),
         )
     return _fsdp(mode, versions, True)
