@@ -167,6 +167,9 @@ class TrainingConfig:
     #: the format its document was read in (``Document.format``: "yaml", "json", "shell"...);
     #: empty for a config built without one. Fixes that add a key to the file carry it
     format: str = ""
+    #: the frameworks known to hand a DeepSpeed file over without filling its ``"auto"``
+    #: values, by label (``traits.keeps_deepspeed_auto``), set by the DeepSpeed dialect
+    auto_kept_by: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         self.auto_keys = list(self.auto_keys)

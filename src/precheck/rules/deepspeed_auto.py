@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..facts import quote
-from ..frameworks import with_trait
 from ..provenance import Sourced
 from .base import Context, Finding, Fix, Severity, rule
 from .deepspeed_file import BATCH_KEYS, SWITCHES, deepspeed_config, launcher
@@ -177,7 +176,7 @@ def ds_auto_needs_hf_launcher(ctx: Context) -> Iterator[Finding]:
             "the string \"auto\" reaches the optimizer/scheduler or DeepSpeed's own sections' defaults apply"
         )
     count = f" ({len(paths)} `auto` values)" if len(paths) > 1 else ""
-    keepers = ", ".join(f.traits.label for f in with_trait("keeps_deepspeed_auto"))
+    keepers = ", ".join(ds.auto_kept_by)
     yield Finding(
         first.origin,
         f'`{first.value}: "auto"`{count}: "auto" is filled only by the HF Trainer/accelerate; launched without them '
