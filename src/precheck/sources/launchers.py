@@ -40,7 +40,6 @@ from pathlib import Path, PurePosixPath
 
 from .launch_args import Builder, Field, Parsed, flag_mapping, locate, put, shown, split_options, with_path
 from .nodes import Node
-from .script_launch import read_launched
 from .script_path import resolve_script
 
 
@@ -199,6 +198,14 @@ def _remove(root: dict[str, Node], dotted: str) -> None:
 
 
 # -- HF-style scripts -----------------------------------------------------------------------------
+
+
+def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Found:
+    """:func:`precheck.sources.script_launch.read_launched`, imported only when a launch
+    names a script: a run of plain config files never loads the script readers."""
+    from .script_launch import read_launched as read
+
+    return read(launch, name, module, found)
 
 
 def script(launch: Launch, name: Field, module: bool, args: list[Field]) -> Found | None:
