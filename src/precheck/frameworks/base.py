@@ -10,16 +10,21 @@ framework declares its object in its own package's ``__init__.py``; the registry
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from ..config import TrainingConfig
 from ..dialects.base import Dialect, Priority
 from ..hardware import Hardware
 from ..plan import PrecisionPlan
-from ..sources.launchers import Entry, ModuleEntry, module_named_by, named_by
 from ..traits import Traits
 from ..versions import Versions
+
+if TYPE_CHECKING:
+    from ..sources.launchers import Entry, ModuleEntry
 
 #: a framework's precedence: (config, hardware, versions) → plan
 Resolver = Callable[[TrainingConfig, Hardware, Versions], PrecisionPlan]
@@ -41,12 +46,12 @@ class Framework:
     resolver: Resolver
     #: detection tier of its files: the highest score wins (see :class:`Priority`)
     priority: Priority
-    #: the command lines that start it (``PROGRAM SUBCOMMAND``), each with the parser of
-    #: its arguments (:mod:`precheck.sources.launchers`); their runs are read by this dialect
-    launchers: tuple[Entry, ...] = ()
-    #: the Python modules (``python -m``, ``torchrun -m``, or a script of the same dotted
-    #: name) that start it, each with the parser of its arguments
-    modules: tuple[ModuleEntry, ...] = ()
+    #: the module (``<package>.launch``) that declares the command lines that start it
+    #: (``ENTRIES``: ``PROGRAM SUBCOMMAND`` and its parser) and the Python modules that do
+    #: (``MODULES``: ``python -m``, ``torchrun -m``, or a script of the same dotted name);
+    #: imported the first time a launch line is read, so a run of config files never loads
+    #: the launch parsers. None: nothing starts it by name
+    launch: str | None = None
     #: older names accepted wherever a user types a name
     aliases: tuple[str, ...] = ()
     #: top-level keys that only this framework's files have: the generic HF Trainer dialect
@@ -67,10 +72,23 @@ class Framework:
         cls = self.dialect_class
         cls.name, cls.framework, cls.traits, cls.priority = self.name, self.distribution, self.traits, self.priority
         object.__setattr__(self, "dialects", (cls(),))
-        bound = tuple(Entry(e.words, named_by(self.name, e.handler)) for e in self.launchers)
-        object.__setattr__(self, "launchers", bound)
-        bound_modules = tuple(ModuleEntry(m.pattern, module_named_by(self.name, m.handler)) for m in self.modules)
-        object.__setattr__(self, "modules", bound_modules)
+
+    @cached_property
+    def launchers(self) -> tuple[Entry, ...]:
+        """The command lines that start it, each with its parser; their runs are read by
+        this framework's dialect."""
+        from ..sources.launchers import Entry, named_by
+
+        declared: tuple[Entry, ...] = importlib.import_module(self.launch).ENTRIES if self.launch else ()
+        return tuple(Entry(e.words, named_by(self.name, e.handler)) for e in declared)
+
+    @cached_property
+    def modules(self) -> tuple[ModuleEntry, ...]:
+        """The Python modules that start it, each with the parser of its arguments."""
+        from ..sources.launchers import ModuleEntry, module_named_by
+
+        declared: tuple[ModuleEntry, ...] = importlib.import_module(self.launch).MODULES if self.launch else ()
+        return tuple(ModuleEntry(m.pattern, module_named_by(self.name, m.handler)) for m in declared)
 
     @property
     def dialect(self) -> Dialect:

@@ -1,12 +1,9 @@
 """axolotl (axolotl-ai-cloud/axolotl): ``axolotl train config.yml`` over the HF Trainer."""
 
-import re
-
 from ...dialects.base import Priority
-from ...sources.launchers import Entry, ModuleEntry
 from ...traits import ON_HF_TRAINER
 from ..base import Framework
-from . import dialect, launch, resolve
+from . import dialect, resolve
 
 FRAMEWORK = Framework(
     name="axolotl",
@@ -21,8 +18,7 @@ FRAMEWORK = Framework(
     dialect_class=dialect.TrainConfig,
     resolver=resolve.resolve,
     priority=Priority.OWN_SCHEMA,
-    launchers=(Entry(("axolotl", "train"), launch.command),),
-    modules=(ModuleEntry(re.compile(r"(^|\.)axolotl\.cli\.train$"), launch.module),),
+    launch=f"{__name__}.launch",
     signature=frozenset(("base_model", "micro_batch_size")),
     rules=(f"{__name__}.rules",),
 )

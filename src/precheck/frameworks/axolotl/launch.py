@@ -4,8 +4,10 @@ options from the config schema, ``--flag/--no-flag`` for booleans), and ``python
 
 from __future__ import annotations
 
+import re
+
 from ...sources.launch_args import Field, flag_mapping, split_options
-from ...sources.launchers import Found, Launch
+from ...sources.launchers import Entry, Found, Launch, ModuleEntry
 
 #: the ``train`` subcommand's options that steer the CLI, not the config (``cli/main.py``)
 CLI_OPTIONS = {
@@ -44,3 +46,9 @@ def config_and_flags(launch: Launch, args: list[Field], *, style: str, negatable
 def module(launch: Launch, args: list[Field]) -> Found | None:
     """``python -m`` the ``cli.train`` module: python-fire reads the flags."""
     return config_and_flags(launch, args, style="pydantic", negatable=False)
+
+
+#: the command lines that start it, each with its parser (bound to the framework by its ``Framework``)
+ENTRIES: tuple[Entry, ...] = (Entry(("axolotl", "train"), command),)
+#: the Python modules that start it, each with its parser
+MODULES: tuple[ModuleEntry, ...] = (ModuleEntry(re.compile(r"(^|\.)axolotl\.cli\.train$"), module),)

@@ -1,12 +1,9 @@
 """transformers' ``Trainer`` with ``TrainingArguments``, and TRL's trainer configs on top of it."""
 
-import re
-
 from ...dialects.base import Priority
-from ...sources.launchers import Entry, ModuleEntry
 from ...traits import ON_HF_TRAINER
 from ..base import Framework
-from . import dialect, launch, resolve
+from . import dialect, resolve
 
 _TRAINER = ON_HF_TRAINER.adding(
     arguments_for_user_script=True,
@@ -33,6 +30,5 @@ TRL = Framework(
     dialect_class=dialect.Trl,
     resolver=resolve.resolve_trl,
     priority=Priority.HF_ARGUMENTS,
-    launchers=tuple(Entry(("trl", sub), launch.command) for sub in launch.COMMANDS),
-    modules=(ModuleEntry(re.compile(r"(^|\.)trl\.scripts\.\w+$"), launch.trl_flags),),
+    launch=f"{__name__}.launch",
 )

@@ -3,8 +3,10 @@ YAML sets defaults the flags override), and its ``trl.scripts.*`` modules."""
 
 from __future__ import annotations
 
+import re
+
 from ...sources.launch_args import Field, flag_mapping, split_options
-from ...sources.launchers import Found, Launch, last_option, merged_config
+from ...sources.launchers import Entry, Found, Launch, ModuleEntry, last_option, merged_config
 
 #: the trainer subcommands
 COMMANDS = ("sft", "dpo", "grpo", "kto", "rloo", "reward")
@@ -21,3 +23,9 @@ def trl_flags(launch: Launch, args: list[Field]) -> Found:
 
 def command(launch: Launch) -> Found:
     return trl_flags(launch, launch.args)
+
+
+#: the command lines that start it, each with its parser (bound to the framework by its ``Framework``)
+ENTRIES: tuple[Entry, ...] = tuple(Entry(("trl", sub), command) for sub in COMMANDS)
+#: the Python modules that start it, each with its parser
+MODULES: tuple[ModuleEntry, ...] = (ModuleEntry(re.compile(r"(^|\.)trl\.scripts\.\w+$"), trl_flags),)

@@ -1,10 +1,9 @@
 """PyTorch Lightning ``Trainer`` configs, with its LitGPT and NeMo variants."""
 
 from ...dialects.base import Priority
-from ...sources.launchers import Entry
 from ...traits import Traits
 from ..base import Framework
-from . import dialect, launch, modes, resolve
+from . import dialect, modes, resolve
 
 FRAMEWORK = Framework(
     name="lightning",
@@ -20,7 +19,7 @@ FRAMEWORK = Framework(
     dialect_class=dialect.TrainerDialect,
     resolver=resolve.resolve,
     priority=Priority.OWN_SCHEMA,
-    launchers=tuple(Entry(("litgpt", sub), launch.command) for sub in sorted(launch.COMMANDS)),
+    launch=f"{__name__}.launch",
     signature=frozenset(("trainer",)),
     python_trainer_packages=("lightning", "pytorch_lightning", "lightning_fabric"),
     python_model_bases=("LightningModule",),

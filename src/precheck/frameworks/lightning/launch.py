@@ -6,7 +6,7 @@ applied where it stands, the first positional is ``checkpoint_dir``, or ``model_
 from __future__ import annotations
 
 from ...sources.launch_args import put
-from ...sources.launchers import Found, Launch
+from ...sources.launchers import Entry, Found, Launch, ModuleEntry
 from ...sources.nodes import Node
 
 COMMANDS = {"finetune", "finetune_lora", "finetune_full", "finetune_adapter", "finetune_adapter_v2", "pretrain"}
@@ -51,3 +51,9 @@ def command(launch: Launch) -> Found | None:
                 put(builder, root, name.replace("-", "_"), node, arg.offset(), "jsonargparse keeps the last value")
         i += step
     return Found(None, root)
+
+
+#: the command lines that start it, each with its parser (bound to the framework by its ``Framework``)
+ENTRIES: tuple[Entry, ...] = tuple(Entry(("litgpt", sub), command) for sub in sorted(COMMANDS))
+#: the Python modules that start it, each with its parser
+MODULES: tuple[ModuleEntry, ...] = ()

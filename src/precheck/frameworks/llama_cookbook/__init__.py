@@ -5,13 +5,10 @@ One name, ``llama-cookbook`` (the package's name since it was renamed); ``llama-
 the old name, is still accepted wherever a user types a framework's name.
 """
 
-import re
-
 from ...dialects.base import Priority
-from ...sources.launchers import ModuleEntry
 from ...traits import Traits
 from ..base import Framework
-from . import dialect, launch, resolve
+from . import dialect, resolve
 
 FRAMEWORK = Framework(
     name="llama-cookbook",
@@ -26,14 +23,7 @@ FRAMEWORK = Framework(
     resolver=resolve.resolve,
     priority=Priority.WRAPPER,
     # the package's module (old and new name), or the cookbook's wrapper script
-    modules=(
-        ModuleEntry(
-            re.compile(
-                r"(^|\.)(llama_recipes|llama_cookbook)\.finetuning$|recipes\.finetuning$|finetuning\.finetuning$"
-            ),
-            launch.module,
-        ),
-    ),
+    launch=f"{__name__}.launch",
     signature=frozenset(("use_fp16",)),
     rules=(f"{__name__}.rules",),
 )

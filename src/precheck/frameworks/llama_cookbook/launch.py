@@ -5,10 +5,23 @@ python-fire: ``--key value`` flags typed as Python literals."""
 
 from __future__ import annotations
 
+import re
+
 from ...sources.launch_args import Field, flag_mapping, split_options
-from ...sources.launchers import Found, Launch
+from ...sources.launchers import Entry, Found, Launch, ModuleEntry
 
 
 def module(launch: Launch, args: list[Field]) -> Found | None:
     parsed = split_options(args, greedy=False)
     return Found(None, flag_mapping(launch.builder, parsed.options, "python"))
+
+
+#: the command lines that start it, each with its parser (bound to the framework by its ``Framework``)
+ENTRIES: tuple[Entry, ...] = ()
+#: the Python modules that start it, each with its parser
+MODULES: tuple[ModuleEntry, ...] = (
+    ModuleEntry(
+        re.compile(r"(^|\.)(llama_recipes|llama_cookbook)\.finetuning$|recipes\.finetuning$|finetuning\.finetuning$"),
+        module,
+    ),
+)

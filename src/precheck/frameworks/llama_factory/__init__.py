@@ -4,10 +4,9 @@ The framework's name is ``llama-factory``; its distribution on PyPI is ``llamafa
 """
 
 from ...dialects.base import Priority
-from ...sources.launchers import Entry
 from ...traits import ON_HF_TRAINER
 from ..base import Framework
-from . import dialect, launch, resolve
+from . import dialect, resolve
 
 FRAMEWORK = Framework(
     name="llama-factory",
@@ -22,7 +21,7 @@ FRAMEWORK = Framework(
     dialect_class=dialect.TrainConfig,
     resolver=resolve.resolve,
     priority=Priority.OWN_SCHEMA,
-    launchers=(Entry(("llamafactory-cli", "train"), launch.command), Entry(("lmf", "train"), launch.command)),
+    launch=f"{__name__}.launch",
     signature=frozenset(("stage", "finetuning_type")),
     rules=(f"{__name__}.rules",),
 )

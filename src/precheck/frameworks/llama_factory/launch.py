@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from ...sources.launch_args import flag_mapping, split_options
-from ...sources.launchers import CONFIG_SUFFIXES, Found, Launch, dotlist_overrides
+from ...sources.launchers import CONFIG_SUFFIXES, Entry, Found, Launch, ModuleEntry, dotlist_overrides
 
 
 def command(launch: Launch) -> Found | None:
@@ -17,3 +17,9 @@ def command(launch: Launch) -> Found | None:
         return Found(None, root)
     parsed = split_options(args)
     return Found(None, flag_mapping(launch.builder, parsed.options, "hf"))
+
+
+#: the command lines that start it, each with its parser (bound to the framework by its ``Framework``)
+ENTRIES: tuple[Entry, ...] = (Entry(("llamafactory-cli", "train"), command), Entry(("lmf", "train"), command))
+#: the Python modules that start it, each with its parser
+MODULES: tuple[ModuleEntry, ...] = ()

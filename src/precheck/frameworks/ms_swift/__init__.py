@@ -1,13 +1,10 @@
 """ms-swift (modelscope/ms-swift): ``swift sft|pt|rlhf`` over the HF Trainer."""
 
-import re
-
 from ...dialects.base import Priority
 from ...facts import span
-from ...sources.launchers import Entry, ModuleEntry
 from ...traits import ON_HF_TRAINER
 from ..base import Framework
-from . import dialect, launch, resolve
+from . import dialect, resolve
 
 FRAMEWORK = Framework(
     name="ms-swift",
@@ -25,8 +22,7 @@ FRAMEWORK = Framework(
     dialect_class=dialect.MsSwift,
     resolver=resolve.resolve,
     priority=Priority.WRAPPER,
-    launchers=tuple(Entry(("swift", sub), launch.command) for sub in launch.TRAINING),
-    modules=(ModuleEntry(re.compile(r"(^|\.)swift\.cli\.(sft|pt|rlhf)$"), launch.module),),
+    launch=f"{__name__}.launch",
     signature=frozenset(("tuner_type", "train_type", "sft_type")),
     rules=(f"{__name__}.precision_rules",),
 )

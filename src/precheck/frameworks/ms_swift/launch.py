@@ -6,10 +6,11 @@ with ``parse_json_file``). The found run's dialect is bound by the framework's r
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from ...sources.launch_args import Field, flag_mapping, split_options
-from ...sources.launchers import CONFIG_SUFFIXES, Found, Launch
+from ...sources.launchers import CONFIG_SUFFIXES, Entry, Found, Launch, ModuleEntry
 from ...sources.nodes import Node
 
 #: the training subcommands
@@ -31,3 +32,9 @@ def command(launch: Launch) -> Found | None:
 def module(launch: Launch, args: list[Field]) -> Found | None:
     """``python -m`` the CLI's training module, with its own flags."""
     return command(replace(launch, args=args))
+
+
+#: the command lines that start it, each with its parser (bound to the framework by its ``Framework``)
+ENTRIES: tuple[Entry, ...] = tuple(Entry(("swift", sub), command) for sub in TRAINING)
+#: the Python modules that start it, each with its parser
+MODULES: tuple[ModuleEntry, ...] = (ModuleEntry(re.compile(r"(^|\.)swift\.cli\.(sft|pt|rlhf)$"), module),)

@@ -3,13 +3,10 @@
 Its runs are command lines only (no config file format): the entry modules name them.
 """
 
-import re
-
 from ...dialects.base import Priority
-from ...sources.launchers import ModuleEntry
 from ...traits import Traits
 from ..base import Framework
-from . import dialect, launch, resolve
+from . import dialect, resolve
 
 FRAMEWORK = Framework(
     name="openrlhf",
@@ -18,5 +15,5 @@ FRAMEWORK = Framework(
     dialect_class=dialect.OpenRlhf,
     resolver=resolve.resolve,
     priority=Priority.NAMED_ONLY,
-    modules=(ModuleEntry(re.compile(r"(^|\.)openrlhf\.cli\.train_(sft|dpo|rm)$"), launch.module),),
+    launch=f"{__name__}.launch",
 )

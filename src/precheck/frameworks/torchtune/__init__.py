@@ -1,10 +1,9 @@
 """torchtune (pytorch/torchtune): ``tune run RECIPE --config CFG`` recipes."""
 
 from ...dialects.base import Priority
-from ...sources.launchers import Entry
 from ...traits import Traits
 from ..base import Framework
-from . import dialect, launch, resolve
+from . import dialect, resolve
 
 FRAMEWORK = Framework(
     name="torchtune",
@@ -18,6 +17,6 @@ FRAMEWORK = Framework(
     dialect_class=dialect.RecipeConfig,
     resolver=resolve.resolve,
     priority=Priority.OWN_SCHEMA,
-    launchers=(Entry(("tune", "run"), launch.command),),
+    launch=f"{__name__}.launch",
     rules=(f"{__name__}.rules",),
 )

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from ...sources.launch_args import Field, locate
-from ...sources.launchers import TORCHRUN_FLAGS, Found, Launch, dotlist_overrides, launcher_options
+from ...sources.launchers import TORCHRUN_FLAGS, Entry, Found, Launch, ModuleEntry, dotlist_overrides, launcher_options
 from ...sources.nodes import Node
 from .label import NAME
 
@@ -47,3 +47,9 @@ def command(launch: Launch) -> Found | None:
     if not root:
         return None
     return Found(None, root)
+
+
+#: the command lines that start it, each with its parser (bound to the framework by its ``Framework``)
+ENTRIES: tuple[Entry, ...] = (Entry(("tune", "run"), command),)
+#: the Python modules that start it, each with its parser
+MODULES: tuple[ModuleEntry, ...] = ()
