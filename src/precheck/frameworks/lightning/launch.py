@@ -8,6 +8,7 @@ from __future__ import annotations
 from ...sources.launch_args import put
 from ...sources.launchers import Entry, Found, Launch, ModuleEntry
 from ...sources.nodes import Node
+from .modes import GPT_PROGRAM
 
 COMMANDS = {"finetune", "finetune_lora", "finetune_full", "finetune_adapter", "finetune_adapter_v2", "pretrain"}
 METHODS = {"lora", "qlora", "full", "adapter", "adapter_v2"}
@@ -54,6 +55,6 @@ def command(launch: Launch) -> Found | None:
 
 
 #: the command lines that start it, each with its parser (bound to the framework by its ``Framework``)
-ENTRIES: tuple[Entry, ...] = tuple(Entry(("litgpt", sub), command) for sub in sorted(COMMANDS))
+ENTRIES: tuple[Entry, ...] = tuple(Entry((GPT_PROGRAM, sub), command) for sub in sorted(COMMANDS))
 #: the Python modules that start it, each with its parser
 MODULES: tuple[ModuleEntry, ...] = ()

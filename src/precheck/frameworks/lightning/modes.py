@@ -14,6 +14,8 @@ PACKAGE = "lightning"
 #: the variants ``TrainingConfig.variant`` names (the dialect's ``flavour``), and how
 #: findings write the two libraries built on it
 GPT_VARIANT = "litgpt"
+#: the GPT variant's console command (``litgpt finetune``)
+GPT_PROGRAM = "litgpt"
 MEGATRON_VARIANT = "nemo"
 MEGATRON2_VARIANT = "nemo2"
 TRAINER = "trainer"

@@ -12,6 +12,7 @@ from dataclasses import replace
 from ...sources.launch_args import Field, flag_mapping, split_options
 from ...sources.launchers import CONFIG_SUFFIXES, Entry, Found, Launch, ModuleEntry
 from ...sources.nodes import Node
+from .label import ENTRY_MODULES, PROGRAM
 
 #: the training subcommands
 TRAINING = ("sft", "pt", "rlhf", "dpo", "orpo", "simpo")
@@ -35,6 +36,6 @@ def module(launch: Launch, args: list[Field]) -> Found | None:
 
 
 #: the command lines that start it, each with its parser (bound to the framework by its ``Framework``)
-ENTRIES: tuple[Entry, ...] = tuple(Entry(("swift", sub), command) for sub in TRAINING)
+ENTRIES: tuple[Entry, ...] = tuple(Entry((PROGRAM, sub), command) for sub in TRAINING)
 #: the Python modules that start it, each with its parser
-MODULES: tuple[ModuleEntry, ...] = (ModuleEntry(re.compile(r"(^|\.)swift\.cli\.(sft|pt|rlhf)$"), module),)
+MODULES: tuple[ModuleEntry, ...] = (ModuleEntry(re.compile(ENTRY_MODULES), module),)
