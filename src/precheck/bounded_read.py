@@ -19,6 +19,8 @@ import os
 import stat
 from pathlib import Path
 
+from .paths import real
+
 #: files larger than this are refused with a clear message rather than read: the largest
 #: real config is tens of kilobytes. What a file within it may cost to read is bounded by
 #: the value budget (``sources.nodes.MAX_VALUES``): 16 MiB of ``[1,1,...]`` is 8 million values
@@ -65,10 +67,10 @@ def describe_size(size: int) -> str:
 
 def _pseudo(path: str) -> bool:
     try:
-        real = os.path.realpath(path)
+        target = real(path)
     except (OSError, ValueError):
         return False
-    return any(real == root or real.startswith(root + "/") for root in _PSEUDO)
+    return any(target == root or target.startswith(root + "/") for root in _PSEUDO)
 
 
 def read_bytes(path: str | Path, limit: int = MAX_BYTES) -> bytes:

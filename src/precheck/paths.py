@@ -26,6 +26,20 @@ def _resolved_folder(folder: str) -> Path:
     return Path(folder or ".").resolve()
 
 
+def real(path: str) -> str:
+    """``os.path.realpath(path)``, its folder part resolved once per run: a system call for
+    the name (is it a link?) instead of one per component."""
+    head, name = os.path.split(path)
+    if not name or name in (".", "..") or os.path.islink(path):
+        return os.path.realpath(path)
+    return os.path.join(_real_folder(head), name)
+
+
+@lru_cache(maxsize=4096)
+def _real_folder(folder: str) -> str:
+    return os.path.realpath(folder)
+
+
 def working_folder() -> Path:
     """The resolved current folder."""
     return _resolved_folder(os.getcwd())
@@ -35,3 +49,4 @@ def clear() -> None:
     """Forget earlier runs' answers (a long-lived process: links and folders change)."""
     resolved.cache_clear()
     _resolved_folder.cache_clear()
+    _real_folder.cache_clear()

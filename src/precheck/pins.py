@@ -11,6 +11,7 @@ simply not evidence.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,6 +55,41 @@ def requirements(path: Path, seen: set[Path] | None = None) -> Iterator[tuple[Pa
     """Pins of a requirements file, following ``-r``/``-c`` includes once each. A pin whose
     environment marker is false here comes after the others (first match wins)."""
     seen = set() if seen is None else seen
+    later: list[tuple[Path, str, str, int]] = []
+    for item in _requirement_lines(path, seen):
+        if isinstance(item, Path):
+            yield from requirements(item, seen)
+            continue
+        number, name, version, marker = item
+        if marker is None or marker_holds(marker):
+            yield path, name, version, number
+        else:
+            later.append((path, name, version, number))
+    yield from later
+
+
+#: a pin as written: (file, canonical name, version, 1-based line, environment marker or None)
+RawPin = tuple[Path, str, str, int, str | None]
+
+
+def raw_requirements(path: Path, seen: set[Path] | None = None) -> Iterator[RawPin]:
+    """The pins of a requirements file in line order (an include's where it is), markers
+    unevaluated. :func:`requirements` moves the pins whose marker is false to the end of
+    their file: that changes which pin of a name comes first only where the name is pinned
+    more than once, so a reader that takes the first pin of each name evaluates markers
+    (and imports ``packaging.markers``) only there."""
+    seen = set() if seen is None else seen
+    for item in _requirement_lines(path, seen):
+        if isinstance(item, Path):
+            yield from raw_requirements(item, seen)
+        else:
+            number, name, version, marker = item
+            yield path, name, version, number, marker
+
+
+def _requirement_lines(path: Path, seen: set[Path]) -> Iterator[Path | tuple[int, str, str, str | None]]:
+    """A requirements file's includes (their paths) and pins (line, name, version, marker),
+    in line order; nothing for a file already read."""
     try:
         key = path.resolve()
     except (OSError, RuntimeError):  # RuntimeError: a symlink loop, up to Python 3.12
@@ -61,20 +97,14 @@ def requirements(path: Path, seen: set[Path] | None = None) -> Iterator[tuple[Pa
     if key in seen:
         return
     seen.add(key)
-    later: list[tuple[Path, str, str, int]] = []
     for number, line in _logical_lines(_lines(path)):
         include = _INCLUDE.match(line)
         if include:
-            yield from requirements(path.parent / (include.group(1) or include.group(2)), seen)
+            yield path.parent / (include.group(1) or include.group(2))
             continue
-        parsed = requirement(line)
+        parsed = _parsed(line)
         if parsed is not None:
-            name, version, applies = parsed
-            if applies:
-                yield path, name, version, number
-            else:
-                later.append((path, name, version, number))
-    yield from later
+            yield number, *parsed
 
 
 def _logical_lines(lines: list[str]) -> Iterator[tuple[int, str]]:
@@ -99,6 +129,15 @@ def requirement(line: str, markers: bool = True) -> tuple[str, str, bool] | None
     """(canonical name, exact version or PEP 440 range, whether its marker holds here) of
     one requirement line; None for anything else (URLs, options, unreadable text).
     ``markers=False`` leaves environment markers unevaluated (taken as holding)."""
+    parsed = _parsed(line)
+    if parsed is None:
+        return None
+    name, version, marker = parsed
+    return name, version, not markers or marker is None or marker_holds(marker)
+
+
+def _parsed(line: str) -> tuple[str, str, str | None] | None:
+    """(canonical name, exact version or PEP 440 range, environment marker or None)."""
     text = _OPTION.sub("", " " + line).strip()  # --hash=..., --install-option ...
     match = _REQ.match(text)
     if match is None or "@" in match.group(2):
@@ -106,16 +145,20 @@ def requirement(line: str, markers: bool = True) -> tuple[str, str, bool] | None
     text = re.sub(r"\s+", "", match.group(2))
     if not _SPECIFIERS.match(text):
         return None  # not PEP 440 (poetry's ^1.2, a URL): not evidence
-    applies = True
-    if markers and match.group(3) and match.group(3).strip():
-        from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
-
-        try:
-            applies = Marker(match.group(3).strip()).evaluate()
-        except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
-            applies = True
+    marker = (match.group(3) or "").strip() or None
     exact = _EXACT.match(text)
-    return canonical(match.group(1)), exact.group(1) if exact else text, applies
+    return canonical(match.group(1)), exact.group(1) if exact else text, marker
+
+
+def marker_holds(marker: str) -> bool:
+    """Whether a PEP 508 environment marker holds for the interpreter precheck runs in
+    (an unreadable marker holds: the pin is not discarded on a guess)."""
+    from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
+
+    try:
+        return Marker(marker).evaluate()
+    except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+        return True
 
 
 def pyproject(path: Path) -> Iterator[Pin]:
@@ -168,10 +211,34 @@ def conda(path: Path) -> Iterator[Pin]:
 
 def pins_in(path: Path) -> Iterator[tuple[Path, str, str, int]]:
     """Every exact pin in one file, with the file it was read from (includes differ)."""
-    name = path.name
-    if name.startswith("requirements") and name.endswith(".txt"):
+    if _is_requirements(path.name):
         yield from requirements(path)
         return
+    yield from _other_pins(path)
+
+
+def first_pins_in(path: Path) -> Iterator[tuple[Path, str, str, int]]:
+    """The pins of one file in an order whose first pin of each name is the first of
+    :func:`pins_in` (the order of the other pins may differ): environment markers are
+    evaluated only for a name pinned more than once with a marker."""
+    if not _is_requirements(path.name):
+        yield from _other_pins(path)
+        return
+    raw = list(raw_requirements(path))
+    twice = {name for name, count in Counter(name for _, name, _, _, _ in raw).items() if count > 1}
+    if any(marker is not None and name in twice for _, name, _, _, marker in raw):
+        yield from requirements(path)  # a marker decides which pin of a name comes first
+        return
+    for source, name, version, number, _ in raw:
+        yield source, name, version, number
+
+
+def _is_requirements(name: str) -> bool:
+    return name.startswith("requirements") and name.endswith(".txt")
+
+
+def _other_pins(path: Path) -> Iterator[tuple[Path, str, str, int]]:
+    name = path.name
     reader = {"pyproject.toml": pyproject, "uv.lock": lock, "poetry.lock": lock}.get(name)
     if reader is None and name in ("environment.yml", "environment.yaml"):
         reader = conda

@@ -25,7 +25,7 @@ from .bounded_read import read_text
 from .errors import UsageError
 from .paths import clear as clear_paths
 from .paths import resolved, working_folder
-from .pins import PIN_FILES, canonical, pins_in
+from .pins import PIN_FILES, canonical, first_pins_in
 from .project import for_folder
 
 if TYPE_CHECKING:
@@ -217,12 +217,13 @@ def _folders_from(start: Path) -> tuple[Path, ...]:
 
 @lru_cache(maxsize=1024)
 def _pins_in_folder(folder: Path) -> tuple[tuple[Path, str, str, int], ...]:
-    """Every exact pin in one folder's pin files (read once per run: many configs share them)."""
+    """The pins in one folder's pin files, the first of each name first (read once per run:
+    many configs share them; only the first pin of a name is ever used)."""
     pins: list[tuple[Path, str, str, int]] = []
     for pattern in PIN_FILES:
         with contextlib.suppress(OSError):
             for pin_file in sorted(folder.glob(pattern)):
-                pins.extend(pins_in(pin_file))
+                pins.extend(first_pins_in(pin_file))
     return tuple(pins)
 
 
