@@ -12,6 +12,7 @@ version-dependent rules say so.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import os
 import re
 import sys
@@ -220,10 +221,13 @@ def _pins_in_folder(folder: Path) -> tuple[tuple[Path, str, str, int], ...]:
     """The pins in one folder's pin files, the first of each name first (read once per run:
     many configs share them; only the first pin of a name is ever used)."""
     pins: list[tuple[Path, str, str, int]] = []
+    try:  # one listing, matched as ``sorted(folder.glob(pattern))`` for each pattern
+        names = os.listdir(folder)
+    except OSError:
+        return ()
     for pattern in PIN_FILES:
-        with contextlib.suppress(OSError):
-            for pin_file in sorted(folder.glob(pattern)):
-                pins.extend(first_pins_in(pin_file))
+        for name in sorted(fnmatch.filter(names, pattern)):
+            pins.extend(first_pins_in(folder / name))
     return tuple(pins)
 
 
