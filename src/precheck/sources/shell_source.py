@@ -167,6 +167,17 @@ class Shell:
     # -- expansion -----------------------------------------------------------------------------
 
     def expand(self, word: Word) -> list[Field]:
+        """The fields of ``word``. A plain word (one unquoted literal: most words of a launch
+        line) is its own one field, made at once as :meth:`expand_parts` would make it."""
+        parts = word.parts
+        if len(parts) == 1:
+            only = parts[0]
+            if type(only) is Lit and not only.quoted and only.text and len(only.text) == len(only.at):
+                return [Field(only.text, list(only.at), word.raw.text, only.at[0], False, [])]
+        return self.expand_parts(word)
+
+    def expand_parts(self, word: Word) -> list[Field]:
+        """The fields of ``word``, part by part: expanded, unquoted expansions split."""
         fields = _Fields(word)
         self._parts(word.parts, fields, split=True)
         return fields.done()
