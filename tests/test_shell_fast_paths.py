@@ -4,6 +4,7 @@ taken at once, a plain word expanded at once."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +14,8 @@ import pytest
 
 from precheck.errors import InputError
 from precheck.sources import shell_lexer
+from precheck.sources.notebook import all_cells
+from precheck.sources.notebook_commands import _BANG, _RUN, command_runs
 from precheck.sources.shell_lexer import Command, Lexer, Lit, Param, Part, Src, Word, lex
 from precheck.sources.shell_source import Shell, parse_script
 
@@ -123,3 +126,40 @@ def test_fast_paths_match_on_real_scripts() -> None:
     makefiles = sorted(PROJECTS.rglob("Makefile"))
     for path in makefiles:
         _both(path.read_text(encoding="utf-8", errors="replace"), "makefile", str(path))
+
+
+NOTEBOOK_ROWS = ["!torchrun t.py", "  %sx ls", "%system ls", "%run -m pkg", "  %run t.py", "x = !ls", "%%bash", "# ! %"]
+
+
+def test_notebook_command_rows_hold_a_bang_or_a_percent() -> None:
+    """:func:`~precheck.sources.notebook_commands.command_runs` passes over a cell, or a row,
+    without ``!`` and ``%``: no row the two patterns match lacks both."""
+    rows = list(NOTEBOOK_ROWS)
+    if PROJECTS.is_dir():
+        for notebook in sorted(PROJECTS.rglob("*.ipynb")):
+            text = notebook.read_text(encoding="utf-8", errors="replace")
+            try:
+                cells = all_cells(str(notebook), text)
+            except InputError:
+                continue
+            rows += [row for cell in cells for row in cell.code.split("\n")]
+    matched = [row for row in rows if _BANG.match(row) or _RUN.match(row)]
+    assert len(matched) >= 6
+    assert all("!" in row or "%" in row for row in matched)
+    assert not [row for row in rows if ("!" in row or "%" in row) is False and (_BANG.match(row) or _RUN.match(row))]
+
+
+def test_notebook_commands_found_in_cells_among_plain_ones() -> None:
+    source = [
+        "import torch\nx = 1\n",
+        "!torchrun --nproc_per_node 2 t.py \\\n  --bf16 True --per_device_train_batch_size 4\n",
+        "y = 2  # 100 percent\n",
+        "%%bash\nexport X=1\naccelerate launch --mixed_precision fp16 t.py --fp16\n",
+    ]
+    cells = [{"cell_type": "code", "source": code, "metadata": {}, "outputs": []} for code in source]
+    text = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+    documents = command_runs("n.ipynb", text)
+    assert [(d.label, d.root.line, d.root.column, d.root.plain()) for d in documents] == [
+        ("`torchrun` in cell 2, line 1", 11, 55, {"bf16": True, "per_device_train_batch_size": 4}),
+        ("`accelerate launch` in cell 4, line 3", 23, 53, {"mixed_precision": "fp16"}),
+    ]
