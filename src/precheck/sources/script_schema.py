@@ -231,6 +231,16 @@ def _statements(tree: ast.Module) -> tuple[list[ast.ClassDef], list[ast.Import |
     return classes, imports
 
 
+def statements(node: ast.AST) -> list[ast.AST]:
+    """``node`` and the statements under it, nested blocks included (and their except
+    handlers and match cases): the statements :func:`ast.walk` finds, in no promised order."""
+    out = [node]
+    for current in out:  # a list read while it grows
+        for name in _BODIES.get(type(current), ()):
+            out.extend(getattr(current, name))
+    return out
+
+
 #: the fields that hold statements (or except handlers, match cases), in each node's field order
 _BODIES: dict[type, tuple[str, ...]] = {
     kind: tuple(f for f in kind._fields if f in ("body", "orelse", "finalbody", "handlers", "cases"))
@@ -653,4 +663,4 @@ def _is_bool(annotation: ast.expr) -> bool:
     return text.strip("'\"") in ("bool", "Optional[bool]", "bool|None", "None|bool", "typing.Optional[bool]")
 
 
-__all__ = ["MISSING", "Option", "Schema", "clear", "parse_file", "read_schema"]
+__all__ = ["MISSING", "Option", "Schema", "clear", "parse_file", "read_schema", "statements"]

@@ -1,0 +1,95 @@
+"""The launched-script readers' fast paths find what a full walk finds, on real scripts and
+odd code: a statement holding the source of an effect, the assignments of a function."""
+
+from __future__ import annotations
+
+import ast
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from precheck.sources.python_index import walk
+from precheck.sources.script_effects import _holds_source, _source_of_effect
+from precheck.sources.script_schema import statements
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECTS = ROOT.parent / "shared" / "projects"
+
+ODD = """
+global_x = 1
+def f(args):
+    global g
+    nonlocal_like = {**kw, "torch_dtype": d, None: 1}
+    m[("attn_implementation")] = 2
+    x = lambda: Trainer(fp16=args.fp16)
+    y = [LoraConfig(r=8) for _ in range(2)]
+    z = f"{BitsAndBytesConfig(load_in_4bit=True)}"
+    w = model_kwargs["torch_dtype"]
+    async def g():
+        async with a as b:
+            v = await h(bf16=1)
+    class C:
+        q = 1
+    try:
+        t = 1
+    except E as e:
+        t = 2
+    else:
+        t = 3
+    finally:
+        u = 4
+    match cmd:
+        case {"k": 1} as mm if mm:
+            r = 1
+        case Point(x=0, y=[1, *rest]):
+            r = 2
+    while (n := next(it)):
+        del k[0]
+    for i in range(3):
+        assert i, Accelerator(mixed_precision="bf16")
+    with open(p) as fh:
+        import os
+        from a import b
+    return dict(dtype=x)
+"""
+
+
+def _trees() -> list[ast.Module]:
+    trees = [ast.parse(ODD)]
+    if PROJECTS.is_dir():
+        for path in sorted(PROJECTS.rglob("*.py"))[::2]:  # half of them: the whole set takes long
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    trees.append(ast.parse(path.read_text(encoding="utf-8", errors="replace")))
+            except (SyntaxError, ValueError):
+                continue
+    return trees
+
+
+def test_holds_source_is_any_source_of_effect_over_the_walk() -> None:
+    found = 0
+    for tree in _trees():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.stmt | ast.expr):
+                expected = any(_source_of_effect(sub) for sub in walk(node))
+                assert _holds_source(node) is expected, ast.dump(node)[:200]
+                found += expected
+    assert found > 100
+
+
+def test_statements_are_the_statements_of_the_walk() -> None:
+    kinds = (ast.stmt, ast.ExceptHandler, ast.match_case)
+    for tree in _trees():
+        for node in [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))]:
+            expected = [n for n in walk(node) if isinstance(n, kinds) or n is node]
+            assert sorted(map(id, statements(node))) == sorted(map(id, expected))
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="except* is Python 3.11's")
+def test_statements_under_except_star() -> None:
+    tree = ast.parse("try:\n    a = 1\nexcept* E:\n    b = 2\n")
+    found = sorted(type(n).__name__ for n in statements(tree))
+    assert found == ["Assign", "Assign", "ExceptHandler", "Module", "TryStar"]
