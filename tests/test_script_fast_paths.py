@@ -12,7 +12,7 @@ import pytest
 
 from precheck.sources.python_index import walk
 from precheck.sources.script_effects import _holds_source, _source_of_effect
-from precheck.sources.script_schema import statements
+from precheck.sources.script_schema import _PARSER_WORDS, _names_a_parser, _unparsed, statements
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECTS = ROOT.parent / "shared" / "projects"
@@ -93,3 +93,48 @@ def test_statements_under_except_star() -> None:
     tree = ast.parse("try:\n    a = 1\nexcept* E:\n    b = 2\n")
     found = sorted(type(n).__name__ for n in statements(tree))
     assert found == ["Assign", "Assign", "ExceptHandler", "Module", "TryStar"]
+
+
+def test_unparsed_is_ast_unparse() -> None:
+    checked = 0
+    for tree in _trees():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name | ast.Attribute | ast.Subscript | ast.Constant | ast.BinOp):
+                assert _unparsed(node) == ast.unparse(node)
+                checked += 1
+    assert checked > 1000
+    odd = ast.parse("(1).real; a.b.c; 'x'.y; f().g; a[1].b", mode="exec")
+    for node in ast.walk(odd):
+        if isinstance(node, ast.expr):
+            assert _unparsed(node) == ast.unparse(node)
+
+
+PARSER_TEXTS = [
+    "",
+    "option",
+    "options = 1",
+    "add_option(x)",
+    "click.option('--x')",
+    "éoption",
+    "option²",
+    "option\u0301 = 1",
+    "x.Fire(main)",
+    "Fire2",
+    "_Fire",
+    "Fire_",
+    "HfArgumentParserX HfArgumentParser",
+    "parse_args_into_dataclassesparse_args_into_dataclasses",
+    "# add_argument\n",
+    "٣add_argument",
+    "add_argument٣ add_argumentK",
+    "TrlParser",
+]
+
+
+def test_names_a_parser_is_the_pattern() -> None:
+    texts = list(PARSER_TEXTS)
+    if PROJECTS.is_dir():
+        texts += [p.read_text(encoding="utf-8", errors="replace") for p in sorted(PROJECTS.rglob("*.py"))]
+    found = [_PARSER_WORDS.search(text) is not None for text in texts]
+    assert [_names_a_parser(text) for text in texts] == found
+    assert 10 < found.count(True) < len(found) - 10

@@ -155,11 +155,29 @@ def parse_file(path: Path) -> ast.Module | None:
 
 #: the words a call or decorator :meth:`_Reader._parsers_in` reads is named by (a module
 #: without one is not walked for them: its classes and imports are all it gives)
-_PARSER_WORDS = re.compile(
-    r"\b(?:HfArgumentParser|TrlParser|add_argument|parse_known_args|parse_known_intermixed_args|"
-    r"parse_args_into_dataclasses|parse_args_and_config|parse_dict|parse_json_file|parse_yaml_file|"
-    r"add_subparsers|set_defaults|Fire|option)\b"
+_PARSER_NAMES = (
+    *("add_argument", "HfArgumentParser", "TrlParser", "parse_known_args", "parse_known_intermixed_args"),
+    *("parse_args_into_dataclasses", "parse_args_and_config", "parse_dict", "parse_json_file", "parse_yaml_file"),
+    *("add_subparsers", "set_defaults", "Fire", "option"),
 )
+#: the same as one pattern (what :func:`_names_a_parser` answers, several times faster)
+_PARSER_WORDS = re.compile(r"\b(?:" + "|".join(_PARSER_NAMES) + r")\b")
+
+
+def _names_a_parser(text: str) -> bool:
+    """``_PARSER_WORDS.search(text) is not None``: one of :data:`_PARSER_NAMES` as a whole
+    word (no word character, ``\\w``, on either side), each looked for with ``str.find``."""
+    size = len(text)
+    for name in _PARSER_NAMES:
+        start = text.find(name)
+        while start >= 0:
+            end = start + len(name)
+            before = text[start - 1] if start else " "
+            after = text[end] if end < size else " "
+            if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+                return True
+            start = text.find(name, start + 1)
+    return False
 
 
 @dataclass(slots=True)
@@ -170,7 +188,7 @@ class _Module:
     tree: ast.Module
     classes: list[ast.ClassDef]
     imports: list[ast.Import | ast.ImportFrom]
-    #: the text names a parser call (:data:`_PARSER_WORDS`)
+    #: the text names a parser call (:data:`_PARSER_NAMES`)
     parses: bool
     #: the calls, function definitions and assignments, once walked (only where ``parses``)
     walked: list[ast.AST] | None = None
@@ -204,7 +222,7 @@ def _module(path: Path) -> _Module | None:
             # Python reads identifiers NFKC-normalised: a non-ASCII text is searched as the parser sees it
             words = text if text.isascii() else unicodedata.normalize("NFKC", text)
             classes, imports = _statements(tree)
-            module = _Module(tree, classes, imports, _PARSER_WORDS.search(words) is not None)
+            module = _Module(tree, classes, imports, _names_a_parser(words))
     if len(_MODULES) >= 256:
         _MODULES.pop(next(iter(_MODULES)))
     _MODULES[key] = module
@@ -445,17 +463,18 @@ class _Reader:
         for statement in definition.body:
             if not isinstance(statement, ast.AnnAssign) or not isinstance(statement.target, ast.Name):
                 continue
-            if "ClassVar" in ast.unparse(statement.annotation):
+            written = _unparsed(statement.annotation)  # once for the three looks below
+            if "ClassVar" in written:
                 continue
             default = _field_default(statement.value)
-            is_bool = _is_bool(statement.annotation)
+            is_bool = _is_bool_text(written)
             self.schema.options[statement.target.id] = Option(
                 statement.target.id,
                 default,
                 "bool" if is_bool else "value",
                 path,
                 statement.lineno,
-                type_name=_type_name(statement.annotation),
+                type_name=_type_name_text(written),
             )
 
     def _argparse(self, path: Path, call: ast.Call) -> None:
@@ -482,7 +501,7 @@ class _Reader:
         elif action_name == "store_false":
             kind, default = "store_false", True
         elif action is not None and action_name is None:
-            kind = "bool" if "BooleanOptionalAction" in ast.unparse(action) else "value"
+            kind = "bool" if "BooleanOptionalAction" in _unparsed(action) else "value"
         type_node = keywords.get("type")
         type_name = "str" if type_node is None else _type_name(type_node)
         if type_name == "bool":
@@ -607,9 +626,19 @@ def _callee(expr: ast.expr) -> str | None:
     return None
 
 
+def _unparsed(expr: ast.expr) -> str:
+    """``ast.unparse(expr)``, written directly for a name and a name's attribute (``bool``,
+    ``argparse.BooleanOptionalAction``: most annotations and argparse types)."""
+    if type(expr) is ast.Name:
+        return expr.id
+    if type(expr) is ast.Attribute and type(expr.value) is ast.Name:
+        return f"{expr.value.id}.{expr.attr}"
+    return ast.unparse(expr)
+
+
 def _dotted(expr: ast.expr) -> str:
     try:
-        return ast.unparse(expr)
+        return _unparsed(expr)
     except (ValueError, RecursionError):
         return ""
 
@@ -649,7 +678,12 @@ def _true(expr: ast.expr) -> bool:
 
 def _type_name(expr: ast.expr) -> str:
     """``str``, ``int``, ``float``, ``bool`` (also inside ``Optional[...]``), else "other"."""
-    text = _dotted(expr).replace(" ", "").strip("'\"")
+    return _type_name_text(_dotted(expr))
+
+
+def _type_name_text(written: str) -> str:
+    """:func:`_type_name` of the expression written ``written``."""
+    text = written.replace(" ", "").strip("'\"")
     for prefix in ("typing.Optional[", "Optional["):
         if text.startswith(prefix) and text.endswith("]"):
             text = text[len(prefix) : -1]
@@ -657,9 +691,9 @@ def _type_name(expr: ast.expr) -> str:
     return text if text in ("str", "int", "float", "bool") else "other"
 
 
-def _is_bool(annotation: ast.expr) -> bool:
-    """``bool``, ``Optional[bool]``, ``bool | None``, ``"bool"``."""
-    text = _dotted(annotation).replace(" ", "")
+def _is_bool_text(written: str) -> bool:
+    """The annotation written ``written`` is ``bool``, ``Optional[bool]``, ``bool | None``, ``"bool"``."""
+    text = written.replace(" ", "")
     return text.strip("'\"") in ("bool", "Optional[bool]", "bool|None", "None|bool", "typing.Optional[bool]")
 
 
