@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from precheck.sources import script_schema
 from precheck.sources.python_index import walk
 from precheck.sources.script_effects import _holds_source, _source_of_effect
 from precheck.sources.script_schema import _PARSER_WORDS, _names_a_parser, _unparsed, statements
@@ -138,3 +139,40 @@ def test_names_a_parser_is_the_pattern() -> None:
     found = [_PARSER_WORDS.search(text) is not None for text in texts]
     assert [_names_a_parser(text) for text in texts] == found
     assert 10 < found.count(True) < len(found) - 10
+
+
+def _projection(schema: script_schema.Schema) -> object:
+    options = {name: (o.default, o.kind, o.path, o.line, o.choices, o.type_name) for name, o in schema.options.items()}
+    modules = list(schema.modules)
+    return options, schema.frameworks, schema.trl_configs, schema.closed, schema.parsers, schema.config_options, modules
+
+
+@pytest.mark.skipif(not PROJECTS.is_dir(), reason="../shared/projects not present")
+def test_module_lookups_from_listings_find_what_stat_calls_find(monkeypatch: pytest.MonkeyPatch) -> None:
+    scripts = sorted(PROJECTS.rglob("*.py"))[::2]
+    script_schema.clear()
+    listed = [_projection(script_schema.read_schema(path)) for path in scripts]
+    assert script_schema._LISTINGS and any(names for names in script_schema._LISTINGS.values())
+    script_schema.clear()
+    monkeypatch.setattr(script_schema, "_may_hold", lambda folder, name: True)
+    assert [_projection(script_schema.read_schema(path)) for path in scripts] == listed
+    script_schema.clear()
+    assert sum(len(p[-1]) for p in listed) > len(scripts)  # sibling modules were found
+
+
+def test_a_listing_never_answers_no_for_a_file_there(tmp_path: Path) -> None:
+    (tmp_path / "Utils.py").write_text("x = 1\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text("y = 2\n")
+    script_schema.clear()
+    folder = str(tmp_path)
+    assert script_schema._may_hold(folder, "Utils.py") and script_schema._may_hold(folder, "utils.py")
+    assert script_schema._may_hold(folder, "pkg") and script_schema._may_hold(folder, "PKG")
+    assert not script_schema._may_hold(folder, "torch.py") and not script_schema._may_hold(folder, "torch")
+    assert script_schema._may_hold(folder, "tørch.py")  # not ASCII: stat decides
+    assert script_schema._may_hold(str(tmp_path / "missing"), "torch.py")  # not listed: stat decides
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "\u212aeras.py").write_text("")  # KELVIN SIGN: `keras.py` on a case-folding system
+    assert script_schema._listing(str(tmp_path / "other")) is None
+    assert script_schema._may_hold(str(tmp_path / "other"), "keras.py")
+    script_schema.clear()
