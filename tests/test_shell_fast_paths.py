@@ -8,12 +8,13 @@ import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 
 from precheck.errors import InputError
 from precheck.sources import shell_lexer
+from precheck.sources.launch_args import program_name
 from precheck.sources.notebook import all_cells
 from precheck.sources.notebook_commands import _BANG, _RUN, command_runs
 from precheck.sources.shell_lexer import Command, Lexer, Lit, Param, Part, Src, Word, lex
@@ -163,3 +164,13 @@ def test_notebook_commands_found_in_cells_among_plain_ones() -> None:
         ("`torchrun` in cell 2, line 1", 11, 55, {"bf16": True, "per_device_train_batch_size": 4}),
         ("`accelerate launch` in cell 4, line 3", 23, 53, {"mixed_precision": "fp16"}),
     ]
+
+
+def test_program_name_is_the_posix_path_name() -> None:
+    words = ["", ".", "..", "python", "/usr/bin/python3", "a/", "a/.", "./x", "//x", "/", "x//", "a/..", ". ", "\\x"]
+    if PROJECTS.is_dir():
+        for path in sorted(PROJECTS.rglob("*.sh")):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            words += [w.raw.text for command in lex(str(path), Src.of(text), text) for w in command.words]
+    assert len(words) > 1000
+    assert [program_name(word) for word in words] == [PurePosixPath(word).name for word in words]

@@ -210,34 +210,44 @@ class Lexer:
     def tokens(self) -> list[Word | str]:
         text, n = self.src.text, len(self.src.text)
         out: list[Word | str] = []
-        while self.i < n:
-            c = text[self.i]
+        append = out.append
+        i = self.i  # self.i is kept up to date around the calls that read it
+        while i < n:
+            c = text[i]
             if c in " \t\r":
-                self.i += 1
-            elif c == "\\" and text.startswith("\n", self.i + 1):
-                self.i += 2
+                i += 1
+            elif c == "\\" and text.startswith("\n", i + 1):
+                i += 2
             elif c == "\n":
-                out.append("\n")
-                self.i += 1
-                self.skip_heredocs()
+                append("\n")
+                i += 1
+                if self.heredocs:
+                    self.i = i
+                    self.skip_heredocs()
+                    i = self.i
             elif c == "#":
-                end = text.find("\n", self.i)
-                self.i = n if end < 0 else end
+                end = text.find("\n", i)
+                i = n if end < 0 else end
             elif c in _META:
-                op = next(o for o in _OPERATORS if text.startswith(o, self.i))
-                self.i += len(op)
-                out.append(op)
+                op = next(o for o in _OPERATORS if text.startswith(o, i))
+                i += len(op)
+                append(op)
                 if op in _HEREDOCS:
+                    self.i = i
                     self.heredoc(op == "<<-")
+                    i = self.i
             else:
+                self.i = i
                 word = self.word()
+                i = self.i
                 if word is not None:
-                    out.append(word)
+                    append(word)
                     if len(out) > MAX_TOKENS:
                         raise self.error(
                             f"more than {MAX_TOKENS:,} words and operators: larger than any launch script; not read",
-                            self.i - 1,
+                            i - 1,
                         )
+        self.i = i
         return out
 
     # -- here-documents ------------------------------------------------------------------------
