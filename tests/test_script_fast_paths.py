@@ -176,3 +176,16 @@ def test_a_listing_never_answers_no_for_a_file_there(tmp_path: Path) -> None:
     assert script_schema._listing(str(tmp_path / "other")) is None
     assert script_schema._may_hold(str(tmp_path / "other"), "keras.py")
     script_schema.clear()
+
+
+def test_a_script_is_found_once_per_run(tmp_path: Path) -> None:
+    from precheck.sources import script_path
+
+    (tmp_path / "train.py").write_text("")
+    script_path.clear()
+    first = script_path.resolve_script("train.py", False, [tmp_path])
+    (tmp_path / "train.py").unlink()
+    assert script_path.resolve_script("train.py", False, [tmp_path]) is first == tmp_path / "train.py"
+    assert script_path.resolve_script("train.py", False, [tmp_path / "."]) == first  # the same folder, written alike
+    script_path.clear()
+    assert script_path.resolve_script("train.py", False, [tmp_path]) is None
