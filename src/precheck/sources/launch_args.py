@@ -34,7 +34,7 @@ import ast
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
@@ -152,6 +152,14 @@ class Field:
 
     def looks_like_option(self) -> bool:
         return self.text.startswith("-") and len(self.text) > 1 and not _NEGATIVE.match(self.text)
+
+
+def program_name(text: str) -> str:
+    """``PurePosixPath(text).name``: the program a command's first word names
+    (``/usr/bin/python3`` → ``python3``), without building a path for a bare name."""
+    if "/" not in text:
+        return "" if text == "." else text
+    return PurePosixPath(text).name
 
 
 class Builder:

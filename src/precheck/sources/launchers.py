@@ -36,9 +36,20 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from .launch_args import Builder, Field, Parsed, flag_mapping, locate, put, shown, split_options, with_path
+from .launch_args import (
+    Builder,
+    Field,
+    Parsed,
+    flag_mapping,
+    locate,
+    program_name,
+    put,
+    shown,
+    split_options,
+    with_path,
+)
 from .nodes import Node
 from .script_path import resolve_script
 
@@ -584,7 +595,7 @@ def match(argv: list[Field]) -> tuple[Entry | None, int]:
     """The launcher ``argv`` starts (and how many words name it), or (None, 0)."""
     if not argv:
         return None, 0
-    program = PurePosixPath(argv[0].text).name
+    program = program_name(argv[0].text)
     if _PYTHON.fullmatch(program):
         return Entry(("python",), python), 1
     for entry in launchers():
@@ -598,7 +609,7 @@ def match(argv: list[Field]) -> tuple[Entry | None, int]:
 
 def named(argv: list[Field], count: int) -> list[Field]:
     """The words that name the run in its label: ``python -m pkg.cli.train``, ``accelerate launch``."""
-    if not _PYTHON.fullmatch(PurePosixPath(argv[0].text).name):
+    if not _PYTHON.fullmatch(program_name(argv[0].text)):
         return argv[:count]
     i = 1
     while i < len(argv):
@@ -613,7 +624,7 @@ def named(argv: list[Field], count: int) -> list[Field]:
 
 def label(head: list[Field], builder: Builder) -> str:
     line, _ = builder.where(head[0].offset())
-    return f"`{' '.join(PurePosixPath(h.text).name if i == 0 else h.text for i, h in enumerate(head))}` at line {line}"
+    return f"`{' '.join(program_name(h.text) if i == 0 else h.text for i, h in enumerate(head))}` at line {line}"
 
 
 __all__ = ["Entry", "Found", "Launch", "ModuleEntry", "label", "launchers", "match", "modules", "named"]

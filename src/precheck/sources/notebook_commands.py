@@ -28,7 +28,10 @@ def command_runs(path: str, text: str) -> list[Document]:
     #: per script line: the cell, its 1-based line, and how many characters were dropped in front
     origin: list[tuple[Cell, int, int]] = []
     for cell in all_cells(path, text):
-        rows = cell.code.split("\n")
+        code = cell.code
+        if "!" not in code and "%" not in code:
+            continue  # no `!` line, `%run`, `%sx` or `%%bash` (each needs one of the two)
+        rows = code.split("\n")
         first = rows[0].strip() if rows else ""
         if first.startswith("%%"):
             if first[2:].strip() in _SHELL_CELLS:
@@ -41,6 +44,8 @@ def command_runs(path: str, text: str) -> list[Document]:
             continue
         continued = False
         for number, row in enumerate(rows, start=1):
+            if not continued and "!" not in row and "%" not in row:
+                continue  # neither pattern can match (and `continued` stays False)
             bang, run = _BANG.match(row), _RUN.match(row)
             if continued:  # IPython joins a command's `\`-ended lines before the shell sees them
                 lines.append(row)

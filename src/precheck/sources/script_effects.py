@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .python_index import walk
+from .script_schema import statements
 
 #: run keys an option can reach, and the callees whose keyword sets them (None: any call)
 _KEYWORDS: dict[str, tuple[str, ...] | None] = {
@@ -138,7 +139,7 @@ def _statement_sources(node: ast.stmt, found: set[int]) -> bool:
         for handler in getattr(node, "handlers", []):
             hit |= _block(handler.body, found)
     else:
-        hit = any(_source_of_effect(sub) for sub in walk(node))
+        hit = _holds_source(node)
     if hit:
         found.add(id(node))
     return hit
@@ -146,6 +147,40 @@ def _statement_sources(node: ast.stmt, found: set[int]) -> bool:
 
 #: the statements the walker reads block by block
 _COMPOUND = (ast.For, ast.While, ast.With, ast.AsyncWith, ast.AsyncFor, ast.Try)
+
+
+def _holds_source(node: ast.AST) -> bool:
+    """``any(_source_of_effect(sub) for sub in walk(node))``, stopping at the first source,
+    without building the list (depth first: the order does not change ``any``)."""
+    stack = [node]
+    pop, extend, fields_of, tree_node = stack.pop, stack.extend, _NODE_FIELDS, ast.AST
+    looked_for = _LOOKED_FOR
+    while stack:
+        current = pop()
+        kind = type(current)
+        if kind in looked_for and _source_of_effect(current):
+            return True
+        names = fields_of.get(kind)
+        if names is None:
+            names = fields_of[kind] = tuple(f for f in getattr(kind, "_fields", ()) if f not in _NO_NODES)
+        for name in names:
+            value = getattr(current, name, None)
+            if type(value) is list:
+                extend(value)  # nodes; a `Dict`'s keys may hold None, `global`'s names are strings
+            elif isinstance(value, tree_node):
+                stack.append(value)
+    return False
+
+
+#: the nodes :func:`_source_of_effect` may say yes to
+_LOOKED_FOR = frozenset({ast.Call, ast.Dict, ast.Subscript})
+#: per node type: the fields that may hold nodes (for :func:`_holds_source`)
+_NODE_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Name: ()}
+#: fields that hold names, numbers, flags, contexts or operators: never a node looked for
+_NO_NODES = frozenset(
+    {"ctx", "op", "ops", "id", "attr", "arg", "name", "module", "level", "kind", "type_comment", "conversion"}
+    | {"is_async", "simple", "lineno", "col_offset", "end_lineno", "end_col_offset"}
+)
 
 
 def _source_of_effect(node: ast.AST) -> bool:
@@ -395,7 +430,7 @@ def _negate(condition: Condition) -> Condition:
 def _assignments(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr | None]:
     """Names assigned once in a function (assigned twice: None, not followed)."""
     out: dict[str, ast.expr | None] = {}
-    for node in walk(function):
+    for node in statements(function):  # an assignment is a statement: expressions are not walked
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             out[name] = None if name in out else node.value

@@ -15,9 +15,27 @@ def resolve_script(name: str, module: bool, bases: list[Path]) -> Path | None:
     script ``cd``-s to (else its own folder), then the repository's root (the closest folder
     above with ``.git``, ``pyproject.toml``, ``setup.py`` or ``requirements.txt``) and the
     current folder. ``-m pkg.train``: ``pkg/train.py`` or ``pkg/train/__main__.py``, also under
-    ``src/``. None when no such file exists (the launch then runs elsewhere)."""
+    ``src/``. None when no such file exists (the launch then runs elsewhere).
+
+    Answered once per run for a name and folders (a script's launch lines, and the shell
+    files of one folder, often start the same script)."""
     if not name or "$" in name:
         return None
+    key = (name, module, tuple(map(str, bases)))  # as written: Windows paths compare ignoring case
+    if key in _FOUND:
+        return _FOUND[key]
+    found = _resolve(name, module, bases)
+    if len(_FOUND) >= 1024:
+        _FOUND.clear()
+    _FOUND[key] = found
+    return found
+
+
+#: (name, module, folders) → the file found (None: none)
+_FOUND: dict[tuple[str, bool, tuple[str, ...]], Path | None] = {}
+
+
+def _resolve(name: str, module: bool, bases: list[Path]) -> Path | None:
     relatives = [Path(name)]
     if module:
         dotted = Path(*name.split("."))
@@ -53,5 +71,6 @@ def _roots(start: Path) -> tuple[Path, ...]:
 
 
 def clear() -> None:
-    """Forget the folders of earlier runs (a long-lived process)."""
+    """Forget the folders and files of earlier runs (a long-lived process)."""
     _roots.cache_clear()
+    _FOUND.clear()

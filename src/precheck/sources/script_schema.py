@@ -155,11 +155,29 @@ def parse_file(path: Path) -> ast.Module | None:
 
 #: the words a call or decorator :meth:`_Reader._parsers_in` reads is named by (a module
 #: without one is not walked for them: its classes and imports are all it gives)
-_PARSER_WORDS = re.compile(
-    r"\b(?:HfArgumentParser|TrlParser|add_argument|parse_known_args|parse_known_intermixed_args|"
-    r"parse_args_into_dataclasses|parse_args_and_config|parse_dict|parse_json_file|parse_yaml_file|"
-    r"add_subparsers|set_defaults|Fire|option)\b"
+_PARSER_NAMES = (
+    *("add_argument", "HfArgumentParser", "TrlParser", "parse_known_args", "parse_known_intermixed_args"),
+    *("parse_args_into_dataclasses", "parse_args_and_config", "parse_dict", "parse_json_file", "parse_yaml_file"),
+    *("add_subparsers", "set_defaults", "Fire", "option"),
 )
+#: the same as one pattern (what :func:`_names_a_parser` answers, several times faster)
+_PARSER_WORDS = re.compile(r"\b(?:" + "|".join(_PARSER_NAMES) + r")\b")
+
+
+def _names_a_parser(text: str) -> bool:
+    """``_PARSER_WORDS.search(text) is not None``: one of :data:`_PARSER_NAMES` as a whole
+    word (no word character, ``\\w``, on either side), each looked for with ``str.find``."""
+    size = len(text)
+    for name in _PARSER_NAMES:
+        start = text.find(name)
+        while start >= 0:
+            end = start + len(name)
+            before = text[start - 1] if start else " "
+            after = text[end] if end < size else " "
+            if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+                return True
+            start = text.find(name, start + 1)
+    return False
 
 
 @dataclass(slots=True)
@@ -170,7 +188,7 @@ class _Module:
     tree: ast.Module
     classes: list[ast.ClassDef]
     imports: list[ast.Import | ast.ImportFrom]
-    #: the text names a parser call (:data:`_PARSER_WORDS`)
+    #: the text names a parser call (:data:`_PARSER_NAMES`)
     parses: bool
     #: the calls, function definitions and assignments, once walked (only where ``parses``)
     walked: list[ast.AST] | None = None
@@ -204,7 +222,7 @@ def _module(path: Path) -> _Module | None:
             # Python reads identifiers NFKC-normalised: a non-ASCII text is searched as the parser sees it
             words = text if text.isascii() else unicodedata.normalize("NFKC", text)
             classes, imports = _statements(tree)
-            module = _Module(tree, classes, imports, _PARSER_WORDS.search(words) is not None)
+            module = _Module(tree, classes, imports, _names_a_parser(words))
     if len(_MODULES) >= 256:
         _MODULES.pop(next(iter(_MODULES)))
     _MODULES[key] = module
@@ -229,6 +247,16 @@ def _statements(tree: ast.Module) -> tuple[list[ast.ClassDef], list[ast.Import |
         for name in _BODIES.get(type(node), ()):
             queue.extend(getattr(node, name))
     return classes, imports
+
+
+def statements(node: ast.AST) -> list[ast.AST]:
+    """``node`` and the statements under it, nested blocks included (and their except
+    handlers and match cases): the statements :func:`ast.walk` finds, in no promised order."""
+    out = [node]
+    for current in out:  # a list read while it grows
+        for name in _BODIES.get(type(current), ()):
+            out.extend(getattr(current, name))
+    return out
 
 
 #: the fields that hold statements (or except handlers, match cases), in each node's field order
@@ -329,30 +357,41 @@ class _Reader:
     def _candidates(self, importer: Path, module: str | None, level: int) -> tuple[str, ...]:
         """The files :meth:`_module_file` looks for, in order (the same for every module of
         a folder: asked once per run), as strings (a path object each took longer to build
-        than looking the file up)."""
+        than looking the file up), less those whose first name under the folder the folder's
+        listing lacks (:func:`_may_hold`)."""
         parts = module.split(".") if module else []
-        if level:
-            base = importer.parent
-            for _ in range(level - 1):
-                base = base.parent
-            bases = [base]
-        else:
-            bases = []
-            folder = importer.parent
-            for _ in range(4):
-                bases.append(folder)
-                if self.root is not None and folder == self.root:
-                    break
-                if folder.parent == folder:
-                    break
-                folder = folder.parent
+        folder = importer.parent
+        bases = _BASES.get((folder, level, self.root))
+        if bases is None:
+            if len(_BASES) >= 1024:
+                _BASES.clear()
+            bases = _BASES[(folder, level, self.root)] = self._bases(folder, level)
         candidates: list[str] = []
         for base in bases:
-            stem = os.path.join(str(base), *parts)
-            if parts:
+            stem = os.path.join(base, *parts)
+            if parts and _may_hold(base, parts[0] + ".py" if len(parts) == 1 else parts[0]):
                 candidates.append(stem + ".py")
-            candidates.append(os.path.join(stem, "__init__.py"))
+            if _may_hold(base, parts[0] if parts else "__init__.py"):
+                candidates.append(os.path.join(stem, "__init__.py"))
         return tuple(candidates)
+
+    def _bases(self, folder: Path, level: int) -> tuple[str, ...]:
+        """The folders a module is looked for under from a module in ``folder``: ``level``
+        folders up (a relative import), else it and up to three above, stopping at ``root``."""
+        if level:
+            base = folder
+            for _ in range(level - 1):
+                base = base.parent
+            return (str(base),)
+        bases = []
+        for _ in range(4):
+            bases.append(str(folder))
+            if self.root is not None and folder == self.root:
+                break
+            if folder.parent == folder:
+                break
+            folder = folder.parent
+        return tuple(bases)
 
     # -- parsers ---------------------------------------------------------------------------------
 
@@ -435,17 +474,18 @@ class _Reader:
         for statement in definition.body:
             if not isinstance(statement, ast.AnnAssign) or not isinstance(statement.target, ast.Name):
                 continue
-            if "ClassVar" in ast.unparse(statement.annotation):
+            written = _unparsed(statement.annotation)  # once for the three looks below
+            if "ClassVar" in written:
                 continue
             default = _field_default(statement.value)
-            is_bool = _is_bool(statement.annotation)
+            is_bool = _is_bool_text(written)
             self.schema.options[statement.target.id] = Option(
                 statement.target.id,
                 default,
                 "bool" if is_bool else "value",
                 path,
                 statement.lineno,
-                type_name=_type_name(statement.annotation),
+                type_name=_type_name_text(written),
             )
 
     def _argparse(self, path: Path, call: ast.Call) -> None:
@@ -472,7 +512,7 @@ class _Reader:
         elif action_name == "store_false":
             kind, default = "store_false", True
         elif action is not None and action_name is None:
-            kind = "bool" if "BooleanOptionalAction" in ast.unparse(action) else "value"
+            kind = "bool" if "BooleanOptionalAction" in _unparsed(action) else "value"
         type_node = keywords.get("type")
         type_name = "str" if type_node is None else _type_name(type_node)
         if type_name == "bool":
@@ -570,6 +610,46 @@ def _is_file(path: str) -> bool:
 
 
 _FILES: dict[str, bool] = {}
+
+
+def _may_hold(folder: str, name: str) -> bool:
+    """Whether ``folder`` may have an entry ``name`` (False: no file under that name exists):
+    answered from the folder's listing, read once per run, instead of a stat call for each
+    file a module could be. Only a folder of at most :data:`MAX_LISTED` entries, all ASCII, is
+    listed, and an ASCII name is looked up ignoring case, so a case-insensitive file system
+    (which may match ``Utils.py`` to ``utils.py``, or ``\u212a`` to ``k``) is never answered No
+    wrongly; an unreadable folder, or a name that is not ASCII, is always Maybe (stat decides)."""
+    if folder in _LISTINGS:
+        names = _LISTINGS[folder]
+    else:
+        names = _listing(folder)
+        if len(_LISTINGS) >= 1024:
+            _LISTINGS.clear()
+        _LISTINGS[folder] = names
+    return names is None or not name.isascii() or name.lower() in names
+
+
+def _listing(folder: str) -> frozenset[str] | None:
+    """The lower-cased names in ``folder``; None when it cannot be read, holds more than
+    :data:`MAX_LISTED` entries or a name that is not ASCII."""
+    names: list[str] = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if len(names) >= MAX_LISTED or not entry.name.isascii():
+                    return None
+                names.append(entry.name.lower())
+    except (OSError, ValueError):
+        return None
+    return frozenset(names)
+
+
+#: a folder with more entries is not listed (its files are looked up one by one)
+MAX_LISTED = 1024
+#: folder → its lower-cased entries (None: not listed)
+_LISTINGS: dict[str, frozenset[str] | None] = {}
+#: (importing folder, level, root) → the folders modules are looked for under
+_BASES: dict[tuple[Path, int, Path | None], tuple[str, ...]] = {}
 #: (importing folder, module, level, root) → the files looked for, in order
 _CANDIDATES: dict[tuple[Path, str | None, int, Path | None], tuple[str, ...]] = {}
 
@@ -579,6 +659,8 @@ def clear() -> None:
     parsed.clear()
     _FILES.clear()
     _CANDIDATES.clear()
+    _LISTINGS.clear()
+    _BASES.clear()
     _MODULES.clear()
     _CACHE.clear()
 
@@ -597,9 +679,19 @@ def _callee(expr: ast.expr) -> str | None:
     return None
 
 
+def _unparsed(expr: ast.expr) -> str:
+    """``ast.unparse(expr)``, written directly for a name and a name's attribute (``bool``,
+    ``argparse.BooleanOptionalAction``: most annotations and argparse types)."""
+    if type(expr) is ast.Name:
+        return expr.id
+    if type(expr) is ast.Attribute and type(expr.value) is ast.Name:
+        return f"{expr.value.id}.{expr.attr}"
+    return ast.unparse(expr)
+
+
 def _dotted(expr: ast.expr) -> str:
     try:
-        return ast.unparse(expr)
+        return _unparsed(expr)
     except (ValueError, RecursionError):
         return ""
 
@@ -639,7 +731,12 @@ def _true(expr: ast.expr) -> bool:
 
 def _type_name(expr: ast.expr) -> str:
     """``str``, ``int``, ``float``, ``bool`` (also inside ``Optional[...]``), else "other"."""
-    text = _dotted(expr).replace(" ", "").strip("'\"")
+    return _type_name_text(_dotted(expr))
+
+
+def _type_name_text(written: str) -> str:
+    """:func:`_type_name` of the expression written ``written``."""
+    text = written.replace(" ", "").strip("'\"")
     for prefix in ("typing.Optional[", "Optional["):
         if text.startswith(prefix) and text.endswith("]"):
             text = text[len(prefix) : -1]
@@ -647,10 +744,10 @@ def _type_name(expr: ast.expr) -> str:
     return text if text in ("str", "int", "float", "bool") else "other"
 
 
-def _is_bool(annotation: ast.expr) -> bool:
-    """``bool``, ``Optional[bool]``, ``bool | None``, ``"bool"``."""
-    text = _dotted(annotation).replace(" ", "")
+def _is_bool_text(written: str) -> bool:
+    """The annotation written ``written`` is ``bool``, ``Optional[bool]``, ``bool | None``, ``"bool"``."""
+    text = written.replace(" ", "")
     return text.strip("'\"") in ("bool", "Optional[bool]", "bool|None", "None|bool", "typing.Optional[bool]")
 
 
-__all__ = ["MISSING", "Option", "Schema", "clear", "parse_file", "read_schema"]
+__all__ = ["MISSING", "Option", "Schema", "clear", "parse_file", "read_schema", "statements"]

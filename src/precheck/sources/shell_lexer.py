@@ -146,6 +146,11 @@ _HEREDOCS = {"<<", "<<-"}
 _META = set(";&|()<> \t\r\n")
 #: characters a word takes as they are (not an operator, a blank, a quote, an escape or an expansion)
 _PLAIN = re.compile(r"[^;&|()<> \t\r\n\\'\"$`]+")
+#: what may follow a plain run for it to be a whole word (``(``, ``<``, ``>`` may make it an
+#: array assignment or an IO number: :meth:`Lexer.parts_word` reads those)
+_WORD_END = frozenset(";&|) \t\r\n")
+#: characters that stand for themselves inside double quotes (not ``"``, ``\\``, ``$``, a backquote)
+_QUOTED_PLAIN = re.compile(r'[^"\\$`]+')
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SPECIAL = set("@*#?$!-0123456789")
 _ANSI = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "v": "\v"}
@@ -205,34 +210,44 @@ class Lexer:
     def tokens(self) -> list[Word | str]:
         text, n = self.src.text, len(self.src.text)
         out: list[Word | str] = []
-        while self.i < n:
-            c = text[self.i]
+        append = out.append
+        i = self.i  # self.i is kept up to date around the calls that read it
+        while i < n:
+            c = text[i]
             if c in " \t\r":
-                self.i += 1
-            elif c == "\\" and text.startswith("\n", self.i + 1):
-                self.i += 2
+                i += 1
+            elif c == "\\" and text.startswith("\n", i + 1):
+                i += 2
             elif c == "\n":
-                out.append("\n")
-                self.i += 1
-                self.skip_heredocs()
+                append("\n")
+                i += 1
+                if self.heredocs:
+                    self.i = i
+                    self.skip_heredocs()
+                    i = self.i
             elif c == "#":
-                end = text.find("\n", self.i)
-                self.i = n if end < 0 else end
+                end = text.find("\n", i)
+                i = n if end < 0 else end
             elif c in _META:
-                op = next(o for o in _OPERATORS if text.startswith(o, self.i))
-                self.i += len(op)
-                out.append(op)
+                op = next(o for o in _OPERATORS if text.startswith(o, i))
+                i += len(op)
+                append(op)
                 if op in _HEREDOCS:
+                    self.i = i
                     self.heredoc(op == "<<-")
+                    i = self.i
             else:
+                self.i = i
                 word = self.word()
+                i = self.i
                 if word is not None:
-                    out.append(word)
+                    append(word)
                     if len(out) > MAX_TOKENS:
                         raise self.error(
                             f"more than {MAX_TOKENS:,} words and operators: larger than any launch script; not read",
-                            self.i - 1,
+                            i - 1,
                         )
+        self.i = i
         return out
 
     # -- here-documents ------------------------------------------------------------------------
@@ -263,6 +278,23 @@ class Lexer:
     # -- words -----------------------------------------------------------------------------------
 
     def word(self) -> Word | None:
+        """The word at ``self.i``. A run of plain characters up to a blank or an operator (most
+        words of a launch script: ``torchrun``, ``--bf16``, ``True``) is taken at once, as
+        :meth:`parts_word` would take it (one unquoted :class:`Lit`); a ``(`` (``NAME=(``),
+        ``<`` or ``>`` (``2>``) after it, and any other word, is read part by part."""
+        text, start = self.src.text, self.i
+        plain = _PLAIN.match(text, start)
+        if plain is not None:
+            end = plain.end()
+            if end == len(text) or text[end] in _WORD_END:
+                at = self.src.at
+                self.i = end
+                chars = text[start:end]
+                return Word([Lit(chars, at[start:end], False)], Src(chars, at[start:end]))
+        return self.parts_word()
+
+    def parts_word(self) -> Word | None:
+        """The word at ``self.i``, read part by part (quotes, escapes, expansions)."""
         text, n = self.src.text, len(self.src.text)
         start = self.i
         parts: list[Part] = []
@@ -376,9 +408,11 @@ class Lexer:
                     self.i += 1
                 else:
                     parts.append(part)
-            else:
-                lit(c, [self.src.at[self.i]], True)
-                self.i += 1
+            else:  # a run of characters that are only themselves inside double quotes, at once
+                end = _QUOTED_PLAIN.match(text, self.i)
+                stop = self.i + 1 if end is None else end.end()  # None: a backslash kept as it is
+                lit(text[self.i : stop], self.src.at[self.i : stop], True)
+                self.i = stop
         raise self.error("unterminated double quote", opening)
 
     def ansi_c(self, lit: LitAdder) -> None:

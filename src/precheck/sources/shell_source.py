@@ -29,11 +29,11 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from ..dialects.base import RUN_ENV
 from ..errors import InputError
-from .launch_args import Builder, Field, locate, shown
+from .launch_args import Builder, Field, locate, program_name, shown
 from .launchers import Found, Launch, label, match, named
 from .makefile import make_expand, make_recipes
 from .nodes import Document, Node, SourceNote
@@ -167,6 +167,17 @@ class Shell:
     # -- expansion -----------------------------------------------------------------------------
 
     def expand(self, word: Word) -> list[Field]:
+        """The fields of ``word``. A plain word (one unquoted literal: most words of a launch
+        line) is its own one field, made at once as :meth:`expand_parts` would make it."""
+        parts = word.parts
+        if len(parts) == 1:
+            only = parts[0]
+            if type(only) is Lit and not only.quoted and only.text and len(only.text) == len(only.at):
+                return [Field(only.text, list(only.at), word.raw.text, only.at[0], False, [])]
+        return self.expand_parts(word)
+
+    def expand_parts(self, word: Word) -> list[Field]:
+        """The fields of ``word``, part by part: expanded, unquoted expansions split."""
         fields = _Fields(word)
         self._parts(word.parts, fields, split=True)
         return fields.done()
@@ -459,7 +470,7 @@ class Shell:
         argv, env = self._strip_prefixes(argv, env)
         if not argv:
             return None
-        program = PurePosixPath(argv[0].text).name
+        program = program_name(argv[0].text)
         if program in _SHELLS:
             if not self._shell_c(argv, env):
                 self._follow(argv, env)
@@ -489,7 +500,7 @@ class Shell:
     def _strip_prefixes(self, argv: list[Field], env: dict[str, Node]) -> tuple[list[Field], dict[str, Node]]:
         env = dict(env)
         while argv:
-            program = PurePosixPath(argv[0].text).name
+            program = program_name(argv[0].text)
             if program == "env":
                 argv = self._env_command(argv[1:], env)
             elif program in _PREFIXES:
