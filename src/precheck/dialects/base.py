@@ -73,12 +73,18 @@ def origin_of(doc: Document, node: Node) -> Origin:
 
 
 def lookup(root: Mapping[str, Node], path: tuple[str, ...], normalise: Callable[[str], str]) -> Node | None:
+    """The node at ``path``: at each level the first key that ``normalise`` maps onto the part."""
+    # keys as written (the base dialect's normalise_key): the one key equal to the part
+    plain = getattr(normalise, "__func__", None) is Dialect.normalise_key
     current: Mapping[str, Node] | None = root
     node: Node | None = None
     for part in path:
         if current is None:
             return None
-        node = next((child for key, child in current.items() if normalise(key) == part), None)
+        if plain:
+            node = current.get(part)
+        else:
+            node = next((child for key, child in current.items() if normalise(key) == part), None)
         if node is None:
             return None
         current = node.value if isinstance(node.value, dict) else None
@@ -148,14 +154,17 @@ class Dialect:
         return doc.mapping()
 
     def keys(self, doc: Document) -> set[str]:
+        if type(self).normalise_key is Dialect.normalise_key:  # keys as written
+            return set(self.root(doc))
         return {self.normalise_key(k) for k in self.root(doc)}
 
     def read(self, doc: Document, env: Mapping[str, str]) -> TrainingConfig:
         values: dict[str, Any] = {}
         quoted: list[Node] = []
+        root = self.root(doc)
         for spec in self.fields:
             for path in spec.paths:
-                node = lookup(self.root(doc), path, self.normalise_key)
+                node = lookup(root, path, self.normalise_key)
                 if node is None:
                     continue
                 converted = spec.convert(node.value)
@@ -174,7 +183,7 @@ class Dialect:
             path=doc.path,
             traits=self.traits,
             env=run_env(doc, env),
-            keys={k: Sourced(n.value, origin_of(doc, n)) for k, n in self.root(doc).items()},
+            keys={k: Sourced(n.value, origin_of(doc, n)) for k, n in root.items()},
             notes=list(doc.notes),
             flag_keys=dict(self.flag_keys),
             format=doc.format,
