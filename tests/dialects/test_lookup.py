@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 
 from precheck import frameworks
-from precheck.dialects.base import Dialect, lookup
+from precheck.dialects.base import CLOSE, Dialect, close_key, lookup
 from precheck.errors import InputError
 from precheck.hardware import from_specs
 from precheck.sources import Document, Node, load_runs
@@ -61,3 +62,22 @@ def test_a_normalising_dialect_takes_the_first_key_that_normalises_onto_the_part
     root = {"--fp16": first, "fp16": second}
     assert lookup(root, ("fp16",), lambda key: key.removeprefix("--")) is first
     assert lookup(root, ("fp16",), Dialect().normalise_key) is second
+
+
+def test_close_key_is_difflibs_answer() -> None:
+    """``close_key`` asks difflib only about candidates of lengths that can reach the cutoff:
+    the same answer as asking about all of them, for every key set a dialect compares with,
+    on typos, truncations, extensions, unrelated and empty words."""
+    sets = {tuple(sorted(d.known_keys)) for d in frameworks.DIALECTS if d.known_keys}
+    sets |= {tuple(sorted({p[0] for f in d.fields for p in f.paths})) for d in frameworks.DIALECTS}
+    sets.add(("", "a", "ab", "fp16", "bf16", "fp16", "fp61"))  # an empty candidate, a duplicate
+    asked = 0
+    for candidates in sets:
+        words = {"", "x", "fp16", "bf_16", "learning_rat", "gradient_accumulation", "zzzzzzzzzzzzzzzzzzzz"}
+        for key in candidates[:: max(1, len(candidates) // 40)]:
+            words |= {key, key[:-1], key + "s", key[1:], key.replace("_", ""), key[::-1], key[: len(key) // 2]}
+        for word in sorted(words):
+            expected = difflib.get_close_matches(word, list(candidates), n=1, cutoff=CLOSE)
+            assert close_key(word, candidates) == (expected[0] if expected else None), (word, candidates[:5])
+            asked += 1
+    assert asked > 1000
