@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from precheck.errors import InputError
-from precheck.project import ProjectConfig, load
+from precheck.project import _MAX_PARENTS, ProjectConfig, clear_caches, for_folder, load
 
 HF_BF16 = """\
 model_name_or_path: m
@@ -228,3 +228,48 @@ def test_load_reads_every_key(tmp_path: Path) -> None:
     with pytest.raises(InputError):
         path.write_text('severity = "error"\n')
         load(path)
+
+
+def _walk(folder: Path) -> ProjectConfig:
+    """The upward search as written before folders' answers were shared (the reference)."""
+    current = folder
+    for _ in range(_MAX_PARENTS):
+        for name in (".precheck.toml", "pyproject.toml"):
+            candidate = current / name
+            if candidate.is_file():
+                config = load(candidate)
+                if config.path is not None:
+                    return config
+        if (current / ".git").exists() or current.parent == current:
+            break
+        current = current.parent
+    return ProjectConfig()
+
+
+def test_folders_share_their_parents_answers_and_each_keeps_its_own_reach(tmp_path: Path) -> None:
+    """``for_folder`` caches each folder's own answer; a walk still stops after
+    ``_MAX_PARENTS`` folders counted from where it started, at a repository root, and at
+    the closest configuration, in whatever order the folders are asked."""
+    (tmp_path / "top").mkdir()
+    (tmp_path / "top" / ".precheck.toml").write_text('ignore = ["PC902"]\n', encoding="utf-8")
+    deep = tmp_path / "top"
+    chain = []
+    for depth in range(_MAX_PARENTS + 2):
+        deep = deep / f"d{depth}"
+        chain.append(deep)
+    deep.mkdir(parents=True)
+    (tmp_path / "top" / "d0" / "d1" / "pyproject.toml").write_text("[project]\nname = 'x'\n", encoding="utf-8")
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / "a" / "b").mkdir(parents=True)
+    (tmp_path / "nested" / "inner").mkdir(parents=True)
+    (tmp_path / "nested" / "pyproject.toml").write_text("[tool.precheck]\nfail-on = 'info'\n", encoding="utf-8")
+    (tmp_path / "nested" / "inner" / ".precheck.toml").write_text("fail-on = 'warning'\n", encoding="utf-8")
+    folders = [*chain, tmp_path / "repo" / "a" / "b", tmp_path / "repo", tmp_path / "nested" / "inner", tmp_path]
+    for order in (folders, folders[::-1]):
+        clear_caches()
+        for folder in order:
+            assert for_folder(folder) == _walk(folder), folder
+    clear_caches()
+    assert for_folder(chain[-1]) == ProjectConfig()  # the configuration is 14 folders up: out of reach
+    assert for_folder(chain[3]).ignore == ("PC902",)
+    assert for_folder(tmp_path / "nested" / "inner").fail_on == "warning"

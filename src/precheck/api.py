@@ -231,7 +231,7 @@ def _check(
     use_project = not options.isolated
     clear_paths()  # a long-lived process sees moved files and links
     if use_project:
-        project.for_folder.cache_clear()  # a long-lived process sees edited configs
+        project.clear_caches()  # a long-lived process sees edited configs
     settings: Settings = project.for_path if use_project else _no_project
     if options.config is not None:
         if not use_project:
@@ -257,14 +257,12 @@ def _check(
         deep=options.deep,
         on_file=settle,
         command=list(command) if command is not None else None,
+        grouped=False,  # grouped below, once the settings have dropped what they exclude
     )
     report.fail_on = _threshold(options.fail_on, base)
     report.hardware_from = hardware_from
     report.suppressed = settle.suppressed
     report.files = settle.kept
-    for result in report.files:
-        result.part_of = None
-    report.findings = []
     engine.group_runs(report)
     report.findings.sort(key=lambda f: (f.origin.path or "", f.origin.line or 0, f.origin.column or 0, f.rule))
     return report
@@ -337,17 +335,23 @@ class _Settle:
         self.kept: list[engine.FileResult] = []
         #: findings silenced by comments or per-file-ignores
         self.suppressed = 0
+        #: a configuration's selectors → the codes that run on the files it governs (every
+        #: file asks; one run reads few configurations)
+        self._wanted: dict[tuple[tuple[str, ...] | None, tuple[str, ...], tuple[str, ...]], frozenset[str]] = {}
 
     def __call__(self, result: engine.FileResult) -> None:
         config = self.config_for(result.path)
-        if not config.excludes(result.path):
+        if not config.exclude or not config.excludes(result.path):
             self.kept.append(result)
             self._apply(result, config)
         if not self.details:
             result.config = result.plan = result.hardware = None
 
     def _apply(self, result: engine.FileResult, config: ProjectConfig) -> None:
-        wanted = self.cli.codes(config)
+        key = (config.select, config.ignore, config.extend_select)
+        wanted = self._wanted.get(key)
+        if wanted is None:
+            wanted = self._wanted[key] = self.cli.codes(config)
         _run_missing(result, wanted - self.superset, self.debug)
         comments = _suppressions(result)
         findings = []
@@ -356,7 +360,9 @@ class _Settle:
                 continue
             where = finding.origin.path or result.path
             owner = config if where == result.path else self.config_for(where)
-            if finding.rule in owner.ignored_codes(where) or silenced(finding, comments.get(where, ())):
+            if (owner.per_file_ignores and finding.rule in owner.ignored_codes(where)) or silenced(
+                finding, comments.get(where, ())
+            ):
                 self.suppressed += 1
                 continue
             level = owner.severity.get(finding.rule)

@@ -124,6 +124,7 @@ def run(
     deep: bool = False,
     on_file: Callable[[FileResult], None] | None = None,
     command: list[str] | None = None,
+    grouped: bool = True,
 ) -> Report:
     """Run the pipeline on config files against ``hardware``, with ``rules`` (default: every
     rule) and no project configuration: :func:`precheck.check` runs it with the project's
@@ -131,7 +132,9 @@ def run(
 
     ``deep``: also ask the installed transformers/accelerate (:mod:`precheck.deep`).
     ``on_file`` is called with each file's result as soon as the file is checked, in order
-    (the API applies the project settings there, then drops what it no longer needs)."""
+    (the API applies the project settings there, then drops what it no longer needs).
+    ``grouped=False`` leaves ``report.findings`` empty and no result ``part_of`` another: the
+    API groups the results it keeps itself (:func:`group_runs`)."""
     clear_caches()  # a long-lived process sees edited pins and installs
     sources.clear_caches()  # and edited scripts
     environment = dict(os.environ if env is None else env)
@@ -161,8 +164,10 @@ def run(
             reported.add(str(named_error))
             report.files.append(FileResult(named_error.path, error=named_error))
     _settle(report, settled, on_file)
-    group_runs(report)
     _note_counts(report)
+    if not grouped:
+        return report
+    group_runs(report)
     report.findings.sort(key=lambda f: (f.origin.path or "", f.origin.line or 0, f.origin.column or 0, f.rule))
     return report
 

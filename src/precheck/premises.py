@@ -119,7 +119,11 @@ def premises(document: Document, config: TrainingConfig, context: Context) -> li
     # Unsloth replaces TRL's trainers and configs when imported (UnslothSFTConfig: both flags
     # default to False, and its trainer picks fp16 or bf16 from the model's dtype): TRL's
     # own defaults do not hold there, and precheck does not model Unsloth's
-    unsloth = document.format in ("python", "notebook") and _UNSLOTH.search(document.text) is not None
+    unsloth = (
+        document.format in ("python", "notebook")
+        and "unsloth" in document.text  # the pattern's one literal: a plain scan first
+        and _UNSLOTH.search(document.text) is not None
+    )
     for flag, other in (("bf16", "fp16"), ("fp16", "bf16")):
         if getattr(config, flag) is not None or not (script or flag in runtime or unsloth):
             continue

@@ -230,19 +230,39 @@ def load(path: Path) -> ProjectConfig:
 
 @lru_cache(maxsize=256)
 def for_folder(folder: Path) -> ProjectConfig:
-    """The closest project configuration at or above ``folder``."""
+    """The closest project configuration at or above ``folder``.
+
+    Each folder on the way up is looked at once per run (:func:`_in_folder`, cached): the
+    folders of a repository share their parents, so a run over many folders stats each
+    parent's candidate files once, not once per folder below it."""
     current = folder
     for _ in range(_MAX_PARENTS):
-        for name in (".precheck.toml", "pyproject.toml"):
-            candidate = current / name
-            if candidate.is_file():
-                config = load(candidate)
-                if config.path is not None:
-                    return config
-        if (current / ".git").exists() or current.parent == current:
+        config, last = _in_folder(current)
+        if config is not None:
+            return config
+        if last:
             break
         current = current.parent
     return ProjectConfig()
+
+
+@lru_cache(maxsize=512)
+def _in_folder(folder: Path) -> tuple[ProjectConfig | None, bool]:
+    """The configuration in ``folder`` itself (None: none), and whether the search upward
+    stops there (a repository's root, or the file system's)."""
+    for name in (".precheck.toml", "pyproject.toml"):
+        candidate = folder / name
+        if candidate.is_file():
+            config = load(candidate)
+            if config.path is not None:
+                return config, True
+    return None, (folder / ".git").exists() or folder.parent == folder
+
+
+def clear_caches() -> None:
+    """Forget the configurations read (a long-lived process sees edited configs)."""
+    for_folder.cache_clear()
+    _in_folder.cache_clear()
 
 
 def for_path(path: str | Path) -> ProjectConfig:

@@ -41,7 +41,6 @@ What the exported settings do at run time is in :mod:`precheck.resolve.accelerat
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -50,7 +49,7 @@ from ..facts import quote
 from ..provenance import Origin, Sourced
 from ..sources import Document, Node, SourceNote
 from ..traits import Traits
-from .base import Dialect, count_keys, to_bool, to_float, to_int, to_str
+from .base import Dialect, close_key, count_keys, to_bool, to_float, to_int, to_str
 
 #: ``BaseConfig`` fields (accelerate 1.15.0 ``config_args.py``)
 BASE_KEYS = ("compute_environment", "distributed_type", "mixed_precision", "use_cpu", "debug")
@@ -461,10 +460,11 @@ class AccelerateConfig(Dialect):
         known = SAGEMAKER_KEYS if sagemaker else CLUSTER_KEYS
         refused = sorted(k for k in root if k not in known)
         notes = []
+        candidates = tuple(sorted(known))
         for key in refused:
             node = root[key]
-            close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
-            hint = f"; did you mean `{close[0]}`?" if close else ""
+            close = close_key(key, candidates)
+            hint = f"; did you mean `{close}`?" if close is not None else ""
             error = UNKNOWN_KEYS.format(path=doc.path, keys=refused)
             line, column = node.anchor
             notes.append(
@@ -492,8 +492,8 @@ def _nested_unknown(root: Mapping[str, Node]) -> list[SourceNote]:
             name = key if not prefix or key.startswith(prefix) else f"{prefix}{key}"
             if name in arguments:
                 continue
-            close = difflib.get_close_matches(name, sorted(arguments), n=1, cutoff=0.75)
-            hint = f"; did you mean `{close[0]}`?" if close else ""
+            close = close_key(name, tuple(sorted(arguments)))
+            hint = f"; did you mean `{close}`?" if close is not None else ""
             line, column = node.anchor
             notes.append(
                 SourceNote(

@@ -6,6 +6,7 @@ import difflib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
+from functools import cached_property, lru_cache
 from typing import Any
 
 from ..config import TrainingConfig
@@ -73,12 +74,18 @@ def origin_of(doc: Document, node: Node) -> Origin:
 
 
 def lookup(root: Mapping[str, Node], path: tuple[str, ...], normalise: Callable[[str], str]) -> Node | None:
+    """The node at ``path``: at each level the first key that ``normalise`` maps onto the part."""
+    # keys as written (the base dialect's normalise_key): the one key equal to the part
+    plain = getattr(normalise, "__func__", None) is Dialect.normalise_key
     current: Mapping[str, Node] | None = root
     node: Node | None = None
     for part in path:
         if current is None:
             return None
-        node = next((child for key, child in current.items() if normalise(key) == part), None)
+        if plain:
+            node = current.get(part)
+        else:
+            node = next((child for key, child in current.items() if normalise(key) == part), None)
         if node is None:
             return None
         current = node.value if isinstance(node.value, dict) else None
@@ -148,14 +155,17 @@ class Dialect:
         return doc.mapping()
 
     def keys(self, doc: Document) -> set[str]:
+        if type(self).normalise_key is Dialect.normalise_key:  # keys as written
+            return set(self.root(doc))
         return {self.normalise_key(k) for k in self.root(doc)}
 
     def read(self, doc: Document, env: Mapping[str, str]) -> TrainingConfig:
         values: dict[str, Any] = {}
         quoted: list[Node] = []
+        root = self.root(doc)
         for spec in self.fields:
             for path in spec.paths:
-                node = lookup(self.root(doc), path, self.normalise_key)
+                node = lookup(root, path, self.normalise_key)
                 if node is None:
                     continue
                 converted = spec.convert(node.value)
@@ -174,7 +184,7 @@ class Dialect:
             path=doc.path,
             traits=self.traits,
             env=run_env(doc, env),
-            keys={k: Sourced(n.value, origin_of(doc, n)) for k, n in self.root(doc).items()},
+            keys={k: Sourced(n.value, origin_of(doc, n)) for k, n in root.items()},
             notes=list(doc.notes),
             flag_keys=dict(self.flag_keys),
             format=doc.format,
@@ -198,13 +208,19 @@ class Dialect:
         notes = []
         # a framework that accepts any key (scripts add their own) is only told of likely
         # typos of the keys precheck reads; a strict one of every key it would refuse
-        candidates = sorted(known if closed else {p[0] for f in self.fields for p in f.paths})
-        read = {p[0] for f in self.fields for p in f.paths}
+        read = self._read_keys
+        if not closed:
+            candidates = self._read_candidates
+        elif known is self.known_keys:
+            candidates = self._known_candidates
+        else:
+            candidates = tuple(sorted(known))
         for key, node in self.root(doc).items():
             name = self.normalise_key(key)
             if name in known or (name in read and doc.script_keys is None):
                 continue
-            close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
+            found = close_key(name, candidates)
+            close = [found] if found is not None else []
             if not close and not closed:
                 continue
             hint = f"; did you mean `{close[0]}`?" if close else ""
@@ -220,6 +236,19 @@ class Dialect:
                 )
             notes.append(SourceNote("unknown-key", message, line, column, key))
         return notes
+
+    @cached_property
+    def _read_keys(self) -> frozenset[str]:
+        """The top-level keys the field table reads."""
+        return frozenset(p[0] for f in self.fields for p in f.paths)
+
+    @cached_property
+    def _read_candidates(self) -> tuple[str, ...]:
+        return tuple(sorted(self._read_keys))
+
+    @cached_property
+    def _known_candidates(self) -> tuple[str, ...]:
+        return tuple(sorted(self.known_keys))
 
     #: what the framework does with a key it does not know (for the unknown-key message)
     ignores = "ignores it"
@@ -248,6 +277,35 @@ class Dialect:
     def put(self, config: TrainingConfig, name: str, value: Any, doc: Document, node: Node) -> None:
         """Set a normalised field from a node the field table could not map."""
         setattr(config, name, Sourced(value, origin_of(doc, node)))
+
+
+#: how close a key must be to a known one to be named as its likely intent
+CLOSE = 0.75
+
+
+def close_key(word: str, candidates: tuple[str, ...]) -> str | None:
+    """``difflib.get_close_matches(word, candidates, n=1, cutoff=CLOSE)``'s one answer, or None.
+
+    get_close_matches passes over each candidate whose ``real_quick_ratio`` (an upper bound
+    from the two lengths alone) is under the cutoff; it is asked only about the others, the
+    candidates of the lengths that can reach it (its answer does not depend on their order:
+    the best score wins, a tie the greater string)."""
+    near = [c for length, group in _by_length(candidates) if _reaches(len(word), length) for c in group]
+    found = difflib.get_close_matches(word, near, n=1, cutoff=CLOSE) if near else []
+    return found[0] if found else None
+
+
+def _reaches(a: int, b: int) -> bool:
+    """``SequenceMatcher.real_quick_ratio() >= CLOSE`` for strings of lengths ``a`` and ``b``."""
+    return (2.0 * min(a, b) / (a + b) if a + b else 1.0) >= CLOSE
+
+
+@lru_cache(maxsize=64)
+def _by_length(candidates: tuple[str, ...]) -> tuple[tuple[int, tuple[str, ...]], ...]:
+    groups: dict[int, list[str]] = {}
+    for candidate in candidates:
+        groups.setdefault(len(candidate), []).append(candidate)
+    return tuple((length, tuple(group)) for length, group in groups.items())
 
 
 def run_env(doc: Document, env: Mapping[str, str]) -> dict[str, Sourced[str]]:

@@ -36,16 +36,24 @@ def use_color(mode: str | None = "auto", stream: object = None) -> bool:
 
 def render(report: Report, fmt: str) -> str:
     """The report in a machine format, or plain text (no colour)."""
-    from . import concise, github, json_report, sarif, text
-
     if fmt == "json":
+        from . import json_report
+
         return json_report.render(report)
     if fmt == "sarif":
+        from . import sarif
+
         return sarif.render(report)
     if fmt == "github":
+        from . import github
+
         return github.render(report)
     if fmt == "concise":
+        from . import concise
+
         return concise.render(report)
+    from . import text
+
     return "\n".join(text.render_plain(report))
 
 
