@@ -100,8 +100,6 @@ _MODEL_CLASS = re.compile(r"^(?:Auto\w*Model\w*|\w*(?:Model|LMHeadModel)|\w+For[
 _NOT_MODEL = re.compile(r"Tokenizer|Config|Processor|Extractor|^Peft")
 
 
-#: a name not bound yet
-_ABSENT = object()
 #: statements that hold no expression (nothing to scan)
 _NO_EXPRESSION = frozenset({ast.Import, ast.ImportFrom, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal})
 
@@ -213,6 +211,11 @@ class Collector:
         self.modules = {c.name for c in self.index.classes if _is_module(c, self.names)}
         #: values (keys as written) that could not be read, for notes: (key, where, why)
         self.unknown: list[tuple[str, tuple[int, int], str]] = []
+        #: the names bound since the innermost undecided branch began (None: outside any)
+        self._written: set[str] | None = None
+        #: a value unequal to itself (NaN) was bound: a merge must look at every name
+        self._unequal = False
+        self._evaluator = Evaluator({}, self.names, self.runtime, self._object, self.source, self._bound)
 
     # -- positions -------------------------------------------------------------------------
 
@@ -299,19 +302,28 @@ class Collector:
     def branches(
         self, test: Any, bodies: list[list[ast.stmt]], env: dict[str, Any], inference: bool, node: ast.stmt
     ) -> None:
-        """Run the branch a known test picks; else each on a copy, then merge what they bound."""
+        """Run the branch a known test picks; else each on a copy, then merge what they bound.
+
+        Merged: the names a branch bound (the others are as before, and a name bound to the
+        value it had merges to it), and any name whose value is unequal to itself (NaN: it
+        merges to Unknown, as ``nan == nan`` is false); names are bound only by :meth:`bind`,
+        a ``:=`` (:meth:`_bound`) and this merge."""
         known = truth(test) if test is not None else None
         if known is not None and len(bodies) == 2:
             self.block(bodies[0] if known else bodies[1], env, inference)
             return
+        outer = self._written
+        changed = self._written = set()
         results = []
         for body in bodies:
             local = dict(env)
             self.block(body, local, inference)
             results.append(local)
-        # what a branch bound or rebound (the others are as before; a value unequal to itself, NaN, is merged too)
-        changed = {n for r in results for n, v in r.items() if v is not env.get(n, _ABSENT)}
-        changed.update(n for n, v in env.items() if not v == v)  # noqa: SIM201 (as the merge compares)
+        self._written = outer
+        if self._unequal:
+            changed.update(n for n, v in env.items() if not v == v)  # noqa: SIM201 (as the merge compares)
+        if outer is not None:
+            outer.update(changed)
         for name in changed:
             values = [r.get(name, Unknown(f"`{name}` is not set on every path")) for r in results]
             first = values[0]
@@ -327,6 +339,10 @@ class Collector:
     def bind(self, target: ast.expr, value: Any, source: ast.expr | None, env: dict[str, Any]) -> None:
         if isinstance(target, ast.Name):
             env[target.id] = value
+            if self._written is not None:
+                self._written.add(target.id)
+            if not value == value:  # noqa: SIM201 (NaN)
+                self._unequal = True
             if source is not None and self._builds_model(source):
                 self.models.add(target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -349,8 +365,18 @@ class Collector:
 
     # -- calls -----------------------------------------------------------------------------
 
+    def _bound(self, name: str, value: Any) -> None:
+        """``name`` bound to ``value`` by the evaluator (``(name := value)``)."""
+        if self._written is not None:
+            self._written.add(name)
+        if not value == value:  # noqa: SIM201 (NaN)
+            self._unequal = True
+
     def evaluator(self, env: dict[str, Any]) -> Evaluator:
-        return Evaluator(env, self.names, self.runtime, self._object, self.source)
+        """An evaluator over ``env`` (the last one made, when it is over the same names)."""
+        if self._evaluator.env is not env:
+            self._evaluator = Evaluator(env, self.names, self.runtime, self._object, self.source, self._bound)
+        return self._evaluator
 
     def _object(self, node: ast.Call) -> Any:
         call = self._seen.get(id(node))

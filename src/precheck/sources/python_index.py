@@ -95,14 +95,20 @@ class ModuleIndex:
         # ast.walk's breadth-first order is each depth's nodes in depth-first order: found
         # by a stable sort on the depth
         found: list[tuple[int, int, ast.stmt]] = []
-        stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+        # (node, depth, whether its lines may hold the word: those of a statement lie
+        # within the lines of the statements around it)
+        stack: list[tuple[ast.AST, int, bool]] = [(tree, 0, bool(lines) or lines is None)]
         pop, push, binds, bodies = stack.pop, stack.append, _BIND_TYPES, _STATEMENT_FIELDS
         while stack:
-            node, depth = pop()
+            node, depth, may = pop()
             kind = type(node)
             if kind in binds:
                 found.append((depth, len(found), node))  # type: ignore[arg-type]
-            if lines is None or (lines and _spans(node, lines)):
+            if may:
+                may = lines is None or _spans(node, lines)
+                if may:
+                    self._parameter_calls(node)
+            elif lines and kind is ast.match_case:  # no lines of its own: looked into wherever the word is
                 self._parameter_calls(node)
             fields = bodies.get(kind)
             if fields is None:
@@ -114,7 +120,7 @@ class ModuleIndex:
                 kids.extend(getattr(node, name, None) or ())
             depth += 1
             for kid in reversed(kids):
-                push((kid, depth))
+                push((kid, depth, may))
         found.sort(key=lambda entry: (entry[0], entry[1]))
         for _, _, statement in found:
             self.bindings.append(statement)
@@ -142,24 +148,32 @@ class ModuleIndex:
             return out
         stack: list[ast.AST | tuple[ast.Call]] = [expr]
         pop, push, backwards, skip = stack.pop, stack.append, _BACKWARDS, _SKIP
+        call, attribute = ast.Call, ast.Attribute
         while stack:
             node = pop()
-            if isinstance(node, tuple):  # a call whose children are done
-                out.append(node[0])
-                continue
             kind = type(node)
-            if kind is ast.Call:
+            if kind is tuple:  # a call whose children are done
+                out.append(node[0])  # type: ignore[index]
+                continue
+            while kind is attribute:  # its one child, without the stack
+                node = node.value  # type: ignore[union-attr]
+                kind = type(node)
+            if kind in skip:
+                continue
+            if kind is call:
                 push((node,))  # type: ignore[arg-type]
             fields = backwards.get(kind)
             if fields is None:
-                fields = backwards[kind] = tuple(reversed(_fields(kind)))
-            for name in fields:  # children pushed last first: popped in order
+                fields = backwards[kind] = tuple(reversed(_fields(kind)))  # type: ignore[arg-type]
+            # children pushed last first: popped in order. An expression's fields hold
+            # expressions (comprehensions, keywords), lists of them, or None (a ``**`` key)
+            for name in fields:
                 value = getattr(node, name, None)
                 if type(value) is list:
                     for item in reversed(value):
-                        if type(item) not in skip and isinstance(item, ast.AST):
+                        if item is not None and type(item) not in skip:
                             push(item)
-                elif value is not None and type(value) not in skip and isinstance(value, ast.AST):
+                elif value is not None and type(value) not in skip:
                     push(value)
         return out
 

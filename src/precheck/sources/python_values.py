@@ -292,13 +292,23 @@ def _cut(text: str, limit: int = 80) -> str:
 class Evaluator:
     """Evaluates expressions against the names bound so far (``env``)."""
 
-    def __init__(self, env: dict[str, Any], names: Names, runtime: Runtime, objects: Objects, source: Source):
+    def __init__(
+        self,
+        env: dict[str, Any],
+        names: Names,
+        runtime: Runtime,
+        objects: Objects,
+        source: Source,
+        bound: Callable[[str, Any], None] | None = None,
+    ):
         self.env = env
         self.names = names
         self.runtime = runtime
         #: the value of a call precheck recognises (a BitsAndBytesConfig...), else Unknown
         self.objects = objects
         self.source = source
+        #: told of each name a ``:=`` binds in ``env``
+        self.bound = bound
 
     def text(self, expr: ast.AST) -> str:
         return self.source.segment(expr)
@@ -356,6 +366,8 @@ class Evaluator:
         if isinstance(expr, ast.NamedExpr):
             value = self._eval(expr.value)
             self.env[expr.target.id] = value
+            if self.bound is not None:
+                self.bound(expr.target.id, value)
             return value
         return Unknown(f"`{self.text(expr)}` cannot be computed without running the script")
 
