@@ -3,6 +3,7 @@ the launcher would find it, without running anything."""
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -60,7 +61,8 @@ def _roots(start: Path) -> tuple[Path, ...]:
     folder = start
     for _ in range(6):
         try:
-            if any((folder / marker).exists() for marker in _ROOT_MARKERS):
+            listed = str(folder)
+            if any(may_hold(listed, marker) and (folder / marker).exists() for marker in _ROOT_MARKERS):
                 out.append(folder)
         except OSError:
             break
@@ -70,7 +72,53 @@ def _roots(start: Path) -> tuple[Path, ...]:
     return tuple(out)
 
 
+def may_hold(folder: str, name: str) -> bool:
+    """Whether ``folder`` may have an entry ``name``; False only where looking it up could
+    find nothing (``os.path.isfile`` and ``Path.exists`` would say False, raising nothing):
+    answered from the folder's listing, read once per run, instead of a stat call per name.
+
+    Only a folder whose path is short (no name under it can be too long), that can be searched
+    (``folder/.`` can be looked up) and holds at most :data:`MAX_LISTED` entries, all ASCII, is
+    listed; an ASCII name is looked up ignoring case, so a case-insensitive file system (which
+    may match ``Utils.py`` to ``utils.py``, or ``\u212a`` to ``k``) is never answered No
+    wrongly. Any other folder, or a name that is not ASCII, is always Maybe (stat decides)."""
+    if folder in _LISTINGS:
+        names = _LISTINGS[folder]
+    else:
+        names = _listing(folder)
+        if len(_LISTINGS) >= 1024:
+            _LISTINGS.clear()
+        _LISTINGS[folder] = names
+    return names is None or not name.isascii() or name.lower() in names
+
+
+def _listing(folder: str) -> frozenset[str] | None:
+    """The lower-cased names in ``folder``; None where :func:`may_hold` must not rely on it."""
+    names: list[str] = []
+    try:
+        if len(os.fsencode(folder)) > MAX_FOLDER_BYTES:
+            return None
+        os.stat(os.path.join(folder, "."))  # searchable: a name under it is looked up, not refused
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if len(names) >= MAX_LISTED or not entry.name.isascii():
+                    return None
+                names.append(entry.name.lower())
+    except (OSError, ValueError):
+        return None
+    return frozenset(names)
+
+
+#: a folder with more entries is not listed (its files are looked up one by one)
+MAX_LISTED = 1024
+#: a folder with a longer path (encoded) is not listed: a name under it might be too long to look up
+MAX_FOLDER_BYTES = 200
+#: folder → its lower-cased entries (None: not listed)
+_LISTINGS: dict[str, frozenset[str] | None] = {}
+
+
 def clear() -> None:
     """Forget the folders and files of earlier runs (a long-lived process)."""
     _roots.cache_clear()
     _FOUND.clear()
+    _LISTINGS.clear()

@@ -38,6 +38,7 @@ from . import parsed
 from .parsed import parse as parse_once
 from .python_calls import TRL_CONFIGS
 from .python_index import walk
+from .script_path import may_hold
 
 #: transformers' training-arguments classes (a dataclass that extends one has all its keys)
 HF_CLASSES = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments"})
@@ -358,7 +359,7 @@ class _Reader:
         """The files :meth:`_module_file` looks for, in order (the same for every module of
         a folder: asked once per run), as strings (a path object each took longer to build
         than looking the file up), less those whose first name under the folder the folder's
-        listing lacks (:func:`_may_hold`)."""
+        listing lacks (:func:`.script_path.may_hold`)."""
         parts = module.split(".") if module else []
         folder = importer.parent
         bases = _BASES.get((folder, level, self.root))
@@ -369,9 +370,9 @@ class _Reader:
         candidates: list[str] = []
         for base in bases:
             stem = os.path.join(base, *parts)
-            if parts and _may_hold(base, parts[0] + ".py" if len(parts) == 1 else parts[0]):
+            if parts and may_hold(base, parts[0] + ".py" if len(parts) == 1 else parts[0]):
                 candidates.append(stem + ".py")
-            if _may_hold(base, parts[0] if parts else "__init__.py"):
+            if may_hold(base, parts[0] if parts else "__init__.py"):
                 candidates.append(os.path.join(stem, "__init__.py"))
         return tuple(candidates)
 
@@ -612,42 +613,6 @@ def _is_file(path: str) -> bool:
 _FILES: dict[str, bool] = {}
 
 
-def _may_hold(folder: str, name: str) -> bool:
-    """Whether ``folder`` may have an entry ``name`` (False: no file under that name exists):
-    answered from the folder's listing, read once per run, instead of a stat call for each
-    file a module could be. Only a folder of at most :data:`MAX_LISTED` entries, all ASCII, is
-    listed, and an ASCII name is looked up ignoring case, so a case-insensitive file system
-    (which may match ``Utils.py`` to ``utils.py``, or ``\u212a`` to ``k``) is never answered No
-    wrongly; an unreadable folder, or a name that is not ASCII, is always Maybe (stat decides)."""
-    if folder in _LISTINGS:
-        names = _LISTINGS[folder]
-    else:
-        names = _listing(folder)
-        if len(_LISTINGS) >= 1024:
-            _LISTINGS.clear()
-        _LISTINGS[folder] = names
-    return names is None or not name.isascii() or name.lower() in names
-
-
-def _listing(folder: str) -> frozenset[str] | None:
-    """The lower-cased names in ``folder``; None when it cannot be read, holds more than
-    :data:`MAX_LISTED` entries or a name that is not ASCII."""
-    names: list[str] = []
-    try:
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                if len(names) >= MAX_LISTED or not entry.name.isascii():
-                    return None
-                names.append(entry.name.lower())
-    except (OSError, ValueError):
-        return None
-    return frozenset(names)
-
-
-#: a folder with more entries is not listed (its files are looked up one by one)
-MAX_LISTED = 1024
-#: folder → its lower-cased entries (None: not listed)
-_LISTINGS: dict[str, frozenset[str] | None] = {}
 #: (importing folder, level, root) → the folders modules are looked for under
 _BASES: dict[tuple[Path, int, Path | None], tuple[str, ...]] = {}
 #: (importing folder, module, level, root) → the files looked for, in order
@@ -659,7 +624,6 @@ def clear() -> None:
     parsed.clear()
     _FILES.clear()
     _CANDIDATES.clear()
-    _LISTINGS.clear()
     _BASES.clear()
     _MODULES.clear()
     _CACHE.clear()
