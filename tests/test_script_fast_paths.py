@@ -211,3 +211,52 @@ def test_a_script_is_found_once_per_run(tmp_path: Path) -> None:
     assert script_path.resolve_script("train.py", False, [tmp_path / "."]) == first  # the same folder, written alike
     script_path.clear()
     assert script_path.resolve_script("train.py", False, [tmp_path]) is None
+
+
+def test_classes_and_imports_in_the_order_of_the_walk() -> None:
+    for tree in _trees():
+        classes, imports = script_schema._statements(tree)
+        assert classes == [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+        assert imports == [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
+
+
+ODD_PARSERS = [
+    "import argparse\np = argparse.ArgumentParser()\np.add_argument('--bf16', action='store_true')\n"
+    "p.set_defaults(bf16=True)\nargs = p.parse_args()\n",
+    "import argparse\np = argparse.ArgumentParser()\np.add_argument('--x')\nargs, _ = p.parse_known_args()\n",
+    "import argparse\np = argparse.ArgumentParser()\np.add_argument('--x')\np.add_subparsers()\n",
+    "import argparse\np = argparse.ArgumentParser()\np.add_argument('--x')\nargs = p.parse_known_intermixed_args()\n",
+    "from transformers import HfArgumentParser, TrainingArguments\np = HfArgumentParser((TrainingArguments,))\n"
+    "a = p.parse_args_into_dataclasses(return_remaining_strings=True)\n",
+    "from transformers import HfArgumentParser, TrainingArguments\np = HfArgumentParser((TrainingArguments,))\n"
+    "a = p.parse_json_file(json_file=args.cfg, allow_extra_keys=True)\n",
+    "import argparse\np = argparse.ArgumentParser()\np.add_argument('--cfg')\nargs = p.parse_args()\n"
+    "b = HfArgumentParser((TrainingArguments,)).parse_yaml_file(args.cfg)\n",
+    "from transformers import HfArgumentParser, TrainingArguments\np = HfArgumentParser((TrainingArguments,))\n"
+    "c = p.parse_dict({}, allow_extra_keys=True)\n",
+    "from transformers import HfArgumentParser, TrainingArguments\np = HfArgumentParser((TrainingArguments,))\n"
+    "d = p.parse_args_and_config(return_remaining_strings=True)\n",
+    "from trl import TrlParser, SFTConfig\np = TrlParser((SFTConfig,))\n",
+    "import fire\ndef main(lr=1e-4, bf16=False, **kw):\n    pass\nfire.Fire(main)\n",
+    "import click\n@click.option('--bf16/--no-bf16', default=True)\ndef main(bf16):\n    pass\n",
+]
+
+
+class _Everything:
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+@pytest.mark.skipif(not PROJECTS.is_dir(), reason="../shared/projects not present")
+def test_calls_passed_over_by_name_give_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Every call the parser reader passes over by name is one no branch of it reads."""
+    for number, code in enumerate(ODD_PARSERS):
+        (tmp_path / f"s{number}.py").write_text(code)
+    scripts = sorted(tmp_path.glob("*.py")) + sorted(PROJECTS.rglob("*.py"))
+    script_schema.clear()
+    fast = [_projection(script_schema.read_schema(path)) for path in scripts]
+    script_schema.clear()
+    monkeypatch.setattr(script_schema, "_PARSER_CALLS", _Everything())
+    assert [_projection(script_schema.read_schema(path)) for path in scripts] == fast
+    script_schema.clear()
+    assert sum(1 for p in fast if p[0]) > 20  # scripts with options

@@ -29,7 +29,6 @@ import os
 import re
 import unicodedata
 import warnings
-from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -201,6 +200,10 @@ class _Module:
         return self.walked
 
 
+#: the callees :meth:`_Reader._parsers_in` reads a call of
+_PARSER_CALLS = frozenset(_PARSER_NAMES) - {"option"}
+
+
 def _module(path: Path) -> _Module | None:
     """The module at ``path``, read and parsed once per version of the file."""
     try:
@@ -238,15 +241,17 @@ def _statements(tree: ast.Module) -> tuple[list[ast.ClassDef], list[ast.Import |
     order, walking only statements: expressions hold none."""
     classes: list[ast.ClassDef] = []
     imports: list[ast.Import | ast.ImportFrom] = []
-    queue: deque[ast.AST] = deque([tree])
-    while queue:
-        node = queue.popleft()
-        if isinstance(node, ast.ClassDef):
+    queue: list[ast.AST] = [tree]
+    bodies = _BODIES
+    for node in queue:  # a list read while it grows: breadth first
+        if type(node) is ast.ClassDef:  # a parsed tree's nodes are of the ast classes themselves
             classes.append(node)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        elif type(node) is ast.Import or type(node) is ast.ImportFrom:
             imports.append(node)
-        for name in _BODIES.get(type(node), ()):
-            queue.extend(getattr(node, name))
+        names = bodies.get(type(node))
+        if names is not None:
+            for name in names:
+                queue.extend(getattr(node, name))
     return classes, imports
 
 
@@ -410,6 +415,8 @@ class _Reader:
         for node in nodes:
             if isinstance(node, ast.Call):
                 name = _callee(node.func)
+                if name not in _PARSER_CALLS:
+                    continue  # most calls: none of the branches below
                 if name in ("HfArgumentParser", "TrlParser") and node.args:
                     if tuples is None:
                         tuples = _tuple_names(nodes)
