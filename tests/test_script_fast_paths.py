@@ -159,7 +159,6 @@ def test_module_lookups_from_listings_find_what_stat_calls_find(monkeypatch: pyt
     assert script_path._LISTINGS and any(names for names in script_path._LISTINGS.values())
     script_schema.clear()
     script_path.clear()
-    monkeypatch.setattr(script_schema, "may_hold", lambda folder, name: True)
     monkeypatch.setattr(script_path, "may_hold", lambda folder, name: True)
     assert [_projection(script_schema.read_schema(path)) for path in scripts] == listed
     assert [script_path._roots(folder) for folder in folders] == roots

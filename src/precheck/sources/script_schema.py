@@ -25,7 +25,6 @@ unknown, never filled in.
 from __future__ import annotations
 
 import ast
-import os
 import re
 import unicodedata
 import warnings
@@ -33,11 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import parsed
+from . import parsed, script_path
 from .parsed import parse as parse_once
 from .python_calls import TRL_CONFIGS
 from .python_index import walk
-from .script_path import may_hold
+from .script_path import module_file
 
 #: transformers' training-arguments classes (a dataclass that extends one has all its keys)
 HF_CLASSES = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments"})
@@ -326,14 +325,14 @@ class _Reader:
             self.classes.setdefault(definition.name, (path, definition))
         for node in module.imports:
             if isinstance(node, ast.ImportFrom):
-                target = self._module_file(path, node.module, node.level)
+                target = module_file(path, node.module, node.level, self.root)
                 if target is None:
                     self.foreign.update(a.asname or a.name for a in node.names)
                     continue
                 self._follow(target)
             elif isinstance(node, ast.Import):
                 for alias in node.names:
-                    target = self._module_file(path, alias.name, 0)
+                    target = module_file(path, alias.name, 0, self.root)
                     if target is not None:
                         self._follow(target)
 
@@ -343,61 +342,6 @@ class _Reader:
         module = _module(target)
         if module is not None:
             self._load(target, module)
-
-    def _module_file(self, importer: Path, module: str | None, level: int) -> Path | None:
-        """The repository file a ``from X import`` names: beside the importer (or ``level``
-        folders up), else under the folders between it and ``root``."""
-        key = (importer.parent, module, level, self.root)
-        candidates = _CANDIDATES.get(key)
-        if candidates is None:
-            if len(_CANDIDATES) >= 4096:
-                _CANDIDATES.clear()
-            candidates = _CANDIDATES[key] = self._candidates(importer, module, level)
-        for candidate in candidates:
-            if _is_file(candidate):
-                found = Path(candidate)
-                if found != importer:
-                    return found
-        return None
-
-    def _candidates(self, importer: Path, module: str | None, level: int) -> tuple[str, ...]:
-        """The files :meth:`_module_file` looks for, in order (the same for every module of
-        a folder: asked once per run), as strings (a path object each took longer to build
-        than looking the file up), less those whose first name under the folder the folder's
-        listing lacks (:func:`.script_path.may_hold`)."""
-        parts = module.split(".") if module else []
-        folder = importer.parent
-        bases = _BASES.get((folder, level, self.root))
-        if bases is None:
-            if len(_BASES) >= 1024:
-                _BASES.clear()
-            bases = _BASES[(folder, level, self.root)] = self._bases(folder, level)
-        candidates: list[str] = []
-        for base in bases:
-            stem = os.path.join(base, *parts)
-            if parts and may_hold(base, parts[0] + ".py" if len(parts) == 1 else parts[0]):
-                candidates.append(stem + ".py")
-            if may_hold(base, parts[0] if parts else "__init__.py"):
-                candidates.append(os.path.join(stem, "__init__.py"))
-        return tuple(candidates)
-
-    def _bases(self, folder: Path, level: int) -> tuple[str, ...]:
-        """The folders a module is looked for under from a module in ``folder``: ``level``
-        folders up (a relative import), else it and up to three above, stopping at ``root``."""
-        if level:
-            base = folder
-            for _ in range(level - 1):
-                base = base.parent
-            return (str(base),)
-        bases = []
-        for _ in range(4):
-            bases.append(str(folder))
-            if self.root is not None and folder == self.root:
-                break
-            if folder.parent == folder:
-                break
-            folder = folder.parent
-        return tuple(bases)
 
     # -- parsers ---------------------------------------------------------------------------------
 
@@ -605,33 +549,10 @@ class _Reader:
             self.schema.options[argument.arg] = Option(argument.arg, default, "value", path, argument.lineno)
 
 
-def _is_file(path: str) -> bool:
-    """``os.path.isfile(path)``, asked once per run: the modules of one folder import the same
-    names (``torch``, ``transformers``), each looked for beside them and in the folders above."""
-    known = _FILES.get(path)
-    if known is None:
-        known = os.path.isfile(path)
-        if len(_FILES) >= 4096:
-            _FILES.clear()
-        _FILES[path] = known
-    return known
-
-
-_FILES: dict[str, bool] = {}
-
-
-#: (importing folder, level, root) → the folders modules are looked for under
-_BASES: dict[tuple[Path, int, Path | None], tuple[str, ...]] = {}
-#: (importing folder, module, level, root) → the files looked for, in order
-_CANDIDATES: dict[tuple[Path, str | None, int, Path | None], tuple[str, ...]] = {}
-
-
 def clear() -> None:
     """Forget the modules, schemas and file lookups of earlier runs."""
     parsed.clear()
-    _FILES.clear()
-    _CANDIDATES.clear()
-    _BASES.clear()
+    script_path.clear()
     _MODULES.clear()
     _CACHE.clear()
 
