@@ -4,13 +4,14 @@ odd code: a statement holding the source of an effect, the assignments of a func
 from __future__ import annotations
 
 import ast
+import os
 import sys
 import warnings
 from pathlib import Path
 
 import pytest
 
-from precheck.sources import script_schema
+from precheck.sources import script_path, script_schema
 from precheck.sources.python_index import walk
 from precheck.sources.script_effects import _holds_source, _source_of_effect
 from precheck.sources.script_schema import _PARSER_WORDS, _names_a_parser, _unparsed, statements
@@ -150,37 +151,57 @@ def _projection(schema: script_schema.Schema) -> object:
 @pytest.mark.skipif(not PROJECTS.is_dir(), reason="../shared/projects not present")
 def test_module_lookups_from_listings_find_what_stat_calls_find(monkeypatch: pytest.MonkeyPatch) -> None:
     scripts = sorted(PROJECTS.rglob("*.py"))[::2]
+    folders = sorted({p.parent for p in PROJECTS.rglob("*") if p.suffix in (".py", ".sh")})
     script_schema.clear()
+    script_path.clear()
     listed = [_projection(script_schema.read_schema(path)) for path in scripts]
-    assert script_schema._LISTINGS and any(names for names in script_schema._LISTINGS.values())
+    roots = [script_path._roots(folder) for folder in folders]
+    assert script_path._LISTINGS and any(names for names in script_path._LISTINGS.values())
     script_schema.clear()
-    monkeypatch.setattr(script_schema, "_may_hold", lambda folder, name: True)
+    script_path.clear()
+    monkeypatch.setattr(script_path, "may_hold", lambda folder, name: True)
     assert [_projection(script_schema.read_schema(path)) for path in scripts] == listed
+    assert [script_path._roots(folder) for folder in folders] == roots
     script_schema.clear()
+    script_path.clear()
     assert sum(len(p[-1]) for p in listed) > len(scripts)  # sibling modules were found
+    assert sum(map(len, roots)) > 10  # and repositories' roots
 
 
 def test_a_listing_never_answers_no_for_a_file_there(tmp_path: Path) -> None:
     (tmp_path / "Utils.py").write_text("x = 1\n")
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "mod.py").write_text("y = 2\n")
-    script_schema.clear()
+    script_path.clear()
     folder = str(tmp_path)
-    assert script_schema._may_hold(folder, "Utils.py") and script_schema._may_hold(folder, "utils.py")
-    assert script_schema._may_hold(folder, "pkg") and script_schema._may_hold(folder, "PKG")
-    assert not script_schema._may_hold(folder, "torch.py") and not script_schema._may_hold(folder, "torch")
-    assert script_schema._may_hold(folder, "tørch.py")  # not ASCII: stat decides
-    assert script_schema._may_hold(str(tmp_path / "missing"), "torch.py")  # not listed: stat decides
+    assert script_path.may_hold(folder, "Utils.py") and script_path.may_hold(folder, "utils.py")
+    assert script_path.may_hold(folder, "pkg") and script_path.may_hold(folder, "PKG")
+    assert not script_path.may_hold(folder, "torch.py") and not script_path.may_hold(folder, "torch")
+    assert script_path.may_hold(folder, "tørch.py")  # not ASCII: stat decides
+    assert script_path.may_hold(str(tmp_path / "missing"), "torch.py")  # not listed: stat decides
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "\u212aeras.py").write_text("")  # KELVIN SIGN: `keras.py` on a case-folding system
-    assert script_schema._listing(str(tmp_path / "other")) is None
-    assert script_schema._may_hold(str(tmp_path / "other"), "keras.py")
-    script_schema.clear()
+    assert script_path._listing(str(tmp_path / "other")) is None
+    assert script_path.may_hold(str(tmp_path / "other"), "keras.py")
+    deep = tmp_path / ("d" * 120) / ("e" * 120)
+    deep.mkdir(parents=True)
+    assert script_path._listing(str(deep)) is None  # a long path: stat decides
+    script_path.clear()
+
+
+@pytest.mark.skipif(sys.platform == "win32" or os.geteuid() == 0, reason="POSIX permissions, not as root")
+def test_a_folder_that_cannot_be_searched_is_not_listed(tmp_path: Path) -> None:
+    folder = tmp_path / "closed"
+    folder.mkdir()
+    (folder / "setup.py").write_text("")
+    folder.chmod(0o444)  # readable (listed by scandir), not searchable (a name under it is refused)
+    try:
+        assert script_path._listing(str(folder)) is None
+    finally:
+        folder.chmod(0o755)
 
 
 def test_a_script_is_found_once_per_run(tmp_path: Path) -> None:
-    from precheck.sources import script_path
-
     (tmp_path / "train.py").write_text("")
     script_path.clear()
     first = script_path.resolve_script("train.py", False, [tmp_path])
@@ -189,3 +210,52 @@ def test_a_script_is_found_once_per_run(tmp_path: Path) -> None:
     assert script_path.resolve_script("train.py", False, [tmp_path / "."]) == first  # the same folder, written alike
     script_path.clear()
     assert script_path.resolve_script("train.py", False, [tmp_path]) is None
+
+
+def test_classes_and_imports_in_the_order_of_the_walk() -> None:
+    for tree in _trees():
+        classes, imports = script_schema._statements(tree)
+        assert classes == [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+        assert imports == [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
+
+
+ODD_PARSERS = [
+    "import argparse\np = argparse.ArgumentParser()\np.add_argument('--bf16', action='store_true')\n"
+    "p.set_defaults(bf16=True)\nargs = p.parse_args()\n",
+    "import argparse\np = argparse.ArgumentParser()\np.add_argument('--x')\nargs, _ = p.parse_known_args()\n",
+    "import argparse\np = argparse.ArgumentParser()\np.add_argument('--x')\np.add_subparsers()\n",
+    "import argparse\np = argparse.ArgumentParser()\np.add_argument('--x')\nargs = p.parse_known_intermixed_args()\n",
+    "from transformers import HfArgumentParser, TrainingArguments\np = HfArgumentParser((TrainingArguments,))\n"
+    "a = p.parse_args_into_dataclasses(return_remaining_strings=True)\n",
+    "from transformers import HfArgumentParser, TrainingArguments\np = HfArgumentParser((TrainingArguments,))\n"
+    "a = p.parse_json_file(json_file=args.cfg, allow_extra_keys=True)\n",
+    "import argparse\np = argparse.ArgumentParser()\np.add_argument('--cfg')\nargs = p.parse_args()\n"
+    "b = HfArgumentParser((TrainingArguments,)).parse_yaml_file(args.cfg)\n",
+    "from transformers import HfArgumentParser, TrainingArguments\np = HfArgumentParser((TrainingArguments,))\n"
+    "c = p.parse_dict({}, allow_extra_keys=True)\n",
+    "from transformers import HfArgumentParser, TrainingArguments\np = HfArgumentParser((TrainingArguments,))\n"
+    "d = p.parse_args_and_config(return_remaining_strings=True)\n",
+    "from trl import TrlParser, SFTConfig\np = TrlParser((SFTConfig,))\n",
+    "import fire\ndef main(lr=1e-4, bf16=False, **kw):\n    pass\nfire.Fire(main)\n",
+    "import click\n@click.option('--bf16/--no-bf16', default=True)\ndef main(bf16):\n    pass\n",
+]
+
+
+class _Everything:
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+@pytest.mark.skipif(not PROJECTS.is_dir(), reason="../shared/projects not present")
+def test_calls_passed_over_by_name_give_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Every call the parser reader passes over by name is one no branch of it reads."""
+    for number, code in enumerate(ODD_PARSERS):
+        (tmp_path / f"s{number}.py").write_text(code)
+    scripts = sorted(tmp_path.glob("*.py")) + sorted(PROJECTS.rglob("*.py"))
+    script_schema.clear()
+    fast = [_projection(script_schema.read_schema(path)) for path in scripts]
+    script_schema.clear()
+    monkeypatch.setattr(script_schema, "_PARSER_CALLS", _Everything())
+    assert [_projection(script_schema.read_schema(path)) for path in scripts] == fast
+    script_schema.clear()
+    assert sum(1 for p in fast if p[0]) > 20  # scripts with options

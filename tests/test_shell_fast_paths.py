@@ -13,8 +13,8 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from precheck.errors import InputError
-from precheck.sources import shell_lexer
-from precheck.sources.launch_args import program_name
+from precheck.sources import launchers, shell_lexer
+from precheck.sources.launch_args import Field, program_name
 from precheck.sources.notebook import all_cells
 from precheck.sources.notebook_commands import _BANG, _RUN, command_runs
 from precheck.sources.shell_lexer import Command, Lexer, Lit, Param, Part, Src, Word, lex
@@ -174,3 +174,38 @@ def test_program_name_is_the_posix_path_name() -> None:
             words += [w.raw.text for command in lex(str(path), Src.of(text), text) for w in command.words]
     assert len(words) > 1000
     assert [program_name(word) for word in words] == [PurePosixPath(word).name for word in words]
+
+
+def _match_by_scan(argv: list[Field]) -> tuple[object, int]:
+    """:func:`~precheck.sources.launchers.match` as a scan over every launcher."""
+    program = program_name(argv[0].text)
+    if launchers._PYTHON.fullmatch(program):
+        return ("python",), 1
+    for entry in launchers.launchers():
+        words = entry.words
+        if program != words[0] or len(argv) < len(words):
+            continue
+        if all(argv[i].text == words[i] for i in range(1, len(words))):
+            return entry, len(words)
+    return None, 0
+
+
+def test_launchers_found_by_program_as_by_a_scan() -> None:
+    lines = [" ".join(entry.words) + " x.py --bf16" for entry in launchers.launchers()]
+    lines += [entry.words[0] for entry in launchers.launchers()] + ["accelerate", "accelerate config", "echo hi"]
+    if PROJECTS.is_dir():
+        for path in sorted(PROJECTS.rglob("*.sh")):
+            lines += path.read_text(encoding="utf-8", errors="replace").splitlines()
+    checked = 0
+    for line in lines:
+        try:
+            commands = lex("t.sh", Src.of(line), line)
+        except InputError:
+            continue
+        for command in commands:
+            argv = [Field(w.raw.text, list(w.raw.at), w.raw.text, w.start) for w in command.words]
+            entry, count = launchers.match(argv)
+            expected = _match_by_scan(argv)
+            assert (entry.words if entry is not None and expected[0] == ("python",) else entry, count) == expected
+            checked += entry is not None
+    assert checked > len(launchers.launchers())

@@ -581,6 +581,15 @@ def launchers() -> tuple[Entry, ...]:
 
 
 @lru_cache(maxsize=1)
+def _by_program() -> dict[str, tuple[Entry, ...]]:
+    """:func:`launchers` by the program that starts them, each program's in their order."""
+    out: dict[str, list[Entry]] = {}
+    for entry in launchers():
+        out.setdefault(entry.words[0], []).append(entry)
+    return {program: tuple(entries) for program, entries in out.items()}
+
+
+@lru_cache(maxsize=1)
 def modules() -> tuple[ModuleEntry, ...]:
     """Every framework's entry modules, in registry order."""
     from .. import frameworks  # see launchers()
@@ -598,9 +607,9 @@ def match(argv: list[Field]) -> tuple[Entry | None, int]:
     program = program_name(argv[0].text)
     if _PYTHON.fullmatch(program):
         return Entry(("python",), python), 1
-    for entry in launchers():
+    for entry in _by_program().get(program, ()):
         words = entry.words
-        if program != words[0] or len(argv) < len(words):
+        if len(argv) < len(words):
             continue
         if all(argv[i].text == words[i] for i in range(1, len(words))):
             return entry, len(words)

@@ -25,19 +25,18 @@ unknown, never filled in.
 from __future__ import annotations
 
 import ast
-import os
 import re
 import unicodedata
 import warnings
-from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import parsed
+from . import parsed, script_path
 from .parsed import parse as parse_once
 from .python_calls import TRL_CONFIGS
 from .python_index import walk
+from .script_path import module_file
 
 #: transformers' training-arguments classes (a dataclass that extends one has all its keys)
 HF_CLASSES = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments"})
@@ -200,6 +199,10 @@ class _Module:
         return self.walked
 
 
+#: the callees :meth:`_Reader._parsers_in` reads a call of
+_PARSER_CALLS = frozenset(_PARSER_NAMES) - {"option"}
+
+
 def _module(path: Path) -> _Module | None:
     """The module at ``path``, read and parsed once per version of the file."""
     try:
@@ -237,15 +240,17 @@ def _statements(tree: ast.Module) -> tuple[list[ast.ClassDef], list[ast.Import |
     order, walking only statements: expressions hold none."""
     classes: list[ast.ClassDef] = []
     imports: list[ast.Import | ast.ImportFrom] = []
-    queue: deque[ast.AST] = deque([tree])
-    while queue:
-        node = queue.popleft()
-        if isinstance(node, ast.ClassDef):
+    queue: list[ast.AST] = [tree]
+    bodies = _BODIES
+    for node in queue:  # a list read while it grows: breadth first
+        if type(node) is ast.ClassDef:  # a parsed tree's nodes are of the ast classes themselves
             classes.append(node)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        elif type(node) is ast.Import or type(node) is ast.ImportFrom:
             imports.append(node)
-        for name in _BODIES.get(type(node), ()):
-            queue.extend(getattr(node, name))
+        names = bodies.get(type(node))
+        if names is not None:
+            for name in names:
+                queue.extend(getattr(node, name))
     return classes, imports
 
 
@@ -320,14 +325,14 @@ class _Reader:
             self.classes.setdefault(definition.name, (path, definition))
         for node in module.imports:
             if isinstance(node, ast.ImportFrom):
-                target = self._module_file(path, node.module, node.level)
+                target = module_file(path, node.module, node.level, self.root)
                 if target is None:
                     self.foreign.update(a.asname or a.name for a in node.names)
                     continue
                 self._follow(target)
             elif isinstance(node, ast.Import):
                 for alias in node.names:
-                    target = self._module_file(path, alias.name, 0)
+                    target = module_file(path, alias.name, 0, self.root)
                     if target is not None:
                         self._follow(target)
 
@@ -337,61 +342,6 @@ class _Reader:
         module = _module(target)
         if module is not None:
             self._load(target, module)
-
-    def _module_file(self, importer: Path, module: str | None, level: int) -> Path | None:
-        """The repository file a ``from X import`` names: beside the importer (or ``level``
-        folders up), else under the folders between it and ``root``."""
-        key = (importer.parent, module, level, self.root)
-        candidates = _CANDIDATES.get(key)
-        if candidates is None:
-            if len(_CANDIDATES) >= 4096:
-                _CANDIDATES.clear()
-            candidates = _CANDIDATES[key] = self._candidates(importer, module, level)
-        for candidate in candidates:
-            if _is_file(candidate):
-                found = Path(candidate)
-                if found != importer:
-                    return found
-        return None
-
-    def _candidates(self, importer: Path, module: str | None, level: int) -> tuple[str, ...]:
-        """The files :meth:`_module_file` looks for, in order (the same for every module of
-        a folder: asked once per run), as strings (a path object each took longer to build
-        than looking the file up), less those whose first name under the folder the folder's
-        listing lacks (:func:`_may_hold`)."""
-        parts = module.split(".") if module else []
-        folder = importer.parent
-        bases = _BASES.get((folder, level, self.root))
-        if bases is None:
-            if len(_BASES) >= 1024:
-                _BASES.clear()
-            bases = _BASES[(folder, level, self.root)] = self._bases(folder, level)
-        candidates: list[str] = []
-        for base in bases:
-            stem = os.path.join(base, *parts)
-            if parts and _may_hold(base, parts[0] + ".py" if len(parts) == 1 else parts[0]):
-                candidates.append(stem + ".py")
-            if _may_hold(base, parts[0] if parts else "__init__.py"):
-                candidates.append(os.path.join(stem, "__init__.py"))
-        return tuple(candidates)
-
-    def _bases(self, folder: Path, level: int) -> tuple[str, ...]:
-        """The folders a module is looked for under from a module in ``folder``: ``level``
-        folders up (a relative import), else it and up to three above, stopping at ``root``."""
-        if level:
-            base = folder
-            for _ in range(level - 1):
-                base = base.parent
-            return (str(base),)
-        bases = []
-        for _ in range(4):
-            bases.append(str(folder))
-            if self.root is not None and folder == self.root:
-                break
-            if folder.parent == folder:
-                break
-            folder = folder.parent
-        return tuple(bases)
 
     # -- parsers ---------------------------------------------------------------------------------
 
@@ -409,6 +359,8 @@ class _Reader:
         for node in nodes:
             if isinstance(node, ast.Call):
                 name = _callee(node.func)
+                if name not in _PARSER_CALLS:
+                    continue  # most calls: none of the branches below
                 if name in ("HfArgumentParser", "TrlParser") and node.args:
                     if tuples is None:
                         tuples = _tuple_names(nodes)
@@ -597,70 +549,10 @@ class _Reader:
             self.schema.options[argument.arg] = Option(argument.arg, default, "value", path, argument.lineno)
 
 
-def _is_file(path: str) -> bool:
-    """``os.path.isfile(path)``, asked once per run: the modules of one folder import the same
-    names (``torch``, ``transformers``), each looked for beside them and in the folders above."""
-    known = _FILES.get(path)
-    if known is None:
-        known = os.path.isfile(path)
-        if len(_FILES) >= 4096:
-            _FILES.clear()
-        _FILES[path] = known
-    return known
-
-
-_FILES: dict[str, bool] = {}
-
-
-def _may_hold(folder: str, name: str) -> bool:
-    """Whether ``folder`` may have an entry ``name`` (False: no file under that name exists):
-    answered from the folder's listing, read once per run, instead of a stat call for each
-    file a module could be. Only a folder of at most :data:`MAX_LISTED` entries, all ASCII, is
-    listed, and an ASCII name is looked up ignoring case, so a case-insensitive file system
-    (which may match ``Utils.py`` to ``utils.py``, or ``\u212a`` to ``k``) is never answered No
-    wrongly; an unreadable folder, or a name that is not ASCII, is always Maybe (stat decides)."""
-    if folder in _LISTINGS:
-        names = _LISTINGS[folder]
-    else:
-        names = _listing(folder)
-        if len(_LISTINGS) >= 1024:
-            _LISTINGS.clear()
-        _LISTINGS[folder] = names
-    return names is None or not name.isascii() or name.lower() in names
-
-
-def _listing(folder: str) -> frozenset[str] | None:
-    """The lower-cased names in ``folder``; None when it cannot be read, holds more than
-    :data:`MAX_LISTED` entries or a name that is not ASCII."""
-    names: list[str] = []
-    try:
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                if len(names) >= MAX_LISTED or not entry.name.isascii():
-                    return None
-                names.append(entry.name.lower())
-    except (OSError, ValueError):
-        return None
-    return frozenset(names)
-
-
-#: a folder with more entries is not listed (its files are looked up one by one)
-MAX_LISTED = 1024
-#: folder → its lower-cased entries (None: not listed)
-_LISTINGS: dict[str, frozenset[str] | None] = {}
-#: (importing folder, level, root) → the folders modules are looked for under
-_BASES: dict[tuple[Path, int, Path | None], tuple[str, ...]] = {}
-#: (importing folder, module, level, root) → the files looked for, in order
-_CANDIDATES: dict[tuple[Path, str | None, int, Path | None], tuple[str, ...]] = {}
-
-
 def clear() -> None:
     """Forget the modules, schemas and file lookups of earlier runs."""
     parsed.clear()
-    _FILES.clear()
-    _CANDIDATES.clear()
-    _LISTINGS.clear()
-    _BASES.clear()
+    script_path.clear()
     _MODULES.clear()
     _CACHE.clear()
 

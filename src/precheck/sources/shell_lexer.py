@@ -99,6 +99,8 @@ class Word:
 
     def literal(self) -> str | None:
         """The word's value when it has no expansion (quotes removed)."""
+        if len(self.parts) == 1 and type(self.parts[0]) is Lit:  # most words: one literal
+            return self.parts[0].text
         if all(isinstance(p, Lit) for p in self.parts):
             return "".join(p.text for p in self.parts if isinstance(p, Lit))
         return None

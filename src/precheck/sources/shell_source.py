@@ -39,6 +39,7 @@ from .makefile import make_expand, make_recipes
 from .nodes import Document, Node, SourceNote
 from .script_path import resolve_script
 from .shell_arithmetic import evaluate
+from .shell_fields import Fields
 from .shell_lexer import Command, Lit, Param, Part, Src, Subst, Word, lex
 from .slurm import sbatch_words, slurm_gpus_per_node
 from .suppressions import scan as scan_suppressions
@@ -89,55 +90,6 @@ class Value:
     elements: list[Value] | None = None
 
 
-class _Fields:
-    """Accumulates characters into words, splitting unquoted expansions on whitespace."""
-
-    def __init__(self, word: Word):
-        self.word = word
-        self.out: list[Field] = []
-        self._reset()
-
-    def _reset(self) -> None:
-        self.text: list[str] = []
-        self.at: list[int] = []
-        self.quoted = False
-        self.started = False
-        self.unresolved: list[str] = []
-
-    def add(self, text: str, at: list[int], split: bool) -> None:
-        if not split or not ("\n" in text or " " in text or "\t" in text):  # no field break: all at once
-            count = min(len(text), len(at))
-            if count:
-                self.text.extend(text[:count])
-                self.at.extend(at[:count])
-                self.started = True
-            return
-        for ch, offset in zip(text, at, strict=False):
-            if split and ch in " \t\n":
-                self.end()
-                continue
-            self.text.append(ch)
-            self.at.append(offset)
-            self.started = True
-
-    def mark_quoted(self) -> None:
-        self.quoted = self.started = True
-
-    def end(self, force: bool = False) -> None:
-        if self.started or force:
-            text = "".join(self.text)
-            self.out.append(
-                Field(text, self.at, text, self.at[0] if self.at else self.word.start, self.quoted, self.unresolved)
-            )
-        self._reset()
-
-    def done(self) -> list[Field]:
-        self.end()
-        if len(self.out) == 1:
-            self.out[0].raw = self.word.raw.text
-        return self.out
-
-
 class Shell:
     """Walks a script's commands, tracking variables and the environment, collecting runs."""
 
@@ -178,14 +130,14 @@ class Shell:
 
     def expand_parts(self, word: Word) -> list[Field]:
         """The fields of ``word``, part by part: expanded, unquoted expansions split."""
-        fields = _Fields(word)
+        fields = Fields(word)
         self._parts(word.parts, fields, split=True)
         return fields.done()
 
     def value_of(self, parts: list[Part]) -> Value:
         """An assignment's value: expanded, not split."""
         word = Word(parts, Src("", []))
-        fields = _Fields(word)
+        fields = Fields(word)
         self._parts(parts, fields, split=False)
         out = fields.done()
         if not out:
@@ -193,7 +145,7 @@ class Shell:
         f = out[0]
         return Value(f.text, f.at, f.unresolved)
 
-    def _parts(self, parts: list[Part], fields: _Fields, split: bool) -> None:
+    def _parts(self, parts: list[Part], fields: Fields, split: bool) -> None:
         for part in parts:
             if isinstance(part, Lit):
                 if part.quoted:
@@ -223,7 +175,7 @@ class Shell:
         number = evaluate(raw[3:-2], lookup)
         return None if number is None else str(number)
 
-    def _param(self, part: Param, fields: _Fields, split: bool) -> None:
+    def _param(self, part: Param, fields: Fields, split: bool) -> None:
         if part.quoted:
             fields.mark_quoted()
         value = self.vars.get(part.name) if part.op != "other" else None
