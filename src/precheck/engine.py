@@ -488,12 +488,11 @@ def run_rules(context: Context, rules: Iterable[Rule]) -> list[Finding]:
 
 def _run_each(context: Context, rules: Iterable[Rule]) -> list[Finding]:
     out: list[Finding] = []
+    known, framework, removed = context.hardware.known, context.config.framework, RuleStatus.REMOVED
     for rule in rules:
-        if rule.hardware and not context.hardware.known:
+        if (rule.hardware and not known) or (rule.frameworks and framework not in rule.frameworks):
             continue
-        if rule.frameworks and context.config.framework not in rule.frameworks:
-            continue
-        if rule.status is RuleStatus.REMOVED:
+        if rule.status is removed:
             continue
         for finding in rule.check(context):
             fix = finding.fix
