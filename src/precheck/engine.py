@@ -191,7 +191,8 @@ def _note_counts(report: Report) -> None:
     report.hardware_note = f"{report.hardware_note}; {note}" if report.hardware_note else note
 
 
-@dataclass
+# internal, never compared or printed: no methods to compile at import
+@dataclass(eq=False, repr=False)
 class _Checking:
     """What every file of one check is checked with."""
 
