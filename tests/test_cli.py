@@ -244,6 +244,22 @@ def test_checking_a_config_never_imports_torch() -> None:
     assert "HEAVY []" in result.stdout, result.stdout + result.stderr
 
 
+def test_checking_without_deep_imports_nothing_of_the_deep_pass() -> None:
+    """The PC92x rules declare their note kinds and ask for the deep pass's note class only
+    when a note of theirs is there: a run without ``--deep`` leaves ``precheck.deep`` unloaded."""
+    code = (
+        "import sys\n"
+        "from precheck.cli import main\n"
+        "try:\n"
+        "    main(['--gpu', 'V100', 'examples/configs', 'examples/scripts'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('DEEP', sorted(m for m in sys.modules if m.startswith('precheck.deep')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert "DEEP []" in result.stdout, result.stdout + result.stderr
+
+
 def test_an_internal_error_names_the_file_and_hides_the_traceback(tmp_path) -> None:
     config = tmp_path / "train.yaml"
     config.write_text((EXAMPLES / "ms-swift-v100" / "fp16-false-ignored.yaml").read_text())

@@ -191,7 +191,8 @@ def _note_counts(report: Report) -> None:
     report.hardware_note = f"{report.hardware_note}; {note}" if report.hardware_note else note
 
 
-@dataclass
+# internal, never compared or printed: no methods to compile at import
+@dataclass(eq=False, repr=False)
 class _Checking:
     """What every file of one check is checked with."""
 
@@ -274,6 +275,8 @@ def _check_referrers(report: Report, checking: _Checking, exclude: list[str] | N
     """A DeepSpeed, FSDP or accelerate file named alone (pre-commit staged only ``ds.json``)
     is checked as part of the runs that name it: the configs of its repository whose text
     mentions its file name and whose references lead to it."""
+    if not any(r.named for r in report.files):  # a folder search: no file was named alone
+        return
     from .referrers import NAMED_DIALECTS, candidates
 
     attached = {_key(p) for r in report.files for p in r.attached}
@@ -298,15 +301,17 @@ def _merged_files(document: sources.Document) -> list[str]:
     """Files a script's launch command merged into its run (``... train cfg.yaml k=v``):
     checked as part of that run, not on their own."""
     found: dict[str, None] = {}
+    node_type = sources.Node
     pending = [document.root, *document.env.values()]
     while pending:
         node = pending.pop()
         if node.path is not None:
             found[node.path] = None
-        if isinstance(node.value, dict):
-            pending.extend(v for v in node.value.values() if isinstance(v, sources.Node))
-        elif isinstance(node.value, list):
-            pending.extend(v for v in node.value if isinstance(v, sources.Node))
+        value = node.value
+        if isinstance(value, dict):
+            pending += [v for v in value.values() if isinstance(v, node_type)]
+        elif isinstance(value, list):
+            pending += [v for v in value if isinstance(v, node_type)]
     return list(found)
 
 
@@ -484,12 +489,11 @@ def run_rules(context: Context, rules: Iterable[Rule]) -> list[Finding]:
 
 def _run_each(context: Context, rules: Iterable[Rule]) -> list[Finding]:
     out: list[Finding] = []
+    known, framework, removed = context.hardware.known, context.config.framework, RuleStatus.REMOVED
     for rule in rules:
-        if rule.hardware and not context.hardware.known:
+        if (rule.hardware and not known) or (rule.frameworks and framework not in rule.frameworks):
             continue
-        if rule.frameworks and context.config.framework not in rule.frameworks:
-            continue
-        if rule.status is RuleStatus.REMOVED:
+        if rule.status is removed:
             continue
         for finding in rule.check(context):
             fix = finding.fix

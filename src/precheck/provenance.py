@@ -10,7 +10,7 @@ T = TypeVar("T", covariant=True)
 OriginKind = Literal["file", "env", "default", "derived"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Origin:
     kind: OriginKind
     path: str | None = None
@@ -24,6 +24,28 @@ class Origin:
     written: str | None = field(default=None, compare=False)
     #: the format of the document the key is in (``Document.format``), for fixes
     format: str | None = field(default=None, compare=False)
+
+    def __init__(
+        self,
+        kind: OriginKind,
+        path: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        key: str | None = None,
+        detail: str | None = None,
+        written: str | None = None,
+        format: str | None = None,
+    ) -> None:
+        # the generated frozen __init__'s, through the slots themselves rather than
+        # object.__setattr__ (a third of the time; every key read makes one)
+        _set_kind(self, kind)
+        _set_path(self, path)
+        _set_line(self, line)
+        _set_column(self, column)
+        _set_key(self, key)
+        _set_detail(self, detail)
+        _set_written(self, written)
+        _set_format(self, format)
 
     @classmethod
     def env(cls, name: str) -> Origin:
@@ -57,9 +79,26 @@ class Origin:
         return where
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Sourced(Generic[T]):
     """A value and where it came from."""
 
     value: T
     origin: Origin
+
+    def __init__(self, value: T, origin: Origin) -> None:
+        _set_value(self, value)  # as Origin's: through the slots
+        _set_origin(self, origin)
+
+
+#: the slots' own setters: a frozen dataclass's __init__ without object.__setattr__'s dispatch
+_set_kind = Origin.__dict__["kind"].__set__
+_set_path = Origin.__dict__["path"].__set__
+_set_line = Origin.__dict__["line"].__set__
+_set_column = Origin.__dict__["column"].__set__
+_set_key = Origin.__dict__["key"].__set__
+_set_detail = Origin.__dict__["detail"].__set__
+_set_written = Origin.__dict__["written"].__set__
+_set_format = Origin.__dict__["format"].__set__
+_set_value = Sourced.__dict__["value"].__set__
+_set_origin = Sourced.__dict__["origin"].__set__

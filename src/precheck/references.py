@@ -15,6 +15,7 @@ from .config import TrainingConfig
 from .dialects.base import origin_of
 from .dtypes import parse_dtype
 from .errors import InputError
+from .paths import resolved, working_folder
 from .provenance import Sourced
 from .sources import SourceNote
 
@@ -35,8 +36,8 @@ def locate(value: str, base: Path) -> Path | None:
 
 
 def _display(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    try:  # both resolved once per run (the current folder, and the folders of the files named)
+        return str(resolved(path).relative_to(working_folder()))
     except ValueError:
         return str(path)
 

@@ -10,14 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..rules.deep import ACCELERATE_REFUSES, DEPRECATED_KEY, LAUNCH_REFUSES, REMOVED_KEY, UNKNOWN_KEY
 from ..sources.nodes import SourceNote
 
-#: note kinds, one per rule
-REMOVED_KEY = "deep-key-not-in-installed-version"  # PC920
-UNKNOWN_KEY = "deep-unknown-key"  # PC921
-DEPRECATED_KEY = "deep-deprecated-key"  # PC922
-ACCELERATE_REFUSES = "deep-accelerate-refuses"  # PC923
-LAUNCH_REFUSES = "deep-accelerate-launch-refuses"  # PC924
+#: the note kinds, one per rule (declared by the rules, which a run without --deep imports alone)
+__all__ = ["ACCELERATE_REFUSES", "DEPRECATED_KEY", "LAUNCH_REFUSES", "REMOVED_KEY", "UNKNOWN_KEY", "DeepNote"]
 
 
 @dataclass(slots=True)

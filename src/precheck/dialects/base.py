@@ -53,7 +53,8 @@ def to_index_list(value: Any) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+# a dialect's declaration, never compared or printed: fewer methods to compile at import
+@dataclass(frozen=True, eq=False, repr=False)
 class Field:
     """A normalised field read from one of several key paths (first present wins)."""
 

@@ -76,7 +76,8 @@ HALF = {"fp16": "float16", "bf16": "bfloat16"}
 TORCH = {"float16": "torch.float16", "bfloat16": "torch.bfloat16", "float32": "torch.float32"}
 
 
-@dataclass
+# a resolver's working values, never compared or printed: no methods to compile at import
+@dataclass(eq=False, repr=False)
 class Switches:
     """The DeepSpeed settings the engine ends up with, after any integration filled them."""
 

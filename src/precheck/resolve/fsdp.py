@@ -65,7 +65,8 @@ HF_V5 = span("transformers.fsdp_reads_version")
 POLICY = {"float16": "float16", "bfloat16": "bfloat16"}
 
 
-@dataclass
+# a resolver's working values, never compared or printed: no methods to compile at import
+@dataclass(eq=False, repr=False)
 class FsdpSettings:
     """What the Trainer hands accelerate's FSDP plugin."""
 

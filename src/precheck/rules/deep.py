@@ -8,10 +8,21 @@ the other PC9xx rules they read notes left on the configs: they never import a l
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, TypeGuard
 
-from ..deep.notes import ACCELERATE_REFUSES, DEPRECATED_KEY, LAUNCH_REFUSES, REMOVED_KEY, UNKNOWN_KEY, DeepNote
 from ..provenance import Origin
 from .base import Context, Finding, Fix, Severity, rule
+
+if TYPE_CHECKING:
+    from ..deep.notes import DeepNote
+
+#: the kinds of the notes the deep pass leaves (:class:`precheck.deep.notes.DeepNote`), one
+#: per rule; declared here, so that a run without ``--deep`` imports nothing of the deep pass
+REMOVED_KEY = "deep-key-not-in-installed-version"  # PC920
+UNKNOWN_KEY = "deep-unknown-key"  # PC921
+DEPRECATED_KEY = "deep-deprecated-key"  # PC922
+ACCELERATE_REFUSES = "deep-accelerate-refuses"  # PC923
+LAUNCH_REFUSES = "deep-accelerate-launch-refuses"  # PC924
 
 
 def _deep_notes(ctx: Context, kind: str) -> Iterator[Finding]:
@@ -20,10 +31,17 @@ def _deep_notes(ctx: Context, kind: str) -> Iterator[Finding]:
     while pending:
         config = pending.pop(0)
         for note in config.notes:
-            if note.kind == kind and isinstance(note, DeepNote):
+            if note.kind == kind and _from_deep_pass(note):
                 origin = Origin("file", note.path or config.path, note.line, note.column, note.key)
                 yield Finding(origin, note.message, Fix(note.fix))
         pending.extend(config.attached.values())
+
+
+def _from_deep_pass(note: object) -> TypeGuard[DeepNote]:
+    """Whether the deep pass left the note (it made the note and so imported its class)."""
+    from ..deep.notes import DeepNote
+
+    return isinstance(note, DeepNote)
 
 
 @rule("PC920", "key-not-in-installed-version", Severity.ERROR)
