@@ -137,6 +137,10 @@ class Built:
     call: Call
 
 
+#: the values that are always equal to themselves (unlike a float NaN)
+_EQUAL_TO_ITSELF = frozenset({str, int, bool, type(None), Unknown, Dtype, Built})
+
+
 @lru_cache(maxsize=1)
 def _declared() -> tuple[frozenset[str], tuple[str, ...]]:
     """What the frameworks declare about training scripts: the packages whose ``Trainer``/
@@ -341,7 +345,7 @@ class Collector:
             env[target.id] = value
             if self._written is not None:
                 self._written.add(target.id)
-            if not value == value:  # noqa: SIM201 (NaN)
+            if type(value) not in _EQUAL_TO_ITSELF and not value == value:  # noqa: SIM201 (NaN)
                 self._unequal = True
             if source is not None and self._builds_model(source):
                 self.models.add(target.id)
@@ -387,7 +391,7 @@ class Collector:
     def scan(self, expr: ast.expr, env: dict[str, Any], inference: bool, model_target: bool = False) -> None:
         """Record the calls inside ``expr``, innermost first (so an argument built by a call is known)."""
         for node in self.index.calls_in(expr):
-            if not isinstance(node, ast.Call) or id(node) in self._seen:
+            if id(node) in self._seen:
                 continue
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr == "backward":

@@ -158,10 +158,23 @@ class ModuleIndex:
             while kind is attribute:  # its one child, without the stack
                 node = node.value  # type: ignore[union-attr]
                 kind = type(node)
+            if kind is call:  # the commonest: its keywords' values, its arguments, its callee
+                push((node,))  # type: ignore[arg-type]
+                for keyword in reversed(node.keywords):  # type: ignore[union-attr]
+                    value = keyword.value
+                    if type(value) not in skip:
+                        push(value)
+                for value in reversed(node.args):  # type: ignore[union-attr]
+                    if type(value) not in skip:
+                        push(value)
+                value = node.func  # type: ignore[union-attr]
+                while type(value) is attribute:
+                    value = value.value
+                if type(value) not in skip:
+                    push(value)
+                continue
             if kind in skip:
                 continue
-            if kind is call:
-                push((node,))  # type: ignore[arg-type]
             fields = backwards.get(kind)
             if fields is None:
                 fields = backwards[kind] = tuple(reversed(_fields(kind)))  # type: ignore[arg-type]
