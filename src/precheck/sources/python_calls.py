@@ -219,7 +219,8 @@ class Collector:
         self._written: set[str] | None = None
         #: a value unequal to itself (NaN) was bound: a merge must look at every name
         self._unequal = False
-        self._evaluator = Evaluator({}, self.names, self.runtime, self._object, self.source, self._bound)
+        #: the evaluator of the names last read (dropped when the run ends: it refers back to the collector)
+        self._evaluator: Evaluator | None = None
 
     # -- positions -------------------------------------------------------------------------
 
@@ -233,6 +234,12 @@ class Collector:
     # -- statements ------------------------------------------------------------------------
 
     def run(self) -> None:
+        try:
+            self._run()
+        finally:
+            self._evaluator = None  # no cycle left: the trees are freed as soon as the caller is done
+
+    def _run(self) -> None:
         env: dict[str, Any] = {"__name__": "__main__"}
         self.block(self.tree.body, env, inference=False)
         for node in self.index.functions:
@@ -378,9 +385,12 @@ class Collector:
 
     def evaluator(self, env: dict[str, Any]) -> Evaluator:
         """An evaluator over ``env`` (the last one made, when it is over the same names)."""
-        if self._evaluator.env is not env:
-            self._evaluator = Evaluator(env, self.names, self.runtime, self._object, self.source, self._bound)
-        return self._evaluator
+        evaluator = self._evaluator
+        if evaluator is None or evaluator.env is not env:
+            evaluator = self._evaluator = Evaluator(
+                env, self.names, self.runtime, self._object, self.source, self._bound
+            )
+        return evaluator
 
     def _object(self, node: ast.Call) -> Any:
         call = self._seen.get(id(node))
