@@ -107,3 +107,24 @@ def test_merge_reads_real_scripts_as_before() -> None:
         assert _read(Collector, code) == _read(_Reference, code), path
         checked += 1
     assert checked > 100
+
+
+def test_a_collector_is_freed_without_the_cycle_collector() -> None:
+    """The evaluator it keeps while reading refers back to it: dropped when the run ends, so
+    a module's trees go as soon as the reader is done (no garbage-collector pass over them)."""
+    import gc
+    import weakref
+
+    code = "x = 1\nif a:\n    y = (z := f(x))\nTrainingArguments(fp16=y)\ndef g(p):\n    return p + 1\n"
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        collector = Collector(ast.parse(code), code, Runtime(None))
+        collector.run()
+        assert collector.calls
+        alive = weakref.ref(collector)
+        del collector
+        assert alive() is None
+    finally:
+        if enabled:
+            gc.enable()

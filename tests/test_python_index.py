@@ -161,3 +161,19 @@ def test_walk_is_ast_walk_without_contexts_and_operators() -> None:
         assert len(got) == len(expected)
         assert all(a is b for a, b in zip(got, expected, strict=True))
     assert ast.Load in _HIDDEN and ast.Add in _HIDDEN and ast.Name not in _HIDDEN
+
+
+def test_walk_checks_each_item_of_lists_that_hold_other_than_nodes() -> None:
+    """``{**a}`` keys and keyword-only defaults hold None, ``global`` and class patterns'
+    keywords hold names, a ``case None`` holds a constant: :func:`walk` keeps only nodes."""
+    from precheck.sources.python_index import _HIDDEN, walk
+
+    code = (
+        "def f(a, *, b, c=1, d):\n    global g, h\n    nonlocal i\n    return {**a, 'k': b, **c}\n"
+        "match x:\n    case C(p, q=1, r=None):\n        pass\n    case None | True | {'a': 1, **rest}:\n        pass\n"
+    )
+    tree = ast.parse(code)
+    expected = [node for node in ast.walk(tree) if type(node) not in _HIDDEN]
+    got = walk(tree)
+    assert len(got) == len(expected) > 30
+    assert all(a is b for a, b in zip(got, expected, strict=True))

@@ -183,12 +183,15 @@ def _where(starts: list[int], offset: int) -> tuple[int, int]:
 class _Sources:
     """Where the ``source`` strings of each cell are in a valid notebook's text, found on
     the first request: the cells list and each cell's keys are walked, every other value
-    is skipped by the C scanner."""
+    is skipped by the C scanner; a cell's strings are read (decoded, placed) only when
+    that cell is asked for."""
 
     def __init__(self, text: str):
         self.text = text
-        self.found: list[list[_Piece]] = []
-        self.walk: Iterator[list[_Piece]] | None = None
+        #: per cell walked so far: where its ``source`` value starts (None: it has none)
+        self.found: list[int | None] = []
+        self.walk: Iterator[int | None] | None = None
+        self.pieces: dict[int, list[_Piece]] = {}
 
     def locator(self, index: int) -> Callable[[], list[_Piece]]:
         return lambda: self.cell(index)
@@ -198,35 +201,56 @@ class _Sources:
         if self.walk is None:
             self.walk = self._find()
         while len(self.found) <= index:
-            pieces = next(self.walk, None)
-            if pieces is None:
+            source = next(self.walk, _END)
+            if source is _END:
                 return []
-            self.found.append(pieces)
-        return self.found[index]
+            self.found.append(source)  # type: ignore[arg-type]
+        pieces = self.pieces.get(index)
+        if pieces is None:
+            pieces = self.pieces[index] = self._strings(self.found[index])
+        return pieces
 
-    def _find(self) -> Iterator[list[_Piece]]:
+    def _find(self) -> Iterator[int | None]:
+        """Where each cell's ``source`` value starts (None: a cell without one)."""
         text = self.text
-        starts = line_starts(text)
-        cells = self._member(_WS.match(text).end(), "cells")  # type: ignore[union-attr]
+        cells = self._member(_WS.match(text).end(), "cells")[0]  # type: ignore[union-attr]
         if cells is None:
             return
-        for element in self._elements(cells):
-            source = self._member(element, "source") if text.startswith("{", element) else None
-            pieces: list[_Piece] = []
-            if source is not None:
-                strings = self._elements(source) if text.startswith("[", source) else [source]
-                for start in strings:
-                    if text.startswith('"', start):
-                        decoded, end = scanstring(text, start + 1, True)
-                        pieces.append((_where(starts, start), text[start:end], decoded))
-            yield pieces
+        pos = _WS.match(text, cells + 1).end()  # type: ignore[union-attr]
+        while not text.startswith("]", pos):
+            if text.startswith("{", pos):
+                source, pos = self._member(pos, "source")
+            else:
+                source, pos = None, _skip_value(text, pos)[1]
+            yield source
+            pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+            if text.startswith(",", pos):
+                pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
 
-    def _member(self, start: int, name: str) -> int | None:
+    def _strings(self, source: int | None) -> list[_Piece]:
+        """The strings of the ``source`` value at ``source``: (line, column), the token, its text."""
+        text = self.text
+        pieces: list[_Piece] = []
+        if source is None:
+            return pieces
+        strings = self._elements(source) if text.startswith("[", source) else [source]
+        line, counted = 1, 0  # line numbers counted on from the last string's
+        for start in strings:
+            if text.startswith('"', start):
+                decoded, end = scanstring(text, start + 1, True)
+                line += text.count("\n", counted, start)
+                counted = start
+                column = start - text.rfind("\n", 0, start)
+                pieces.append(((line, column), text[start:end], decoded))
+        return pieces
+
+    def _member(self, start: int, name: str) -> tuple[int | None, int]:
         """Where the value of the object at ``start`` under key ``name`` starts (the last
-        one when the key repeats, as the decoder keeps it)."""
+        one when the key repeats, as the decoder keeps it; None: no such key), and where
+        the object ends."""
         text, found = self.text, None
         if not text.startswith("{", start):
-            return None
+            return None, start
         pos = _WS.match(text, start + 1).end()  # type: ignore[union-attr]
         while text.startswith('"', pos):
             key, pos = scanstring(text, pos + 1, True)
@@ -237,7 +261,7 @@ class _Sources:
             pos = _WS.match(text, _skip_value(text, pos)[1]).end()  # type: ignore[union-attr]
             if text.startswith(",", pos):
                 pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-        return found
+        return found, pos + 1  # past '}'
 
     def _elements(self, start: int) -> Iterator[int]:
         """Where each element of the array at ``start`` starts."""
@@ -248,6 +272,10 @@ class _Sources:
             pos = _WS.match(text, _skip_value(text, pos)[1]).end()  # type: ignore[union-attr]
             if text.startswith(",", pos):
                 pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+
+
+#: the end of the cells
+_END = object()
 
 
 def _positional_cells(path: str, text: str) -> list[Cell]:

@@ -137,6 +137,10 @@ class Built:
     call: Call
 
 
+#: the values that are always equal to themselves (unlike a float NaN)
+_EQUAL_TO_ITSELF = frozenset({str, int, bool, type(None), Unknown, Dtype, Built})
+
+
 @lru_cache(maxsize=1)
 def _declared() -> tuple[frozenset[str], tuple[str, ...]]:
     """What the frameworks declare about training scripts: the packages whose ``Trainer``/
@@ -215,7 +219,8 @@ class Collector:
         self._written: set[str] | None = None
         #: a value unequal to itself (NaN) was bound: a merge must look at every name
         self._unequal = False
-        self._evaluator = Evaluator({}, self.names, self.runtime, self._object, self.source, self._bound)
+        #: the evaluator of the names last read (dropped when the run ends: it refers back to the collector)
+        self._evaluator: Evaluator | None = None
 
     # -- positions -------------------------------------------------------------------------
 
@@ -229,6 +234,12 @@ class Collector:
     # -- statements ------------------------------------------------------------------------
 
     def run(self) -> None:
+        try:
+            self._run()
+        finally:
+            self._evaluator = None  # no cycle left: the trees are freed as soon as the caller is done
+
+    def _run(self) -> None:
         env: dict[str, Any] = {"__name__": "__main__"}
         self.block(self.tree.body, env, inference=False)
         for node in self.index.functions:
@@ -341,7 +352,7 @@ class Collector:
             env[target.id] = value
             if self._written is not None:
                 self._written.add(target.id)
-            if not value == value:  # noqa: SIM201 (NaN)
+            if type(value) not in _EQUAL_TO_ITSELF and not value == value:  # noqa: SIM201 (NaN)
                 self._unequal = True
             if source is not None and self._builds_model(source):
                 self.models.add(target.id)
@@ -374,9 +385,12 @@ class Collector:
 
     def evaluator(self, env: dict[str, Any]) -> Evaluator:
         """An evaluator over ``env`` (the last one made, when it is over the same names)."""
-        if self._evaluator.env is not env:
-            self._evaluator = Evaluator(env, self.names, self.runtime, self._object, self.source, self._bound)
-        return self._evaluator
+        evaluator = self._evaluator
+        if evaluator is None or evaluator.env is not env:
+            evaluator = self._evaluator = Evaluator(
+                env, self.names, self.runtime, self._object, self.source, self._bound
+            )
+        return evaluator
 
     def _object(self, node: ast.Call) -> Any:
         call = self._seen.get(id(node))
@@ -387,7 +401,7 @@ class Collector:
     def scan(self, expr: ast.expr, env: dict[str, Any], inference: bool, model_target: bool = False) -> None:
         """Record the calls inside ``expr``, innermost first (so an argument built by a call is known)."""
         for node in self.index.calls_in(expr):
-            if not isinstance(node, ast.Call) or id(node) in self._seen:
+            if id(node) in self._seen:
                 continue
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr == "backward":

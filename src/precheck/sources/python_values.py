@@ -98,6 +98,11 @@ class Names:
 
     def qualname(self, expr: ast.expr) -> str | None:
         """``torch.cuda.amp.GradScaler`` for ``amp.GradScaler`` after ``from torch.cuda import amp``."""
+        if type(expr) is ast.Name:  # the commonest: a bare name
+            name = expr.id
+            if name in self.imports:
+                return self.imports[name]
+            return f"<local>.{name}" if name in self.defined else name
         parts: list[str] = []
         while isinstance(expr, ast.Attribute):
             parts.append(expr.attr)
@@ -328,6 +333,8 @@ class Evaluator:
             if expr.id in self.env:
                 return self.env[expr.id]
             return Unknown(f"`{expr.id}` is not given a value precheck can read")
+        if isinstance(expr, ast.Call):  # (the node types exclude each other: the commonest first)
+            return self._call(expr)
         if isinstance(expr, ast.Attribute):
             return self._attribute(expr)
         if isinstance(expr, ast.UnaryOp):
@@ -361,8 +368,6 @@ class Evaluator:
             return self._subscript(expr)
         if isinstance(expr, ast.JoinedStr):
             return self._fstring(expr)
-        if isinstance(expr, ast.Call):
-            return self._call(expr)
         if isinstance(expr, ast.NamedExpr):
             value = self._eval(expr.value)
             self.env[expr.target.id] = value
