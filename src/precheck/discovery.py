@@ -5,9 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-from .ignore_patterns import Pattern, compile_pattern, ignored, read_gitignore
 from .sources import FORMATS, script_kind
+
+if TYPE_CHECKING:
+    from .ignore_patterns import Pattern
 
 #: folders never searched (a user names a file inside them to check it)
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache"}
@@ -29,6 +32,8 @@ def walk(folder: Path, exclude: list[str] | None = None) -> tuple[list[Path], li
     is taken only when its target lies inside ``folder`` (a pull request cannot make
     precheck read, or ``--fix`` rewrite, a file elsewhere); a dangling one is passed over.
     """
+    from .ignore_patterns import compile_pattern, ignored, read_gitignore  # a run of named files needs none
+
     found: list[Path] = []
     unreadable: list[Path] = []
     too_deep: list[Path] = []

@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 
 
-@lru_cache(maxsize=256)  # the asks about one file come close together; folders are few
+@lru_cache(maxsize=4096)  # several asks per file checked (a large repository's files fit)
 def resolved(path: str | Path) -> Path:
     """``Path(path).resolve()``, its folder part resolved once per run."""
     text = os.fspath(path)

@@ -13,11 +13,9 @@ from typing import TYPE_CHECKING
 from ..bounded_read import MAX_BYTES, Refused, TooLarge, read_bytes
 from ..errors import FileTooLarge, InputError
 from ..script_files import SCRIPTS, script_kind
-from .env_source import parse_env
 from .json_source import parse_json
 from .nodes import Document, Node, SourceNote, position
 from .suppressions import scan as scan_suppressions
-from .toml_source import parse_toml
 from .workflow_source import is_workflow, parse_workflow
 from .yaml_source import parse_yaml
 
@@ -69,8 +67,12 @@ def parse(path: str, text: str, fmt: str) -> Document:
     if fmt == "json":
         return parse_json(path, text)
     if fmt == "toml":
+        from .toml_source import parse_toml  # lazily, as the rarer formats
+
         document = parse_toml(path, text)
     elif fmt == "env":
+        from .env_source import parse_env
+
         document = parse_env(path, text)
     else:
         document = parse_yaml(path, text)
