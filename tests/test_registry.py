@@ -52,3 +52,58 @@ def test_selectors() -> None:
         resolve_selector("PC0")
     with pytest.raises(UsageError):
         get("nope")
+
+
+def test_lazy_resolvers_name_the_functions_they_stand_for() -> None:
+    """A framework's resolver named by its module (imported on the first run of its files)
+    is the module's function, and a call goes to it with the run's arguments."""
+    import importlib
+
+    from precheck.frameworks import FRAMEWORKS
+    from precheck.frameworks.base import LazyResolver
+
+    lazy = [f for f in FRAMEWORKS if isinstance(f.resolver, LazyResolver)]
+    assert len(lazy) >= 10
+    calls: list[tuple[object, ...]] = []
+
+    def record(*args: object) -> str:
+        calls.append(args)
+        return "plan"
+
+    for framework in lazy:
+        resolver = framework.resolver
+        assert isinstance(resolver, LazyResolver)
+        function = getattr(importlib.import_module(resolver.module), resolver.name)
+        assert (
+            callable(function) and resolver.module == f"{framework.dialect_class.__module__.rsplit('.', 1)[0]}.resolve"
+        )
+        module = importlib.import_module(resolver.module)
+        saved, resolver._function = resolver._function, None
+        try:
+            setattr(module, resolver.name, record)  # the module's function, looked up on the first call
+            assert resolver(1, 2, 3) == "plan" and calls[-1] == (1, 2, 3)  # type: ignore[arg-type,comparison-overlap]
+        finally:
+            setattr(module, resolver.name, function)
+            resolver._function = saved
+
+
+def test_checking_one_frameworks_config_loads_no_other_frameworks_resolver() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    code = (
+        "import sys\n"
+        "from precheck.cli import main\n"
+        "try:\n"
+        "    main(['--gpu', 'V100', 'examples/configs/ms-swift-v100/fp16-false-ignored.yaml'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "names = sorted(m for m in sys.modules if m.startswith('precheck.frameworks.') and m.endswith('.resolve'))\n"
+        "print('RESOLVERS', names)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=60)
+    # simpletuner's package reads its resolver's optimizer list for its traits
+    loaded = "['precheck.frameworks.ms_swift.resolve', 'precheck.frameworks.simpletuner.resolve']"
+    assert f"RESOLVERS {loaded}" in result.stdout, result.stdout + result.stderr

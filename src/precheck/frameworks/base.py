@@ -30,6 +30,26 @@ if TYPE_CHECKING:
 Resolver = Callable[[TrainingConfig, Hardware, Versions], PrecisionPlan]
 
 
+class LazyResolver:
+    """A framework's resolver named by its module, imported on its first run: a check of
+    one framework's files does not load the other frameworks' precedence."""
+
+    __slots__ = ("_function", "module", "name")
+
+    def __init__(self, module: str, name: str = "resolve") -> None:
+        self.module, self.name = module, name
+        self._function: Resolver | None = None
+
+    def __call__(self, config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
+        function = self._function
+        if function is None:
+            function = self._function = getattr(importlib.import_module(self.module), self.name)
+        return function(config, hardware, versions)
+
+    def __repr__(self) -> str:
+        return f"LazyResolver({self.module!r}, {self.name!r})"
+
+
 @dataclass(frozen=True)
 class Framework:
     """One framework: declared once, read everywhere through the registry."""
@@ -42,7 +62,8 @@ class Framework:
     traits: Traits
     #: the dialect class that recognises and maps the framework's files
     dialect_class: type[Dialect]
-    #: the framework's precedence (fills a :class:`PrecisionPlan`)
+    #: the framework's precedence (fills a :class:`PrecisionPlan`); a :class:`LazyResolver`
+    #: where its module need not load before a run of its files
     resolver: Resolver
     #: detection tier of its files: the highest score wins (see :class:`Priority`)
     priority: Priority

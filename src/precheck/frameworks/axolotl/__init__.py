@@ -2,8 +2,8 @@
 
 from ...dialects.base import Priority
 from ...traits import ON_HF_TRAINER
-from ..base import Framework
-from . import dialect, resolve
+from ..base import Framework, LazyResolver
+from . import dialect
 
 FRAMEWORK = Framework(
     name="axolotl",
@@ -16,7 +16,7 @@ FRAMEWORK = Framework(
         ),
     ),
     dialect_class=dialect.TrainConfig,
-    resolver=resolve.resolve,
+    resolver=LazyResolver(f"{__name__}.resolve"),
     priority=Priority.OWN_SCHEMA,
     launch=f"{__name__}.launch",
     signature=frozenset(("base_model", "micro_batch_size")),

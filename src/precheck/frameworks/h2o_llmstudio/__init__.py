@@ -2,8 +2,8 @@
 
 from ...dialects.base import Priority
 from ...traits import Traits
-from ..base import Framework
-from . import dialect, resolve
+from ..base import Framework, LazyResolver
+from . import dialect
 
 FRAMEWORK = Framework(
     name="h2o-llmstudio",
@@ -13,7 +13,7 @@ FRAMEWORK = Framework(
         resolves_unset_method_as_lora=True,
     ),
     dialect_class=dialect.ExperimentConfig,
-    resolver=resolve.resolve,
+    resolver=LazyResolver(f"{__name__}.resolve"),
     priority=Priority.WRAPPER,
     signature=frozenset(("llm_backbone",)),
     rules=(f"{__name__}.scaler_rules",),

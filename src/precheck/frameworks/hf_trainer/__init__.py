@@ -2,8 +2,8 @@
 
 from ...dialects.base import Priority
 from ...traits import ON_HF_TRAINER
-from ..base import Framework
-from . import dialect, resolve
+from ..base import Framework, LazyResolver
+from . import dialect
 
 _TRAINER = ON_HF_TRAINER.adding(
     arguments_for_user_script=True,
@@ -19,7 +19,7 @@ HF_TRAINER = Framework(
     distribution="transformers",
     traits=_TRAINER,
     dialect_class=dialect.HfTrainer,
-    resolver=resolve.resolve,
+    resolver=LazyResolver(f"{__name__}.resolve"),
     priority=Priority.HF_ARGUMENTS,
 )
 
@@ -28,7 +28,7 @@ TRL = Framework(
     distribution="trl",
     traits=_TRAINER,
     dialect_class=dialect.Trl,
-    resolver=resolve.resolve_trl,
+    resolver=LazyResolver(f"{__name__}.resolve", "resolve_trl"),
     priority=Priority.HF_ARGUMENTS,
     launch=f"{__name__}.launch",
 )

@@ -2,8 +2,8 @@
 
 from ...dialects.base import Priority
 from ...traits import Traits
-from ..base import Framework
-from . import dialect, modes, resolve
+from ..base import Framework, LazyResolver
+from . import dialect, modes
 
 FRAMEWORK = Framework(
     name="lightning",
@@ -17,7 +17,7 @@ FRAMEWORK = Framework(
         own_loop_variants=frozenset((modes.GPT_VARIANT,)),
     ),
     dialect_class=dialect.TrainerDialect,
-    resolver=resolve.resolve,
+    resolver=LazyResolver(f"{__name__}.resolve"),
     priority=Priority.OWN_SCHEMA,
     launch=f"{__name__}.launch",
     signature=frozenset(("trainer",)),

@@ -7,8 +7,8 @@ the old name, is still accepted wherever a user types a framework's name.
 
 from ...dialects.base import Priority
 from ...traits import Traits
-from ..base import Framework
-from . import dialect, resolve
+from ..base import Framework, LazyResolver
+from . import dialect
 
 FRAMEWORK = Framework(
     name="llama-cookbook",
@@ -20,7 +20,7 @@ FRAMEWORK = Framework(
         grad_scaler_any_weights=True,
     ),
     dialect_class=dialect.TrainConfig,
-    resolver=resolve.resolve,
+    resolver=LazyResolver(f"{__name__}.resolve"),
     priority=Priority.WRAPPER,
     # the package's module (old and new name), or the cookbook's wrapper script
     launch=f"{__name__}.launch",

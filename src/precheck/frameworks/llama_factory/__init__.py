@@ -5,8 +5,8 @@ The framework's name is ``llama-factory``; its distribution on PyPI is ``llamafa
 
 from ...dialects.base import Priority
 from ...traits import ON_HF_TRAINER
-from ..base import Framework
-from . import dialect, resolve
+from ..base import Framework, LazyResolver
+from . import dialect
 
 FRAMEWORK = Framework(
     name="llama-factory",
@@ -19,7 +19,7 @@ FRAMEWORK = Framework(
         optimizer_switches=dialect.OPTIMIZER_SWITCHES,
     ),
     dialect_class=dialect.TrainConfig,
-    resolver=resolve.resolve,
+    resolver=LazyResolver(f"{__name__}.resolve"),
     priority=Priority.OWN_SCHEMA,
     launch=f"{__name__}.launch",
     signature=frozenset(("stage", "finetuning_type")),

@@ -3,8 +3,8 @@
 from ...dialects.base import Priority
 from ...facts import span
 from ...traits import ON_HF_TRAINER
-from ..base import Framework
-from . import dialect, resolve
+from ..base import Framework, LazyResolver
+from . import dialect
 
 FRAMEWORK = Framework(
     name="ms-swift",
@@ -20,7 +20,7 @@ FRAMEWORK = Framework(
         estimates_unset_method_as_lora=True,
     ),
     dialect_class=dialect.MsSwift,
-    resolver=resolve.resolve,
+    resolver=LazyResolver(f"{__name__}.resolve"),
     priority=Priority.WRAPPER,
     launch=f"{__name__}.launch",
     signature=frozenset(("tuner_type", "train_type", "sft_type")),

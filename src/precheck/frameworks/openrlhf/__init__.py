@@ -5,15 +5,15 @@ Its runs are command lines only (no config file format): the entry modules name 
 
 from ...dialects.base import Priority
 from ...traits import Traits
-from ..base import Framework
-from . import dialect, resolve
+from ..base import Framework, LazyResolver
+from . import dialect
 
 FRAMEWORK = Framework(
     name="openrlhf",
     distribution="openrlhf",
     traits=Traits(precision_without_bf16=("fp16", "train in fp16: DeepSpeed's fp16 mode, dynamic loss scaling")),
     dialect_class=dialect.OpenRlhf,
-    resolver=resolve.resolve,
+    resolver=LazyResolver(f"{__name__}.resolve"),
     priority=Priority.NAMED_ONLY,
     launch=f"{__name__}.launch",
 )

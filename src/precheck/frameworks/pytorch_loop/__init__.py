@@ -2,8 +2,8 @@
 
 from ...dialects.base import Priority
 from ...traits import Traits
-from ..base import Framework
-from . import dialect, resolve
+from ..base import Framework, LazyResolver
+from . import dialect
 
 FRAMEWORK = Framework(
     name="pytorch",
@@ -14,6 +14,6 @@ FRAMEWORK = Framework(
         grad_scaler_any_weights=True,
     ),
     dialect_class=dialect.PytorchLoop,
-    resolver=resolve.resolve,
+    resolver=LazyResolver(f"{__name__}.resolve"),
     priority=Priority.NAMED_ONLY,
 )

@@ -2,8 +2,8 @@
 
 from ...dialects.base import Priority
 from ...traits import Traits
-from ..base import Framework
-from . import dialect, resolve
+from ..base import Framework, LazyResolver
+from . import dialect
 
 FRAMEWORK = Framework(
     name="torchtune",
@@ -15,7 +15,7 @@ FRAMEWORK = Framework(
         refuses_fp16=True,
     ),
     dialect_class=dialect.RecipeConfig,
-    resolver=resolve.resolve,
+    resolver=LazyResolver(f"{__name__}.resolve"),
     priority=Priority.OWN_SCHEMA,
     launch=f"{__name__}.launch",
     rules=(f"{__name__}.rules",),
