@@ -177,3 +177,25 @@ def test_walk_checks_each_item_of_lists_that_hold_other_than_nodes() -> None:
     got = walk(tree)
     assert len(got) == len(expected) > 30
     assert all(a is b for a, b in zip(got, expected, strict=True))
+
+
+@pytest.mark.skipif(not PROJECTS.is_dir(), reason="../shared/projects not present")
+def test_remembered_qualnames_are_those_worked_out() -> None:
+    from precheck.sources.python_values import Names
+
+    checked = 0
+    for file in sorted(PROJECTS.rglob("*.py"))[::4]:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(file.read_text(encoding="utf-8", errors="replace"))
+        except SyntaxError:
+            continue
+        plain, remembering = Names.of(tree), Names.of(tree)
+        remembering.memo = {}
+        nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.Attribute, ast.Name, ast.Call, ast.Subscript))]
+        for _ in range(2):  # worked out, then remembered
+            for node in nodes:
+                assert remembering.qualname(node) == plain.qualname(node)  # type: ignore[arg-type]
+                checked += 1
+    assert checked > 10_000

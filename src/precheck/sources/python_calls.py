@@ -201,6 +201,7 @@ class Collector:
         self.source = Source(code)
         self.index = ModuleIndex(tree, code)  # one walk: what the rest looks up in the tree
         self.names = Names.of(tree, self.index.bindings)
+        self.names.memo = {}  # the names are fixed from here on; the tree lives as long
         self.runtime = runtime
         self.runtime.unsloth = self.names.imported_from("unsloth")
         self.calls: list[Call] = []

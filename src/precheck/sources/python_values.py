@@ -73,6 +73,9 @@ class Names:
     star: list[str] = field(default_factory=list)
     #: functions and classes the file defines (they shadow library names)
     defined: set[str] = field(default_factory=set)
+    #: the dotted names already worked out, per attribute node (a reader that keeps its
+    #: tree sets it: the nodes are the keys, so none is taken for another)
+    memo: dict[ast.expr, str | None] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, tree: ast.Module, nodes: Iterable[ast.AST] | None = None) -> Names:
@@ -103,24 +106,37 @@ class Names:
             if name in self.imports:
                 return self.imports[name]
             return f"<local>.{name}" if name in self.defined else name
+        memo = self.memo
+        if memo is not None:
+            known = memo.get(expr, _UNSEEN)
+            if known is not _UNSEEN:
+                return known  # type: ignore[return-value]
         parts: list[str] = []
-        while isinstance(expr, ast.Attribute):
-            parts.append(expr.attr)
-            expr = expr.value
-        if not isinstance(expr, ast.Name):
-            return None
-        if expr.id in self.imports:
-            base = self.imports[expr.id]
-        elif expr.id in self.defined:
-            base = f"<local>.{expr.id}"
+        node = expr
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            dotted = None
         else:
-            base = expr.id
-        return ".".join([base, *reversed(parts)])
+            if node.id in self.imports:
+                base = self.imports[node.id]
+            elif node.id in self.defined:
+                base = f"<local>.{node.id}"
+            else:
+                base = node.id
+            dotted = ".".join([base, *reversed(parts)])
+        if memo is not None:
+            memo[expr] = dotted
+        return dotted
 
     def imported_from(self, package: str) -> bool:
         return any(q == package or q.startswith(package + ".") for q in self.imports.values()) or any(
             m == package or m.startswith(package + ".") for m in self.star
         )
+
+
+_UNSEEN = object()
 
 
 def truth(value: Any) -> bool | None:
