@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 
 from .bounded_read import read_text
@@ -39,6 +40,7 @@ _INCLUDE = re.compile(r"^\s*-(?:r|c)\s+(\S+)|^\s*--(?:requirement|constraint)[ =
 PIN_FILES = ("requirements*.txt", "pyproject.toml", "uv.lock", "poetry.lock", "environment.yml", "environment.yaml")
 
 
+@lru_cache(maxsize=1024)  # a pure function, asked for the same few names by every run's configs
 def canonical(name: str) -> str:
     """PEP 503 normalisation: ``Flash_Attn`` → ``flash-attn``."""
     return re.sub(r"[-_.]+", "-", name).lower()

@@ -204,16 +204,12 @@ def parse_assumptions(values: Iterable[str]) -> dict[str, VersionInfo]:
 
 
 @lru_cache(maxsize=1024)
-def _folders_from(start: Path) -> tuple[Path, ...]:
-    """The config's folder, then each folder above it up to the repository root."""
-    folders: list[Path] = []
-    folder = start
-    for _ in range(_MAX_PARENTS):
-        folders.append(folder)
-        if (folder / ".git").exists() or folder.parent == folder:
-            break
-        folder = folder.parent
-    return tuple(folders)
+def _folders_from(start: Path, reach: int = _MAX_PARENTS) -> tuple[Path, ...]:
+    """The config's folder, then each folder above it up to the repository root (at most
+    ``reach`` folders). A folder's answer is shared by the folders below it."""
+    if reach <= 1 or (start / ".git").exists() or start.parent == start:
+        return (start,)
+    return (start, *_folders_from(start.parent, reach - 1))
 
 
 @lru_cache(maxsize=1024)
@@ -260,6 +256,7 @@ def installed_in(python: str | None, names: tuple[str, ...]) -> dict[str, str]:
     return _installed_here(tuple(sys.path), names)
 
 
+@lru_cache(maxsize=256)  # the same few names asked for each folder of configs
 def _installed_here(search_path: tuple[str, ...], names: tuple[str, ...]) -> dict[str, str]:
     """This environment's versions, as ``importlib.metadata.version(name)`` finds them: the
     first ``NAME-*.dist-info`` / ``NAME*.egg-info`` along ``sys.path`` whose name matches
@@ -508,6 +505,7 @@ def clear_caches() -> None:
         _pins_in_folder,
         _metadata_index,
         _metadata_version,
+        _installed_here,
         _ask_interpreter,
         _collect,
     ):
