@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from precheck.errors import InputError
-from precheck.sources.json_source import parse_json
+from precheck.sources.json_source import MAX_DEPTH, parse_json
 from precheck.sources.nodes import Node
-from precheck.sources.notebook import _python_only, _raw_offsets, code_cells
+from precheck.sources.notebook import _python_only, _raw_offsets, _too_deep, all_cells, code_cells
 
 PROJECTS = Path(__file__).resolve().parents[2] / "shared" / "projects"
 
@@ -191,3 +191,64 @@ def test_real_cells_parsed_at_an_offset_as_increment_lineno_would_number_them() 
             offset += cell.code.count("\n") + 1
             checked += 1
     assert checked > 100
+
+
+def _too_deep_reference(data: object) -> bool:
+    """The depth test before containers of plain values were passed over at once."""
+    stack = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        for child in children:
+            if depth + 1 > MAX_DEPTH:
+                return True
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+    return False
+
+
+def _nested(depth: int, leaf: object) -> object:
+    value = leaf
+    for level in range(depth):
+        value = [value] if level % 2 else {"k": value, "s": ["a", 1, None]}
+    return value
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH - 2, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 2])
+@pytest.mark.parametrize("leaf", [[], {}, "x", ["x", 2.5], {"a": True}, [[]], [{}], [1, [2]]])
+def test_too_deep_as_before_at_the_limit(depth: int, leaf: object) -> None:
+    value = _nested(depth, leaf)
+    assert _too_deep(value) == _too_deep_reference(value)
+    assert _too_deep({"cells": [value, "x"], "n": 1}) == _too_deep_reference({"cells": [value, "x"], "n": 1})
+
+
+def test_too_deep_answers_both_ways() -> None:
+    assert _too_deep(_nested(MAX_DEPTH + 1, "x"))
+    assert not _too_deep(_nested(MAX_DEPTH - 1, "x"))
+
+
+@pytest.mark.skipif(not PROJECTS.is_dir(), reason="../shared/projects not present")
+def test_real_notebooks_depth_and_cells_as_before() -> None:
+    notebooks = sorted(PROJECTS.rglob("*.ipynb"))
+    assert notebooks
+    for notebook in notebooks:
+        text = notebook.read_text(encoding="utf-8")
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        assert _too_deep(data) == _too_deep_reference(data), notebook
+        cells = data.get("cells") if isinstance(data, dict) else None
+        if not isinstance(cells, list):
+            continue
+        expected = [
+            "".join(p for p in (c["source"] if isinstance(c["source"], list) else [c["source"]]) if isinstance(p, str))
+            for c in cells
+            if isinstance(c, dict) and c.get("cell_type") == "code" and "source" in c
+        ]
+        assert [cell.code for cell in all_cells(str(notebook), text)] == expected, notebook
+
+
+def test_a_cell_with_lines_that_are_not_strings_keeps_its_strings() -> None:
+    text = json.dumps({"cells": [{"cell_type": "code", "source": ["a = 1\n", 3, None, "b = 2\n"]}]})
+    assert [cell.code for cell in all_cells("x.ipynb", text)] == ["a = 1\nb = 2\n"]

@@ -24,5 +24,14 @@ SCRIPTS = {
 
 def script_kind(path: str | Path) -> str | None:
     """``shell``, ``makefile``, ``python`` or ``notebook`` for a script precheck reads, else None."""
-    file = Path(path)
-    return SCRIPTS.get(file.name.lower()) or SCRIPTS.get(file.suffix.lower())
+    if isinstance(path, str):
+        # the last part as pathlib names it, without building a path: a part that is not
+        # "" (a trailing slash) or "." (both dropped by pathlib), with no drive or backslash
+        name = path[path.rfind("/") + 1 :]
+        if not name or name == "." or "\\" in name or ":" in name:
+            name = Path(path).name
+    else:
+        name = Path(path).name
+    dot = name.rfind(".")  # pathlib's suffix: from the last dot, unless leading or trailing
+    suffix = name[dot:] if 0 < dot < len(name) - 1 else ""
+    return SCRIPTS.get(name.lower()) or SCRIPTS.get(suffix.lower())

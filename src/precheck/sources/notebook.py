@@ -163,15 +163,24 @@ def _decoded(text: str) -> tuple[Any, _Sources]:
 
 def _too_deep(data: Any) -> bool:
     """A value nested deeper than the position-keeping reader allows (it refuses those)."""
+    # a container with children one level too deep is the answer, whichever is found first;
+    # one whose children are all plain values (a cell's lines, an output's text) is passed
+    # over by one look at the set of their types
     stack = [(data, 0)]
+    pop, push, plain = stack.pop, stack.append, frozenset((str, int, float, bool, type(None)))
     while stack:
-        value, depth = stack.pop()
+        value, depth = pop()
         children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        if not children:
+            continue
+        depth += 1
+        if depth > MAX_DEPTH:
+            return True
+        if plain.issuperset(map(type, children)):
+            continue
         for child in children:
-            if depth + 1 > MAX_DEPTH:
-                return True
             if isinstance(child, (dict, list)):
-                stack.append((child, depth + 1))
+                push((child, depth))
     return False
 
 
@@ -318,7 +327,11 @@ def _decoded_cells(cells: list[Any], sources: _Sources) -> Iterator[tuple[int, s
             continue
         source = cell["source"]
         pieces = source if isinstance(source, list) else [source]
-        yield number, "".join(p for p in pieces if isinstance(p, str)), sources.locator(number - 1)
+        try:
+            code = "".join(pieces)  # the lines of a cell are strings
+        except TypeError:  # some are not: those skipped
+            code = "".join(p for p in pieces if isinstance(p, str))
+        yield number, code, sources.locator(number - 1)
 
 
 def _given(pieces: list[_Piece]) -> Callable[[], list[_Piece]]:

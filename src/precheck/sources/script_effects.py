@@ -153,11 +153,26 @@ def _holds_source(node: ast.AST) -> bool:
     """``any(_source_of_effect(sub) for sub in walk(node))``, stopping at the first source,
     without building the list (depth first: the order does not change ``any``)."""
     stack = [node]
-    pop, extend, fields_of, tree_node = stack.pop, stack.extend, _NODE_FIELDS, ast.AST
-    looked_for = _LOOKED_FOR
+    pop, push, extend, fields_of, tree_node = stack.pop, stack.append, stack.extend, _NODE_FIELDS, ast.AST
+    looked_for, keywords, calls = _LOOKED_FOR, _KEYWORDS, _PEFT_CALLS
+    call, attribute = ast.Call, ast.Attribute
     while stack:
         current = pop()
         kind = type(current)
+        while kind is attribute:  # its one field that may hold a node
+            current = current.value  # type: ignore[attr-defined]
+            kind = type(current)
+        if kind is call:  # the commonest looked for: _source_of_effect's test, its children pushed
+            func = current.func  # type: ignore[attr-defined]
+            if _callee(func) in calls:
+                return True
+            for keyword in current.keywords:  # type: ignore[attr-defined]
+                if keyword.arg in keywords:
+                    return True
+                push(keyword.value)
+            extend(current.args)  # type: ignore[attr-defined]
+            push(func)
+            continue
         if kind in looked_for and _source_of_effect(current):
             return True
         names = fields_of.get(kind)
