@@ -64,13 +64,14 @@ def walk(folder: Path, exclude: list[str] | None = None) -> tuple[list[Path], li
                 if (
                     name not in SKIP_DIRS
                     and (not name.startswith(".") or _workflows(here / name))
-                    and not ignored(patterns, here / name, is_dir=True)
+                    and not (patterns and ignored(patterns, here / name, is_dir=True))
                 ):
                     folders.append(entry)
                 continue
-            if not (Path(name).suffix.lower() in FORMATS or script_kind(name)):
+            dot = name.rfind(".")  # Path(name).suffix: from the last dot, unless leading or trailing
+            if not ((name[dot:].lower() if 0 < dot < len(name) - 1 else "") in FORMATS or script_kind(name)):
                 continue
-            if ignored(patterns, here / name, is_dir=False):
+            if patterns and ignored(patterns, here / name, is_dir=False):  # (no pattern: not ignored)
                 continue
             if entry.is_symlink() and not (_inside(Path(entry.path), inside) and _is_file(entry)):
                 continue

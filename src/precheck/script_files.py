@@ -30,6 +30,8 @@ def script_kind(path: str | Path) -> str | None:
         name = path[path.rfind("/") + 1 :]
         if not name or name == "." or "\\" in name or ":" in name:
             name = Path(path).name
+    elif isinstance(path, Path):
+        name = path.name
     else:
         name = Path(path).name
     dot = name.rfind(".")  # pathlib's suffix: from the last dot, unless leading or trailing

@@ -212,8 +212,11 @@ class Source:
         self.lines = [] if self.ascii else [line.encode("utf-8") for line in self.text_lines]
 
     def segment(self, node: ast.AST) -> str:
-        start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
-        first, last = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+        try:  # an expression or statement has all four
+            start, end, first, last = node.lineno, node.end_lineno, node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
+        except AttributeError:
+            start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+            first, last = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
         if start is None or end is None or first is None or last is None or end > len(self.text_lines):
             return ast.unparse(node)
         if self.ascii:
