@@ -19,8 +19,10 @@ from .versions import VersionRange
 FACTS_FILE = Path(__file__).parent / "data" / "facts.json"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Fact:
+    """A checked claim about a package's source: a pattern present or absent in a file across versions."""
+
     id: str
     package: str
     low: str | None

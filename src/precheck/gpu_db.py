@@ -22,8 +22,10 @@ def normalise(name: str) -> str:
     return _NOT_ALNUM.sub("", _VENDOR_WORDS.sub("", name.lower()))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class GpuModel:
+    """One GPU model of the database: what it supports and how it is named."""
+
     id: str
     name: str
     vendor: str
@@ -104,8 +106,10 @@ def custom_model(major: int, minor: int, memory_gib: float) -> GpuModel:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class GpuDatabase:
+    """Every known GPU model, looked up by normalised name or alias."""
+
     models: tuple[GpuModel, ...]
     sources: dict[str, str]
     index: dict[str, GpuModel]

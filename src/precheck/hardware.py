@@ -31,6 +31,8 @@ _CUSTOM = re.compile(r"^\s*sm_?(\d)(\d+)\s*[:/ ]\s*(\d+(?:\.\d+)?)\s*gi?b?\s*$",
 
 @dataclass(frozen=True, slots=True)
 class Device:
+    """One GPU of the machine, at its CUDA index as the training process sees it."""
+
     #: CUDA index as the training process sees it (after order and visibility)
     index: int
     model: GpuModel
@@ -73,8 +75,10 @@ def devices_label(devices: list[Device]) -> str:
     return ", ".join(out)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class Hardware:
+    """The GPUs a run trains on, and where precheck learned them."""
+
     source: HardwareSource
     #: the devices the run can use, in its CUDA order
     devices: list[Device]

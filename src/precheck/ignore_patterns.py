@@ -47,8 +47,10 @@ class Unusable(ValueError):
     """A pattern git's wildmatch gives up on (it then matches nothing)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class CharClass:
+    """A bracket expression of a pattern (``[a-z]``, ``[!0-9]``, ``[[:alpha:]]``)."""
+
     negated: bool
     chars: frozenset[str]
     ranges: tuple[tuple[str, str], ...]
@@ -68,8 +70,10 @@ class CharClass:
 Token = tuple[int, object]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Pattern:
+    """A gitignore-style pattern (a .gitignore line, an --exclude or per-file-ignores glob), read into tokens."""
+
     tokens: tuple[Token, ...]
     negated: bool
     dirs_only: bool

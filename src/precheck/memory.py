@@ -59,7 +59,7 @@ INT8_BYTES = 1.0
 DEFAULT_LORA_RANK = 16
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Dims:
     """What the estimate needs to know of the model."""
 
@@ -73,7 +73,7 @@ class Dims:
     source: str
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class Estimate:
     """Bytes per device, by part, and how they were counted."""
 

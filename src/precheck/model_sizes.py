@@ -53,7 +53,7 @@ Norm = Literal["rms", "layer"]
 T5_RELATIVE_BUCKETS = 32
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class ModelSize:
     """The architecture numbers of one checkpoint (see the module docstring for the count)."""
 

@@ -12,8 +12,10 @@ import re
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Family:
+    """A model family: the names that match it and the dtype its weights ship in."""
+
     name: str
     pattern: re.Pattern[str]
     native_dtype: str

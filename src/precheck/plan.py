@@ -76,7 +76,7 @@ class OverrideKind(Enum):
     ACCELERATE_IGNORED = "accelerate-ignored"
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class Override:
     """A value the framework replaced: the user's setting lost to another source.
 
@@ -98,7 +98,7 @@ class Override:
     basis: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class PrecisionPlan:
     """Each field is a value and where it came from; a new plan is made with
     :func:`dataclasses.replace` (resolvers refine a plan step by step)."""

@@ -54,7 +54,7 @@ _UNSLOTH = re.compile(r"(?:from|import)\s+unsloth\b")
 _NAMES_METHOD = ("PC801", "PC802")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Premise:
     """A value of the run that precheck assumed, the other values it could have, and what to tell the user."""
 

@@ -30,12 +30,6 @@ from .errors import InputError, PrecheckError
 from .ignore_patterns import Pattern, compile_pattern, ignored
 from .paths import resolved
 from .sources.nodes import Node
-from .sources.toml_source import parse_toml
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 KNOWN_KEYS = (
     "versions",
@@ -54,6 +48,8 @@ _MAX_PARENTS = 12
 
 @dataclass(frozen=True)
 class ProjectConfig:
+    """precheck's settings for a folder (its .precheck.toml, or pyproject.toml's [tool.precheck])."""
+
     path: str | None = None
     versions: dict[str, str] = field(default_factory=dict)
     #: None: the default selection
@@ -99,7 +95,15 @@ class ProjectConfig:
 
 
 def _table(path: Path) -> dict[str, Node] | None:
-    """The keys of precheck's table in one file, or None when the file has none."""
+    """The keys of precheck's table in one file, or None when the file has none.
+
+    The TOML readers load here: a run without a configuration file imports neither, a run
+    whose pyproject.toml holds no precheck table no position-keeping TOML reader."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
     try:
         text = read_text(path, errors="strict")
     except (OSError, UnicodeDecodeError) as exc:
@@ -112,11 +116,15 @@ def _table(path: Path) -> dict[str, Node] | None:
             # then the settings CI relies on (gpus, fail-on) would silently be lost
             if not re.search(r"^\s*\[\s*tool\s*\.\s*precheck\b", text, re.MULTILINE):
                 return None
+            from .sources.toml_source import parse_toml
+
             parse_toml(str(path), text)  # raises the InputError at the error's line and column
             raise
         tool = data.get("tool")
         if not isinstance(tool, dict) or "precheck" not in tool:
             return None
+    from .sources.toml_source import parse_toml
+
     document = parse_toml(str(path), text)
     node: Node | None = document.root
     if path.name == "pyproject.toml":

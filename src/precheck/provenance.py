@@ -12,6 +12,8 @@ OriginKind = Literal["file", "env", "default", "derived"]
 
 @dataclass(frozen=True, slots=True, init=False)
 class Origin:
+    """Where a value came from: a file position, the environment, a default or a derivation."""
+
     kind: OriginKind
     path: str | None = None
     line: int | None = None

@@ -31,8 +31,10 @@ if TYPE_CHECKING:
 __all__ = ["FILE", "LINE", "Suppression", "account", "comments_of", "from_notes", "scan"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Suppression:
+    """One suppression comment: a line's or a file's, for some rules or all."""
+
     kind: str
     line: int
     column: int

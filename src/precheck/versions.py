@@ -113,13 +113,15 @@ def _bounds(spec: str) -> tuple[Version | None, bool, Version | None, bool]:
 
 @dataclass(frozen=True, slots=True)
 class VersionInfo:
+    """One package's version and where precheck learned it."""
+
     name: str
     version: str
     #: "flag", "project config", "FILE:LINE" of a pin, or "installed"
     source: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class VersionRange:
     """Where a behaviour holds: ``low <= version < high`` (either bound optional)."""
 

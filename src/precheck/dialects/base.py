@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
@@ -290,7 +289,9 @@ def close_key(word: str, candidates: tuple[str, ...]) -> str | None:
     get_close_matches passes over each candidate whose ``real_quick_ratio`` (an upper bound
     from the two lengths alone) is under the cutoff; it is asked only about the others, the
     candidates of the lengths that can reach it (its answer does not depend on their order:
-    the best score wins, a tie the greater string)."""
+    the best score wins, a tie the greater string). difflib loads on the first unknown key."""
+    import difflib
+
     near = [c for length, group in _by_length(candidates) if _reaches(len(word), length) for c in group]
     found = difflib.get_close_matches(word, near, n=1, cutoff=CLOSE) if near else []
     return found[0] if found else None

@@ -50,7 +50,7 @@ class LazyResolver:
         return f"LazyResolver({self.module!r}, {self.name!r})"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Framework:
     """One framework: declared once, read everywhere through the registry."""
 

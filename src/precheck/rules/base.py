@@ -165,7 +165,7 @@ class Finding:
     assumptions: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class SuppressionComment:
     """A ``# precheck: ignore`` comment of one of the run's files, and which rules' findings it covers."""
 
@@ -181,7 +181,7 @@ class SuppressionComment:
     used: frozenset[str]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Suppressions:
     """The run's suppression comments after every other rule reported (ruff's ``noqa``
     checker): set by the engine on the context of the rules declared with ``suppressions``."""
@@ -195,7 +195,7 @@ class Suppressions:
     codes: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Context:
     """Everything a rule may read. Rules never read files, probe, or print."""
 
@@ -216,8 +216,10 @@ _RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
 DOC_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Fix")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Rule:
+    """One rule: its code, name, severity and check."""
+
     code: str
     name: str
     severity: Severity

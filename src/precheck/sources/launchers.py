@@ -54,7 +54,7 @@ from .nodes import Node
 from .script_path import resolve_script
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Found:
     """One run a launch command starts."""
 
@@ -70,7 +70,7 @@ class Found:
     script_path: Path | None = None
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Launch:
     """What a launcher sees: the words after its name, and the run's environment so far."""
 
@@ -528,7 +528,7 @@ class Entry:
 ModuleHandler = Callable[[Launch, list[Field]], Found | None]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class ModuleEntry:
     """A Python module (``python -m``, ``torchrun -m``, or a script path of the same dotted
     name) that starts a framework's run, and the parser of its arguments."""

@@ -14,6 +14,8 @@ from typing import Any
 
 @dataclass(slots=True)
 class Node:
+    """A value read from a document, with where it (and its key) stands."""
+
     value: Any
     line: int
     column: int

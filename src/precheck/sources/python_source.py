@@ -201,7 +201,7 @@ def _error_message(error: Exception) -> str:
     return str(error)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class _Model:
     """The model part of a run: keys, and notes on what could not be read."""
 

@@ -63,7 +63,7 @@ TORCH_DTYPES = {
 }
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class Names:
     """What the names of a module refer to: imports, and what the file defines itself."""
 
@@ -151,7 +151,7 @@ def truth(value: Any) -> bool | None:
         return None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class Runtime:
     """Answers the script's questions about the GPU for the target hardware."""
 

@@ -74,7 +74,7 @@ UNKNOWN = Computed()
 Condition = tuple[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Effect:
     """``key`` becomes ``value`` (or the option ``source``'s own value) when every condition holds."""
 

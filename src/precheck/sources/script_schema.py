@@ -62,7 +62,7 @@ class Missing:
 MISSING = Missing()
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class Option:
     """One option of the script: ``--name`` (dashes read as underscores)."""
 
@@ -79,7 +79,7 @@ class Option:
     type_name: str = "str"
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class Schema:
     """What a script accepts on its command line."""
 
@@ -179,7 +179,7 @@ def _names_a_parser(text: str) -> bool:
     return False
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class _Module:
     """A module read once per run, whichever scripts import it: its tree, and what the
     reader looks up in it, each in :func:`ast.walk`'s order."""

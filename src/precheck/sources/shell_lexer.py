@@ -87,6 +87,8 @@ LitAdder = Callable[[str, list[int], bool], None]
 
 @dataclass(slots=True)
 class Word:
+    """One shell word: its parts (literals, parameters, substitutions) and its text as written."""
+
     parts: list[Part]
     #: the word as written (quotes included)
     raw: Src
