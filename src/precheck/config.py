@@ -20,7 +20,7 @@ SStr = Sourced[str] | None
 SDtype = Sourced[str] | None
 
 
-@dataclass(slots=True, eq=False, repr=False)
+@dataclass(slots=True)
 class TrainingConfig:
     """What a run's files set. A plain (slotted) dataclass, built once per file and
     filled in by the dialect: no validation happens on construction; the dialects convert

@@ -31,7 +31,7 @@ DEVICE_VARIABLES = ("CUDA_DEVICE_ORDER", *VISIBILITY_AMD)
 _CONFIG_WORDS = re.compile(r"fp16|bf16|torch_dtype|mixed_precision|precision|deepspeed|learning_rate|optim")
 
 
-@dataclass(eq=False, repr=False)
+@dataclass
 class FileResult:
     """One run of one checked file: its dialect, configuration, plan and findings, or why not."""
 
@@ -64,7 +64,7 @@ class FileResult:
     devices_asked: int | None = None
 
 
-@dataclass(eq=False, repr=False)
+@dataclass
 class Report:
     """What a check found (:func:`precheck.check` returns it; the command line prints it)."""
 

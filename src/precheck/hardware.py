@@ -75,7 +75,7 @@ def devices_label(devices: list[Device]) -> str:
     return ", ".join(out)
 
 
-@dataclass(slots=True, eq=False, repr=False)
+@dataclass(slots=True)
 class Hardware:
     """The GPUs a run trains on, and where precheck learned them."""
 

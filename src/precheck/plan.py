@@ -76,7 +76,7 @@ class OverrideKind(Enum):
     ACCELERATE_IGNORED = "accelerate-ignored"
 
 
-@dataclass(slots=True, eq=False, repr=False)
+@dataclass(slots=True)
 class Override:
     """A value the framework replaced: the user's setting lost to another source.
 
@@ -98,7 +98,7 @@ class Override:
     basis: str | None = None
 
 
-@dataclass(slots=True, eq=False, repr=False)
+@dataclass(slots=True)
 class PrecisionPlan:
     """Each field is a value and where it came from; a new plan is made with
     :func:`dataclasses.replace` (resolvers refine a plan step by step)."""

@@ -14,7 +14,7 @@ from typing import Any
 from .versions import VersionRange
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@dataclass(frozen=True, slots=True)
 class Traits:
     """One framework's traits (every field defaults to "not so")."""
 
