@@ -220,6 +220,8 @@ class Collector:
         self._written: set[str] | None = None
         #: a value unequal to itself (NaN) was bound: a merge must look at every name
         self._unequal = False
+        #: :meth:`_builds_model` per node (by id: the tree outlives the collector)
+        self._builds: dict[int, bool] = {}
         #: the evaluator of the names last read (dropped when the run ends: it refers back to the collector)
         self._evaluator: Evaluator | None = None
 
@@ -264,20 +266,27 @@ class Collector:
             if node.value is not None:  # type: ignore[attr-defined]
                 self.scan(node.value, env, inference)  # type: ignore[attr-defined]
             return
+        if kind is ast.Assign or kind is ast.AnnAssign:
+            source = node.value  # type: ignore[attr-defined]
+            if source is None:
+                return
+            targets = node.targets if kind is ast.Assign else [node.target]  # type: ignore[attr-defined]
+            if _holds_call(source):  # (else no call to scan, nor a model target to look for)
+                model = False
+                for target in targets:
+                    if self._model_target(target):
+                        model = True
+                        break
+                self.scan(source, env, inference, model)
+            value = source.value if type(source) is ast.Constant else self.evaluator(env)(source)
+            for target in targets:
+                self.bind(target, value, source, env)
+            return
         if kind in _NO_EXPRESSION:
             return
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return  # read on their own (run)
-        if isinstance(node, (ast.Assign, ast.AnnAssign)):
-            if node.value is None:
-                return
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            model = any(self._model_target(t) for t in targets)
-            self.scan(node.value, env, inference, model)
-            value = self.evaluator(env)(node.value)
-            for target in targets:
-                self.bind(target, value, node.value, env)
-        elif isinstance(node, ast.AugAssign):
+        if isinstance(node, ast.AugAssign):
             self.scan(node.value, env, inference)
             self.bind(node.target, Unknown("changed in place (`op=`)"), node.value, env)
         elif isinstance(node, ast.If):
@@ -401,13 +410,16 @@ class Collector:
 
     def scan(self, expr: ast.expr, env: dict[str, Any], inference: bool, model_target: bool = False) -> None:
         """Record the calls inside ``expr``, innermost first (so an argument built by a call is known)."""
+        if not _holds_call(expr):
+            return
+        seen, qualname_of = self._seen, self.names.qualname
         for node in self.index.calls_in(expr):
-            if id(node) in self._seen:
+            if id(node) in seen:
                 continue
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr == "backward":
                 self.backward = True
-            qualname = self.names.qualname(func) or ""
+            qualname = qualname_of(func) or ""
             kind = kind_of(qualname)
             if kind is None and isinstance(func, ast.Attribute):
                 kind = self._cast_kind(node, model_target)
@@ -457,7 +469,14 @@ class Collector:
         return None
 
     def _builds_model(self, expr: ast.expr) -> bool:
-        """A call chain that starts at a model loader or a module the file defines."""
+        """A call chain that starts at a model loader or a module the file defines (a pure
+        function of the node once the names and the file's modules are known: kept per node)."""
+        known = self._builds.get(id(expr))
+        if known is None:
+            known = self._builds[id(expr)] = self._builds_model_now(expr)
+        return known
+
+    def _builds_model_now(self, expr: ast.expr) -> bool:
         while True:
             if isinstance(expr, ast.Call):
                 qualname = self.names.qualname(expr.func) or ""
@@ -473,6 +492,8 @@ class Collector:
                 return False
 
     def _model_target(self, target: ast.expr) -> bool:
+        if type(target) is ast.Name:  # the commonest: its dotted name is itself
+            return target.id in self.models
         dotted = _dotted(target)
         return bool(dotted) and dotted in self.models
 
@@ -497,6 +518,16 @@ def cast_dtype(call: Call) -> Arg | None:
         if isinstance(arg.value, Dtype):
             return arg
     return None
+
+
+def _holds_call(expr: ast.expr) -> bool:
+    """False where ``expr`` surely holds no call (a constant, a name, or an attribute chain
+    on one): :meth:`ModuleIndex.calls_in` would find none; True otherwise (it may)."""
+    kind = type(expr)
+    while kind is ast.Attribute:
+        expr = expr.value  # type: ignore[attr-defined]
+        kind = type(expr)
+    return kind is not ast.Name and kind is not ast.Constant
 
 
 def _dotted(expr: ast.expr) -> str | None:
