@@ -1,7 +1,7 @@
 """The Collector's fast paths read every module as the slow paths they replace: an assignment
 whose value holds no call is not scanned (nor its targets looked up as models), a constant's
-value is taken as it is, :meth:`Collector._builds_model` is kept per node, and
-:func:`_holds_call` is False only where :meth:`ModuleIndex.calls_in` finds no call."""
+value is taken as it is, a cast is looked for only where the method is one (as
+``_cast_kind`` first checks), and :func:`_holds_call` is False only where :meth:`ModuleIndex.calls_in` finds no call."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ PROJECTS = Path(__file__).resolve().parents[2] / "shared" / "projects"
 
 class _Slow(Collector):
     """The paths before: every assignment scanned and evaluated, every scan walked (with
-    :func:`_holds_call` always True, see :func:`_slow`), no memo."""
+    :func:`_holds_call` always True, see :func:`_slow`)."""
 
     def statement(self, node: ast.stmt, env: dict[str, Any], inference: bool) -> None:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -36,9 +36,6 @@ class _Slow(Collector):
                 self.bind(target, value, node.value, env)
             return
         super().statement(node, env, inference)
-
-    def _builds_model(self, expr: ast.expr) -> bool:
-        return self._builds_model_now(expr)
 
     def _model_target(self, target: ast.expr) -> bool:
         dotted = _dotted(target)

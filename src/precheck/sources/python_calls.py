@@ -220,8 +220,6 @@ class Collector:
         self._written: set[str] | None = None
         #: a value unequal to itself (NaN) was bound: a merge must look at every name
         self._unequal = False
-        #: :meth:`_builds_model` per node (by id: the tree outlives the collector)
-        self._builds: dict[int, bool] = {}
         #: the evaluator of the names last read (dropped when the run ends: it refers back to the collector)
         self._evaluator: Evaluator | None = None
 
@@ -421,7 +419,7 @@ class Collector:
                 self.backward = True
             qualname = qualname_of(func) or ""
             kind = kind_of(qualname)
-            if kind is None and isinstance(func, ast.Attribute):
+            if kind is None and isinstance(func, ast.Attribute) and (func.attr in CASTS or func.attr == "to"):
                 kind = self._cast_kind(node, model_target)
             if kind is None and isinstance(func, ast.Name) and func.id in self.modules:
                 continue  # a model the file defines: the name it is bound to is tracked in bind()
@@ -469,14 +467,7 @@ class Collector:
         return None
 
     def _builds_model(self, expr: ast.expr) -> bool:
-        """A call chain that starts at a model loader or a module the file defines (a pure
-        function of the node once the names and the file's modules are known: kept per node)."""
-        known = self._builds.get(id(expr))
-        if known is None:
-            known = self._builds[id(expr)] = self._builds_model_now(expr)
-        return known
-
-    def _builds_model_now(self, expr: ast.expr) -> bool:
+        """A call chain that starts at a model loader or a module the file defines."""
         while True:
             if isinstance(expr, ast.Call):
                 qualname = self.names.qualname(expr.func) or ""
