@@ -410,21 +410,21 @@ class Collector:
         """Record the calls inside ``expr``, innermost first (so an argument built by a call is known)."""
         if not _holds_call(expr):
             return
-        seen, qualname_of = self._seen, self.names.qualname
+        seen, qualname_of, attribute = self._seen, self.names.qualname, ast.Attribute
         for node in self.index.calls_in(expr):
             if id(node) in seen:
                 continue
             func = node.func
-            if isinstance(func, ast.Attribute) and func.attr == "backward":
+            method = func.attr if isinstance(func, attribute) else None
+            if method == "backward":
                 self.backward = True
             qualname = qualname_of(func) or ""
             kind = kind_of(qualname)
-            if kind is None and isinstance(func, ast.Attribute) and (func.attr in CASTS or func.attr == "to"):
-                kind = self._cast_kind(node, model_target)
-            if kind is None and isinstance(func, ast.Name) and func.id in self.modules:
-                continue  # a model the file defines: the name it is bound to is tracked in bind()
             if kind is None:
-                continue
+                if method is not None and (method in CASTS or method == "to"):
+                    kind = self._cast_kind(node, model_target)
+                if kind is None:  # (a model the file defines too: the name it is bound to is tracked in bind())
+                    continue
             at = self.at(node)
             if kind == "cast" and isinstance(func, ast.Attribute) and func.end_lineno and func.end_col_offset:
                 at = self._place(func.end_lineno, func.end_col_offset - len(func.attr.encode("utf-8")))

@@ -137,6 +137,7 @@ class Names:
 
 
 _UNSEEN = object()
+_CONSTANT, _NAME, _CALL = ast.Constant, ast.Name, ast.Call
 
 
 def truth(value: Any) -> bool | None:
@@ -346,6 +347,16 @@ class Evaluator:
             return Unknown(f"`{self.text(expr)}` cannot be computed without running the script")
 
     def _eval(self, expr: ast.expr) -> Any:
+        kind = type(expr)  # the commonest by their exact type first (a subclass falls to the tests below)
+        if kind is _CONSTANT:
+            return expr.value  # type: ignore[attr-defined]
+        if kind is _NAME:
+            env, name = self.env, expr.id  # type: ignore[attr-defined]
+            if name in env:
+                return env[name]
+            return Unknown(f"`{name}` is not given a value precheck can read")
+        if kind is _CALL:
+            return self._call(expr)  # type: ignore[arg-type]
         if isinstance(expr, ast.Constant):
             return expr.value
         if isinstance(expr, ast.Name):
