@@ -144,12 +144,26 @@ class ModuleIndex:
     def calls_in(self, expr: ast.AST) -> list[ast.Call]:
         """The calls inside ``expr``, innermost first (children before parents, in the order
         of ``ast.iter_child_nodes``), not looking into lambdas."""
+        call, attribute, skip = ast.Call, ast.Attribute, _SKIP
+        if type(expr) is call:  # the commonest: a call of names and constants, on a name: itself
+            callee = expr.func  # type: ignore[attr-defined]
+            while type(callee) is attribute:
+                callee = callee.value
+            if type(callee) in skip:
+                for argument in expr.args:  # type: ignore[attr-defined]
+                    if type(argument) not in skip:
+                        break
+                else:
+                    for keyword in expr.keywords:  # type: ignore[attr-defined]
+                        if type(keyword.value) not in skip:
+                            break
+                    else:
+                        return [expr]  # type: ignore[list-item]
         out: list[ast.Call] = []
         if isinstance(expr, _OPAQUE):
             return out
         stack: list[ast.AST | tuple[ast.Call]] = [expr]
-        pop, push, backwards, skip = stack.pop, stack.append, _BACKWARDS, _SKIP
-        call, attribute = ast.Call, ast.Attribute
+        pop, push, backwards = stack.pop, stack.append, _BACKWARDS
         while stack:
             node = pop()
             kind = type(node)
