@@ -100,6 +100,8 @@ _MODEL_CLASS = re.compile(r"^(?:Auto\w*Model\w*|\w*(?:Model|LMHeadModel)|\w+For[
 _NOT_MODEL = re.compile(r"Tokenizer|Config|Processor|Extractor|^Peft")
 
 
+#: definitions: read on their own (:meth:`Collector.run`), not where they stand
+_DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 #: statements that hold no expression (nothing to scan)
 _NO_EXPRESSION = frozenset({ast.Import, ast.ImportFrom, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal})
 
@@ -280,7 +282,12 @@ class Collector:
             for target in targets:
                 self.bind(target, value, source, env)
             return
-        if kind in _NO_EXPRESSION:
+        if kind in _NO_EXPRESSION or kind in _DEFINITIONS:
+            return  # (definitions: read on their own, see run)
+        if kind is ast.If:
+            self.scan(node.test, env, inference)  # type: ignore[attr-defined]
+            test = self.evaluator(env)(node.test)  # type: ignore[attr-defined]
+            self.branches(test, [node.body, node.orelse], env, inference, node)  # type: ignore[attr-defined]
             return
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return  # read on their own (run)
