@@ -283,8 +283,11 @@ class Dialect:
 CLOSE = 0.75
 
 
+@lru_cache(maxsize=256)
 def close_key(word: str, candidates: tuple[str, ...]) -> str | None:
     """``difflib.get_close_matches(word, candidates, n=1, cutoff=CLOSE)``'s one answer, or None.
+    Remembered (a bounded cache): the same unknown keys recur over a project's files, and the
+    answer depends on the word and the candidates alone.
 
     get_close_matches passes over each candidate whose ``real_quick_ratio`` (an upper bound
     from the two lengths alone) is under the cutoff; it is asked only about the others, the

@@ -230,8 +230,12 @@ class _Converter:
             return node.value
         if node.tag not in _SAFE_TAGS:
             return str(node.value)  # custom tags are kept as text, never constructed
+        constructor = self.constructor
+        # a safe scalar tag's constructor returns its value (no generator, nothing to recurse
+        # into): called directly, without construct_object's cache and recursion bookkeeping
+        build = constructor.yaml_constructors.get(node.tag)
         try:
-            value = self.constructor.construct_object(node, deep=True)
+            value = build(constructor, node) if build is not None else constructor.construct_object(node, deep=True)
         except Exception:  # PyYAML's scalar constructors raise several types
             return self._unconstructed(node)
         if node.tag == "tag:yaml.org,2002:bool" and str(node.value).lower() not in _BOOL_SPELLINGS:
