@@ -179,6 +179,8 @@ class _Converter:
             return done
         if self.depth >= MAX_DEPTH:
             raise _Refused(f"nesting deeper than {MAX_DEPTH} levels", line, column)
+        if type(node) is yaml.ScalarNode:  # holds nothing: no level below, no alias inside
+            return self._leaf(node, line, column)
         self.depth += 1
         self.open.add(id(node))
         try:
@@ -220,6 +222,9 @@ class _Converter:
             out.value = [self.convert(item) for item in node.value]
             self._measure(out, out.value)
             return out
+        return self._leaf(node, line, column)
+
+    def _leaf(self, node: yaml.Node, line: int, column: int) -> Node:
         out = Node(self._scalar(node), line, column, raw=str(node.value))
         out.quoted = bool(getattr(node, "style", None) in ("'", '"'))
         self.memo[id(node)] = out
