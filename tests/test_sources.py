@@ -109,3 +109,69 @@ def test_load_refuses_binary_and_missing(tmp_path) -> None:
         load(binary)
     with pytest.raises(InputError, match="no such file"):
         load(tmp_path / "missing.yaml")
+
+
+class _NoDirect(dict):  # type: ignore[type-arg]
+    """A constructor table that offers no direct constructor: every tag through construct_object."""
+
+    def get(self, key, default=None):  # type: ignore[no-untyped-def]
+        return None
+
+
+def test_yaml_scalars_built_directly_as_construct_object_builds_them() -> None:
+    """``_Converter._scalar`` calls a safe tag's constructor directly: the same value (and the
+    same refusal) as SafeConstructor.construct_object on every kind of scalar."""
+    import yaml
+
+    from precheck.sources.yaml_source import _Converter, _Loader, _Refused
+
+    texts = [
+        "~",
+        "null",
+        "",
+        "yes",
+        "No",
+        "on",
+        "OFF",
+        "true",
+        "False",
+        "0",
+        "-17",
+        "+3",
+        "0x1F",
+        "0o17",
+        "017",
+        "0b101",
+        "1_000",
+        "190:20:30",
+        "1.5",
+        "-.inf",
+        ".NaN",
+        "6.8523015e+5",
+        "1_0.5",
+        "2001-12-14",
+        "2001-12-14t21:59:43.10-05:00",
+        "2001-12-14 21:59:43.10",
+        "2023-02-30",
+        "text",
+        "'1'",
+        '"true"',
+        "1e400",
+    ]
+    for text in texts:
+        for node in yaml.compose_all(f"a: {text}\n{text or 'k'}: 1\n", Loader=_Loader):
+            for key_node, value_node in node.value:
+                for scalar in (key_node, value_node):
+                    mine = _Converter([])
+                    try:
+                        got: object = mine._scalar(scalar)
+                    except _Refused as refused:
+                        got = ("refused", refused.message)
+                    slow = _Converter([])
+                    slow.constructor.yaml_constructors = _NoDirect(yaml.constructor.SafeConstructor.yaml_constructors)
+                    try:
+                        want: object = slow._scalar(scalar)
+                    except _Refused as refused:
+                        want = ("refused", refused.message)
+                    assert got == want or (got != got and want != want), (text, got, want)
+                    assert type(got) is type(want), text

@@ -6,9 +6,10 @@ import difflib
 from collections.abc import Iterator
 
 from precheck import frameworks
-from precheck.dialects.base import CLOSE, Dialect, close_key, lookup
+from precheck.dialects.base import CLOSE, Dialect, _sourced_keys, close_key, lookup, origin_of
 from precheck.errors import InputError
 from precheck.hardware import from_specs
+from precheck.provenance import Sourced
 from precheck.sources import Document, Node, load_runs
 
 from .samples import CORPUS, EXAMPLES
@@ -81,3 +82,24 @@ def test_close_key_is_difflibs_answer() -> None:
             assert close_key(word, candidates) == (expected[0] if expected else None), (word, candidates[:5])
             asked += 1
     assert asked > 1000
+
+
+def test_sourced_keys_are_origin_of_each_key() -> None:
+    """``read``'s keys, built in one loop, are ``Sourced(value, origin_of(doc, node))`` for
+    every top-level key of every dialect's root in the examples and the corpus, and for a
+    node merged from another file (its path, no format)."""
+    compared = 0
+    for document in _documents():
+        for dialect in frameworks.DIALECTS:
+            root = dialect.root(document)
+            want = {k: Sourced(n.value, origin_of(document, n)) for k, n in root.items()}
+            got = _sourced_keys(document, root)
+            assert got == want and list(got) == list(want)
+            compared += len(root)
+    merged = Node(2, 3, 4, key="fp16", key_line=3, key_column=1, raw="2", path="other.yaml")
+    own = Node(1, 1, 7, key="bf16", raw="1")
+    document = Document("run.sh", "shell", Node({"fp16": merged, "bf16": own}, 1, 1), "", [])
+    root = document.mapping()
+    assert _sourced_keys(document, root) == {k: Sourced(n.value, origin_of(document, n)) for k, n in root.items()}
+    assert _sourced_keys(document, root)["fp16"].origin.format is None
+    assert compared > 1000

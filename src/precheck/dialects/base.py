@@ -73,6 +73,20 @@ def origin_of(doc: Document, node: Node) -> Origin:
     return Origin("file", node.path or doc.path, line, column, node.key, written=node.raw, format=fmt)
 
 
+def _sourced_keys(doc: Document, root: Mapping[str, Node]) -> dict[str, Sourced[Any]]:
+    """``{key: Sourced(node.value, origin_of(doc, node))}`` for every key of ``root``, the
+    origin built in one loop (every document's every top-level key makes one)."""
+    own_path, own_format = doc.path, doc.format
+    out: dict[str, Sourced[Any]] = {}
+    for key, node in root.items():
+        line, column = node.anchor
+        other = node.path
+        fmt = own_format if other is None else None  # a node from another file: not its format
+        origin = Origin("file", other or own_path, line, column, node.key, written=node.raw, format=fmt)
+        out[key] = Sourced(node.value, origin)
+    return out
+
+
 def lookup(root: Mapping[str, Node], path: tuple[str, ...], normalise: Callable[[str], str]) -> Node | None:
     """The node at ``path``: at each level the first key that ``normalise`` maps onto the part."""
     # keys as written (the base dialect's normalise_key): the one key equal to the part
@@ -163,9 +177,10 @@ class Dialect:
         values: dict[str, Any] = {}
         quoted: list[Node] = []
         root = self.root(doc)
+        normalise = self.normalise_key
         for spec in self.fields:
             for path in spec.paths:
-                node = lookup(root, path, self.normalise_key)
+                node = lookup(root, path, normalise)
                 if node is None:
                     continue
                 converted = spec.convert(node.value)
@@ -184,7 +199,7 @@ class Dialect:
             path=doc.path,
             traits=self.traits,
             env=run_env(doc, env),
-            keys={k: Sourced(n.value, origin_of(doc, n)) for k, n in root.items()},
+            keys=_sourced_keys(doc, root),
             notes=list(doc.notes),
             flag_keys=dict(self.flag_keys),
             format=doc.format,
@@ -283,8 +298,11 @@ class Dialect:
 CLOSE = 0.75
 
 
+@lru_cache(maxsize=256)
 def close_key(word: str, candidates: tuple[str, ...]) -> str | None:
     """``difflib.get_close_matches(word, candidates, n=1, cutoff=CLOSE)``'s one answer, or None.
+    Remembered (a bounded cache): the same unknown keys recur over a project's files, and the
+    answer depends on the word and the candidates alone.
 
     get_close_matches passes over each candidate whose ``real_quick_ratio`` (an upper bound
     from the two lengths alone) is under the cutoff; it is asked only about the others, the

@@ -179,6 +179,8 @@ class _Converter:
             return done
         if self.depth >= MAX_DEPTH:
             raise _Refused(f"nesting deeper than {MAX_DEPTH} levels", line, column)
+        if type(node) is yaml.ScalarNode:  # holds nothing: no level below, no alias inside
+            return self._leaf(node, line, column)
         self.depth += 1
         self.open.add(id(node))
         try:
@@ -220,6 +222,9 @@ class _Converter:
             out.value = [self.convert(item) for item in node.value]
             self._measure(out, out.value)
             return out
+        return self._leaf(node, line, column)
+
+    def _leaf(self, node: yaml.Node, line: int, column: int) -> Node:
         out = Node(self._scalar(node), line, column, raw=str(node.value))
         out.quoted = bool(getattr(node, "style", None) in ("'", '"'))
         self.memo[id(node)] = out
@@ -230,8 +235,12 @@ class _Converter:
             return node.value
         if node.tag not in _SAFE_TAGS:
             return str(node.value)  # custom tags are kept as text, never constructed
+        constructor = self.constructor
+        # a safe scalar tag's constructor returns its value (no generator, nothing to recurse
+        # into): called directly, without construct_object's cache and recursion bookkeeping
+        build = constructor.yaml_constructors.get(node.tag)
         try:
-            value = self.constructor.construct_object(node, deep=True)
+            value = build(constructor, node) if build is not None else constructor.construct_object(node, deep=True)
         except Exception:  # PyYAML's scalar constructors raise several types
             return self._unconstructed(node)
         if node.tag == "tag:yaml.org,2002:bool" and str(node.value).lower() not in _BOOL_SPELLINGS:
