@@ -228,36 +228,34 @@ def test_probe_without_gpu_is_quick_and_clear() -> None:
     assert document["version"] == 1 and document["devices"] == []
 
 
-def test_checking_a_config_never_imports_torch() -> None:
+def _loaded_after_check(args: list[str], listed: str) -> str:
+    """What ``print(..., listed)`` shows in a fresh process after ``precheck ARGS`` ran in it."""
     code = (
         "import sys\n"
         "from precheck.cli import main\n"
         "try:\n"
-        "    main(['--gpu', 'V100', 'examples/configs'])\n"
+        f"    main({args!r})\n"
         "except SystemExit:\n"
         "    pass\n"
-        # piped output: no rich; a plain command line is read without typer's pydantic coercion
-        "heavy = sorted(m for m in ('torch', 'transformers', 'accelerate', 'rich', 'pydantic') if m in sys.modules)\n"
-        "print('HEAVY', heavy)\n"
+        f"print('LOADED', {listed})\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
-    assert "HEAVY []" in result.stdout, result.stdout + result.stderr
+    return result.stdout + result.stderr
+
+
+def test_checking_a_config_never_imports_torch() -> None:
+    # piped output: no rich; a plain command line is read without typer's pydantic coercion
+    heavy = "sorted(m for m in ('torch', 'transformers', 'accelerate', 'rich', 'pydantic') if m in sys.modules)"
+    out = _loaded_after_check(["--gpu", "V100", "examples/configs"], heavy)
+    assert "LOADED []" in out, out
 
 
 def test_checking_without_deep_imports_nothing_of_the_deep_pass() -> None:
     """The PC92x rules declare their note kinds and ask for the deep pass's note class only
     when a note of theirs is there: a run without ``--deep`` leaves ``precheck.deep`` unloaded."""
-    code = (
-        "import sys\n"
-        "from precheck.cli import main\n"
-        "try:\n"
-        "    main(['--gpu', 'V100', 'examples/configs', 'examples/scripts'])\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "print('DEEP', sorted(m for m in sys.modules if m.startswith('precheck.deep')))\n"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
-    assert "DEEP []" in result.stdout, result.stdout + result.stderr
+    deep = "sorted(m for m in sys.modules if m.startswith('precheck.deep'))"
+    out = _loaded_after_check(["--gpu", "V100", "examples/configs", "examples/scripts"], deep)
+    assert "LOADED []" in out, out
 
 
 def test_an_internal_error_names_the_file_and_hides_the_traceback(tmp_path) -> None:
