@@ -12,11 +12,11 @@ from pathlib import Path
 def resolved(path: str | Path) -> Path:
     """``Path(path).resolve()``, its folder part resolved once per run."""
     text = os.fspath(path)
-    head, name = os.path.split(text)
     try:
-        if not name or name in (".", "..") or os.path.islink(text):
+        split = _folder_and_name(text)
+        if split is None:
             return Path(text).resolve()
-        return _resolved_folder(head) / name
+        return _resolved_folder(split[0]) / split[1]
     except (OSError, RuntimeError):  # a symlink loop (RuntimeError up to Python 3.12): reading it tells
         return Path(os.path.abspath(text))
 
@@ -29,10 +29,20 @@ def _resolved_folder(folder: str) -> Path:
 def real(path: str) -> str:
     """``os.path.realpath(path)``, its folder part resolved once per run: a system call for
     the name (is it a link?) instead of one per component."""
-    head, name = os.path.split(path)
-    if not name or name in (".", "..") or os.path.islink(path):
+    split = _folder_and_name(path)
+    if split is None:
         return os.path.realpath(path)
-    return os.path.join(_real_folder(head), name)
+    return os.path.join(_real_folder(split[0]), split[1])
+
+
+def _folder_and_name(text: str) -> tuple[str, str] | None:
+    """(folder, name) of a path whose last part is a plain name, not a link: it resolves to
+    its folder's resolution joined with the name (one ``lstat``); None when the whole path
+    must be resolved."""
+    head, name = os.path.split(text)
+    if not name or name in (".", "..") or os.path.islink(text):
+        return None
+    return head, name
 
 
 @lru_cache(maxsize=4096)
