@@ -382,3 +382,27 @@ def test_an_expression_of_an_option_is_not_its_value() -> None:
     table = {(e.key, repr(e.value), e.when) for e in found}
     assert ("fp16", "False", (("no_fp16", True),)) in table and ("fp16", "True", (("no_fp16", False),)) in table
     assert not any(e.value is SAME for e in found)  # bf16 and tf32 are computed: not the option's value
+
+
+def test_deepspeed_add_config_arguments_defines_its_options(tmp_path: Path) -> None:
+    """``deepspeed.add_config_arguments(parser)`` (DeepSpeedExamples' and Yi's scripts) adds
+    ``--deepspeed``/``--deepspeed_config``: a launch that passes them is not refused (PC905)."""
+    script = write(
+        tmp_path,
+        "main.py",
+        """
+        import argparse
+        import deepspeed
+        def parse_args():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--zero_stage", type=int, default=0)
+            parser = deepspeed.add_config_arguments(parser)
+            return parser.parse_args()
+        """,
+    )
+    schema = read_schema(script)
+    assert schema.closed
+    assert (schema.options["deepspeed"].kind, schema.options["deepspeed"].default) == ("store_true", False)
+    assert schema.options["deepspeed_config"].default is None
+    launch = write(tmp_path, "run.sh", "deepspeed main.py --zero_stage 2 --deepspeed --deepspeed_config ds.json\n")
+    assert not {f for f in findings(launch, "8xA100-80GB") if f[0] == "PC905"}

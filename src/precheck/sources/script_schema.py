@@ -157,7 +157,7 @@ def parse_file(path: Path) -> ast.Module | None:
 _PARSER_NAMES = (
     *("add_argument", "HfArgumentParser", "TrlParser", "parse_known_args", "parse_known_intermixed_args"),
     *("parse_args_into_dataclasses", "parse_args_and_config", "parse_dict", "parse_json_file", "parse_yaml_file"),
-    *("add_subparsers", "set_defaults", "Fire", "option"),
+    *("add_subparsers", "set_defaults", "Fire", "option", "add_config_arguments"),
 )
 #: the same as one pattern (what :func:`_names_a_parser` answers, several times faster)
 _PARSER_WORDS = re.compile(r"\b(?:" + "|".join(_PARSER_NAMES) + r")\b")
@@ -384,6 +384,8 @@ class _Reader:
                     self.schema.closed = False
                 elif name == "set_defaults":
                     self._set_defaults(node)
+                elif name == "add_config_arguments":
+                    self._deepspeed_arguments(path, node)
                 elif name == "Fire" and path == self.schema.script:
                     self._fire(path, nodes, node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -484,6 +486,16 @@ class _Reader:
             type_name,
         )
 
+    def _deepspeed_arguments(self, path: Path, call: ast.Call) -> None:
+        """``deepspeed.add_config_arguments(parser)`` adds DeepSpeed's core options
+        (``deepspeed/__init__.py`` ``_add_core_arguments``@0.19.6: ``--deepspeed`` and the
+        deprecated ``--deepscale``, ``store_true``; ``--deepspeed_config`` and
+        ``--deepscale_config``, a path, default None)."""
+        if "argparse" not in self.schema.parsers:
+            self.schema.parsers.append("argparse")
+        for name, kind, default in _DEEPSPEED_ARGUMENTS:
+            self.schema.options.setdefault(name, Option(name, default, kind, path, call.lineno))
+
     def _config_file(self, nodes: list[ast.AST], call: ast.Call) -> None:
         """``parse_json_file(json_file=args.train_args_file)`` (or through a name assigned
         ``args.train_args_file``): the option names the file the run's settings are in."""
@@ -547,6 +559,15 @@ class _Reader:
         ]
         for argument, default in pairs:
             self.schema.options[argument.arg] = Option(argument.arg, default, "value", path, argument.lineno)
+
+
+#: the options ``deepspeed.add_config_arguments`` adds: (name, kind, default)
+_DEEPSPEED_ARGUMENTS = (
+    ("deepspeed", "store_true", False),
+    ("deepspeed_config", "value", None),
+    ("deepscale", "store_true", False),
+    ("deepscale_config", "value", None),
+)
 
 
 def clear() -> None:
