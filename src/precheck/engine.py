@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
-from . import dialects, resolve, sources
+from . import frameworks, resolve, sources
 from .bounded_read import Refused, read_bytes
 from .config import TrainingConfig
 from .discovery import iter_files
@@ -427,7 +427,7 @@ def _check_document(
     broken: list[InputError] | None = None,
 ) -> list[Finding]:
     """One run's document through dialects → resolve → rules (``broken``: see :func:`attach`)."""
-    dialect = dialects.detect(document)
+    dialect = frameworks.detect(document)
     if dialect is None:
         return []
     result.dialect = dialect.name

@@ -506,10 +506,10 @@ def _accelerate_env(launch: Launch, config: dict[str, Node]) -> dict[str, Node]:
 
 def _detected(root: dict[str, Node]) -> bool:
     """Whether key detection finds a training config in ``root`` (the registry decides)."""
-    from .. import frameworks  # the registry imports the sources package: import when needed
+    from . import registered
     from .nodes import Document
 
-    return frameworks.detect(Document("", "shell", Node(root, 1, 1), "")) is not None
+    return registered.detect(Document("", "shell", Node(root, 1, 1), "")) is not None
 
 
 # -- the table -----------------------------------------------------------------------------------
@@ -575,9 +575,9 @@ GENERIC: tuple[Entry, ...] = (
 @lru_cache(maxsize=1)
 def launchers() -> tuple[Entry, ...]:
     """Every command precheck follows: the generic launchers and each framework's own."""
-    from .. import frameworks  # the registry imports the frameworks' parsers, which import this module
+    from . import registered  # the registry's table: it imports the frameworks' parsers, which import this module
 
-    return (*GENERIC, *(entry for framework in frameworks.FRAMEWORKS for entry in framework.launchers))
+    return (*GENERIC, *registered.launchers())
 
 
 @lru_cache(maxsize=1)
@@ -592,9 +592,9 @@ def _by_program() -> dict[str, tuple[Entry, ...]]:
 @lru_cache(maxsize=1)
 def modules() -> tuple[ModuleEntry, ...]:
     """Every framework's entry modules, in registry order."""
-    from .. import frameworks  # see launchers()
+    from . import registered  # see launchers()
 
-    return tuple(entry for framework in frameworks.FRAMEWORKS for entry in framework.modules)
+    return registered.modules()
 
 
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?")

@@ -31,8 +31,8 @@ import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..dialects.base import RUN_ENV
 from ..errors import InputError
+from ..run_env import RUN_ENV
 from .launch_args import Builder, Field, locate, program_name, shown
 from .launchers import Found, Launch, label, match, named
 from .makefile import make_expand, make_recipes
@@ -644,9 +644,9 @@ def _start(found: Found, builder: Builder) -> tuple[int, int]:
 
 
 def _known(document: Document) -> bool:
-    from .. import dialects
+    from . import registered  # the registry's table (the registry imports the sources)
 
-    return dialects.detect(document) is not None
+    return registered.detect(document) is not None
 
 
 def command_text(argv: list[str]) -> str:
