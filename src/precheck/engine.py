@@ -17,6 +17,7 @@ from .errors import FileTooLarge, InputError, InternalError
 from .hardware import VISIBILITY_AMD, Hardware, cuda_order, env_order, with_count, with_visibility
 from .paths import resolved
 from .premises import judge, point_at_key, premises, rest_on_facts
+from .project import for_folder
 from .references import attach
 from .resolve.plan import PrecisionPlan
 from .rules import RULES
@@ -438,7 +439,8 @@ def _check_document(
         result.devices_asked = len(asked.all_devices)
     hardware = asked
     wanted = {config.framework, *ALWAYS_ASKED, *_rule_packages()}
-    versions = collect(str(file), wanted, assumed, python)
+    stated = for_folder(resolved(str(file)).parent).versions  # the project configuration's
+    versions = collect(str(file), wanted, assumed, python, stated)
     if deep:  # the only way into torch/transformers/accelerate
         from .deep import inspect
 

@@ -21,6 +21,8 @@ dialects: tuple[Dialect, ...]
 by_name: Mapping[str, Dialect]
 #: the dialect that scores highest on a document, or None (:func:`precheck.frameworks.detect`)
 detect: Callable[[Document], Dialect | None]
+#: the keys that mark one framework's files (each framework's declared ``signature``)
+signature_keys: frozenset[str]
 #: the labels of the frameworks that fill DeepSpeed's ``"auto"`` values themselves
 auto_kept_by: tuple[str, ...]
 

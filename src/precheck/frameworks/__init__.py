@@ -168,6 +168,7 @@ def _register() -> None:
     dialects_table.dialects = DIALECTS
     dialects_table.by_name = BY_NAME
     dialects_table.detect = detect
+    dialects_table.signature_keys = SIGNATURE_KEYS
     dialects_table.auto_kept_by = tuple(f.traits.label for f in with_trait("keeps_deepspeed_auto") if f.traits.label)
     resolve_table.resolvers = RESOLVERS
     rules_table.modules = rule_modules

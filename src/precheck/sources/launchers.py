@@ -97,7 +97,7 @@ class Launch:
                 key,
             )
             return None
-        from . import load  # the package imports this module lazily
+        from .reading import load  # the package imports this module lazily
 
         name = shown(target)
         document = load(target, name)

@@ -91,7 +91,7 @@ def _config_file(launch: Launch, schema: Schema, option: str, root: dict[str, No
                 )
             )
         return
-    from . import load  # the package imports this module lazily
+    from .reading import load  # the package imports this module lazily
 
     name = shown(target)
     document = load(target, name)

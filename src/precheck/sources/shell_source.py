@@ -553,7 +553,7 @@ class Shell:
         target = locate(argv[index].text, self.bases)
         if target is None or target.suffix.lower() not in (".sh", ".bash", ".slurm", ".sbatch", ""):
             return
-        from . import read_text  # the package imports this module lazily
+        from .reading import read_text  # the package imports this module lazily
 
         name = shown(target)
         try:
