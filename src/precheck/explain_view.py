@@ -4,7 +4,8 @@ its findings in full (the detail the check's one-line headlines leave out).
 
 Plain text when piped (ASCII diagram, the bar in letters, one part each); on a terminal
 the same picture with rich (colours, arrows, a coloured bar). :mod:`precheck.explain`
-holds the data (the plan's fields, the memory estimate) and the JSON document.
+holds the data (the plan's fields) and the JSON document; :mod:`precheck.explain_memory` the
+memory estimate.
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ def runs(report: Report) -> list[FileResult]:
 
 
 def render_plain(report: Report) -> str:
-    from .explain import memory_of
+    from .explain_memory import memory_of
 
     lines: list[str] = [f"hardware: {report.hardware.describe()} ({report.hardware.source})"]
     for error in report.errors:
@@ -192,7 +193,7 @@ def print_rich(report: Report) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from .explain import memory_of
+    from .explain_memory import memory_of
 
     console = Console(highlight=False)
     console.print(f"[bold]hardware[/]: {escape(report.hardware.describe())} [dim]({report.hardware.source})[/]")
