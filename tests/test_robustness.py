@@ -605,6 +605,7 @@ def test_nothing_is_written_without_fix(tree: Path) -> None:
 
 BREAK_A_RULE = """
 from dataclasses import replace
+import precheck.frameworks  # the registry: fills the rule registry's table of framework rules
 import precheck.rules as rules
 
 def boom(context):
