@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .errors import InputError, UsageError
+from .escape import printable
 from .options import CheckOptions
 
 if TYPE_CHECKING:
@@ -111,7 +112,8 @@ def _fix(report: Report, diff: bool, unsafe: bool, run: Callable[[], Report]) ->
 
     fixes = plan_fixes(report.findings, unsafe)
     for finding, why in fixes.skipped:
-        print(f"precheck: not fixed: {finding.origin.location()}: {finding.rule}: {why}", file=sys.stderr)
+        where = printable(finding.origin.location())
+        print(f"precheck: not fixed: {where}: {finding.rule}: {printable(why)}", file=sys.stderr)
     files = len(fixes.changes)
     counted = f"{fixes.fixed} finding{'' if fixes.fixed == 1 else 's'} in {files} file{'' if files == 1 else 's'}"
     if not unsafe:  # as ruff does: say that more would be fixed with the flag
@@ -143,7 +145,7 @@ def _add_errors(report: Report, errors: list[InputError]) -> None:
 def report_internal(report: Report) -> None:
     for error in report.internal_errors:
         print(
-            f"precheck: internal error while checking {error.path}: {error}\n"
+            f"precheck: internal error while checking {printable(error.path)}: {printable(str(error))}\n"
             "This is a bug in precheck; please report it with that file "
             "(run again with --debug for the traceback).",
             file=sys.stderr,

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .escape import printable
+
 if TYPE_CHECKING:
     from .engine import FileResult, Report
     from .resolve.plan import PrecisionPlan
@@ -182,7 +184,7 @@ def render_plain(report: Report) -> str:
             lines.append("  findings")
             for finding in result.findings:
                 lines.extend(_finding_lines(finding))
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)  # a newline in a path or key stays in its line
 
 
 def print_rich(report: Report) -> None:
@@ -201,9 +203,9 @@ def print_rich(report: Report) -> None:
     for result in runs(report):
         assert result.plan is not None
         console.print()
-        console.print(Text(_run_title(result), style="bold underline"))
+        console.print(Text(printable(_run_title(result)), style="bold underline"))
         for path, kind in _reads(result):
-            console.print(f"  [dim]reads[/]    {escape(path)} [dim]({escape(kind)})[/]")
+            console.print(f"  [dim]reads[/]    {escape(printable(path))} [dim]({escape(kind)})[/]")
         if result.versions and result.versions.known:
             for info in result.versions.known.values():
                 console.print(

@@ -11,6 +11,7 @@ from pathlib import Path
 from .. import rules
 from ..bounded_read import Refused, read_bytes
 from ..errors import InputError
+from ..escape import printable
 from ..rules.base import Edit, Finding
 from ..sources import parse
 from .base import FixError, Replacement, apply_replacements
@@ -57,8 +58,8 @@ class FileChange:
         lines = difflib.unified_diff(
             self.before.splitlines(keepends=True),
             self.after.splitlines(keepends=True),
-            fromfile=f"a/{self.path}",
-            tofile=f"b/{self.path}",
+            fromfile=f"a/{printable(str(self.path))}",
+            tofile=f"b/{printable(str(self.path))}",
         )
         out = []
         for line in lines:

@@ -40,7 +40,17 @@ _TOKEN = re.compile(
 
 
 def _split_key(dotted: str) -> tuple[str, ...]:
-    return tuple(p.strip("\"'") for p in _PART.findall(dotted))
+    return tuple(_key_part(p) for p in _PART.findall(dotted))
+
+
+def _key_part(part: str) -> str:
+    """A key part as tomllib reads it: a basic string's escapes decoded (``"a\\n"``)."""
+    if part.startswith('"') and "\\" in part:
+        try:
+            return str(tomllib.loads(f"k = {part}")["k"])
+        except ValueError:
+            pass
+    return part.strip("\"'")
 
 
 #: as for YAML and JSON: deeper values are refused (every later walk over them recurses)

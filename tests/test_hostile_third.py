@@ -1,0 +1,110 @@
+"""Hostile pull requests, third round (issue 30): no secrets in CI logs, no workflow commands,
+bounded everywhere.
+
+As tests/test_hostile_repo.py: each case runs precheck in its own process under a 1.5 GB
+address-space cap and 20 s, and the good config's findings still appear.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import resource
+import subprocess
+from pathlib import Path
+
+from precheck.escape import safe_output, workflow_commands
+from test_hostile_repo import GOOD, GOOD_FINDING, LIGHTNING, MEMORY, PRECHECK, SECONDS, good, run
+
+#: a name with a control character, a newline and a workflow command
+HOSTILE = "x\x1b]0;t\x07\n::warning::pwn"
+
+
+def precheck(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``precheck ARGS`` (a subcommand first) in its own process, bounded as :func:`run`."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+
+    result = subprocess.run(
+        [PRECHECK, *args],
+        capture_output=True,
+        text=True,
+        errors="backslashreplace",
+        cwd=cwd,
+        timeout=SECONDS,
+        preexec_fn=limit,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr[-3000:]
+    return result
+
+
+def assert_clean(*outputs: str) -> None:
+    """No line a CI runner reads as a workflow command (but ``--format github``'s annotations),
+    no control character but newline and tab."""
+    for output in outputs:
+        for line in output.splitlines():
+            assert not re.match(r"\s*(::|##\[)", line) or re.match(r"::(error|warning|notice) file=[^:]*::", line), line
+        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", output), output
+
+
+# --- 2. one escaping function at the output boundary ----------------------------------------
+
+
+def test_the_output_boundary_neutralises_workflow_commands_and_controls() -> None:
+    text = "a\n  ::warning::x\n\x1b[1mb\x1b[0m\x1b]0;t\x07\r##[group]\n"
+    assert safe_output(text) == "a\n  \\x3a:warning::x\n\x1b[1mb\x1b[0m\\x1b]0;t\\x07\\x0d##[group]\n"
+    assert safe_output("##[set-env x]") == "\\x23#[set-env x]"
+    with workflow_commands():
+        assert safe_output("::error file=a::m\n") == "::error file=a::m\n"
+
+
+def test_a_hostile_folder_name_reaches_no_output_raw(tmp_path: Path) -> None:
+    folder = tmp_path / HOSTILE
+    folder.mkdir()
+    (folder / "c.yaml").write_text(GOOD)
+    (folder / "l.yaml").write_text(LIGHTNING)
+    (folder / ".gitignore").write_text("bad\\\n")  # warned about, naming its folder
+    (tmp_path / "::stop-commands::pwn.yaml").write_text(GOOD)
+    good(tmp_path)
+    for args in (
+        ["--format", "concise"],
+        ["--format", "text"],
+        ["--format", "github"],
+        ["--format", "json"],
+        ["--format", "sarif"],
+        ["--diff"],
+        ["--statistics"],
+    ):
+        result = run(".", *args, cwd=tmp_path)
+        assert_clean(result.stdout, result.stderr)
+        if args[-1] in ("concise", "text"):
+            assert GOOD_FINDING in result.stdout and "\\x3a:stop-commands::pwn.yaml:4:1: PC205" in result.stdout
+            assert "x\\x1b]0;t\\x07\\x0a::warning::pwn/c.yaml:4:1: PC205" in result.stdout
+    result = run(".", "--diff", "--unsafe-fixes", cwd=tmp_path)
+    assert_clean(result.stdout, result.stderr)
+    assert "+++ b/x\\x1b]0;t\\x07\\x0a::warning::pwn/c.yaml" in result.stdout
+    assert "warning::pwn/.gitignore: pattern" in result.stderr
+    explained = precheck("explain", "--gpu", "A100", str(folder / "c.yaml"), cwd=tmp_path)
+    assert_clean(explained.stdout, explained.stderr)
+    assert "x\\x1b]0;t\\x07\\x0a::warning::pwn/c.yaml" in explained.stdout
+
+
+def test_explain_shows_a_referenced_path_escaped(tmp_path: Path) -> None:
+    name = "ds\x1b]0;title\x07\x1b[2J\n::error::x.json"
+    (tmp_path / name).write_text('{"fp16": {"enabled": true}}\n')
+    (tmp_path / "train.yaml").write_text(GOOD + f"deepspeed: {json.dumps(name)}\n")
+    result = precheck("explain", "--gpu", "A100", "train.yaml", cwd=tmp_path)
+    assert_clean(result.stdout, result.stderr)
+    assert "reads    ds\\x1b]0;title\\x07\\x1b[2J\\x0a::error::x.json" in result.stdout
+
+
+def test_a_hostile_project_configuration_key_is_escaped(tmp_path: Path) -> None:
+    for block in ("", "versions", "per-file-ignores", "severity"):
+        table = "[tool.precheck" + (f".{block}" if block else "") + "]"
+        (tmp_path / "pyproject.toml").write_text(f'{table}\n"a\\n::warning::pwn\\u001b]0;t\\u0007" = 1\n')
+        result = run(".", cwd=good(tmp_path))
+        assert_clean(result.stdout, result.stderr)
+        assert "pyproject.toml:2:1:" in result.stderr, result.stderr
