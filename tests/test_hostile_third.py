@@ -14,6 +14,8 @@ import resource
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from precheck.escape import safe_output, workflow_commands
 from test_hostile_repo import GOOD, GOOD_FINDING, LIGHTNING, MEMORY, PRECHECK, SECONDS, good, run
 
@@ -108,3 +110,67 @@ def test_a_hostile_project_configuration_key_is_escaped(tmp_path: Path) -> None:
         result = run(".", cwd=good(tmp_path))
         assert_clean(result.stdout, result.stderr)
         assert "pyproject.toml:2:1:" in result.stderr, result.stderr
+
+
+# --- 1. disclosure: no file outside the repository is read for what can be printed -------------
+
+SECRET = "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\n"
+
+
+def secret(tmp_path: Path) -> tuple[Path, Path]:
+    """A repository (``repo``, with ``.git``) and a token file beside it."""
+    token = tmp_path / "credentials"
+    token.write_text('{"fp16": {"enabled": "' + SECRET.strip() + '"}}\n' + SECRET)
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    return repo, token
+
+
+@pytest.mark.parametrize("how", ["home", "relative", "symlink", "script"])
+def test_a_reference_out_of_the_repository_is_reported_without_its_content(tmp_path: Path, how: str) -> None:
+    repo, token = secret(tmp_path)
+    home = tmp_path / "home"
+    (home / ".aws").mkdir(parents=True)
+    (home / ".aws" / "credentials").write_text(token.read_text())
+    named = {"home": "~/.aws/credentials", "relative": "../credentials", "symlink": "ds.json", "script": ""}[how]
+    if how == "symlink":
+        (repo / "ds.json").symlink_to(token)
+    if how == "script":
+        (repo / "run.sh").write_text("deepspeed --deepspeed_config ../credentials train.py --fp16\n")
+    else:
+        (repo / "train.yaml").write_text(GOOD + f"deepspeed: {named}\n")
+    for fmt in ("text", "json", "concise"):
+        result = run(".", "--format", fmt, cwd=good(repo), env={"HOME": str(home)})
+        assert "AKIA" not in result.stdout + result.stderr, result.stdout
+        assert GOOD_FINDING in result.stdout or fmt == "json"
+    if how != "script":
+        result = run(".", "--format", "concise", cwd=repo, env={"HOME": str(home)})
+        assert f"train.yaml:5:1: PC904 warning `deepspeed` names `{named}`, which is outside the repository" in (
+            result.stdout
+        )
+    explained = precheck("explain", "--gpu", "A100", ".", cwd=repo)
+    assert "AKIA" not in explained.stdout + explained.stderr
+
+
+def test_a_code_frame_never_shows_a_file_outside_the_repository(tmp_path: Path) -> None:
+    repo, token = secret(tmp_path)
+    (repo / "train.yaml").write_text(GOOD + "model_name_or_path: ../model\n")
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").symlink_to(token)
+    result = run(".", cwd=good(repo))
+    assert "AKIA" not in result.stdout + result.stderr and GOOD_FINDING in result.stdout
+
+
+def test_without_git_the_folder_checked_is_the_boundary(tmp_path: Path) -> None:
+    secret(tmp_path)
+    folder = tmp_path / "checked"
+    folder.mkdir()
+    (folder / "train.yaml").write_text(GOOD + "deepspeed: ../credentials\n")
+    (folder / "inside.json").write_text('{"fp16": {"enabled": true}}\n')
+    (folder / "other.yaml").write_text(GOOD + "deepspeed: inside.json\n")
+    for cwd, name in ((folder, "."), (tmp_path / "repo", str(folder))):
+        result = run(name, "--format", "concise", cwd=cwd)
+        assert "AKIA" not in result.stdout + result.stderr
+        assert "train.yaml:5:1: PC904" in result.stdout and "outside the repository" in result.stdout
+        assert "other.yaml:4:1: PC205" in result.stdout and "other.yaml:5:1: PC904" not in result.stdout

@@ -15,7 +15,7 @@ from .config import TrainingConfig
 from .discovery import iter_files
 from .errors import FileTooLarge, InputError, InternalError
 from .hardware import VISIBILITY_AMD, Hardware, cuda_order, env_order, with_count, with_visibility
-from .paths import resolved
+from .paths import check_within, resolved
 from .premises import judge, point_at_key, premises, rest_on_facts
 from .references import attach
 from .resolve.plan import PrecisionPlan
@@ -137,6 +137,8 @@ def run(
     API groups the results it keeps itself (:func:`group_runs`)."""
     clear_caches()  # a long-lived process sees edited pins and installs
     sources.clear_caches()  # and edited scripts
+    paths = list(paths)
+    check_within(paths if command is None else ["."])  # no file outside them is shown (paths.within_checked)
     environment = dict(os.environ if env is None else env)
     active = list(RULES.values() if rules is None else rules)
     report = Report(hardware)
@@ -151,7 +153,7 @@ def run(
     #: files other configs name that could not be read: reported once each, at the end
     broken: list[InputError] = []
     # ``command``: a command line instead of files (``precheck -- CMD``), shown as ``<command line>``
-    items = iter_files(list(paths), exclude) if command is None else iter(_command_line())
+    items = iter_files(paths, exclude) if command is None else iter(_command_line())
     checking = _Checking(hardware, environment, active, assumed_versions or {}, python, debug, deep, command, broken)
     for file, shown, named in items:
         settled = _settle(report, settled, on_file)
