@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from precheck.escape import safe_output, workflow_commands
-from test_hostile_repo import GOOD, GOOD_FINDING, LIGHTNING, MEMORY, PRECHECK, SECONDS, good, run
+from test_hostile_repo import GOOD, GOOD_FINDING, LIGHTNING, MEMORY, PRECHECK, ROOT, SECONDS, good, run
 
 #: a name with a control character, a newline and a workflow command
 HOSTILE = "x\x1b]0;t\x07\n::warning::pwn"
@@ -56,6 +55,8 @@ def assert_clean(*outputs: str) -> None:
 
 
 def test_the_output_boundary_neutralises_workflow_commands_and_controls() -> None:
+    from precheck.escape import safe_output, workflow_commands
+
     text = "a\n  ::warning::x\n\x1b[1mb\x1b[0m\x1b]0;t\x07\r##[group]\n"
     assert safe_output(text) == "a\n  \\x3a:warning::x\n\x1b[1mb\x1b[0m\\x1b]0;t\\x07\\x0d##[group]\n"
     assert safe_output("##[set-env x]") == "\\x23#[set-env x]"
@@ -109,7 +110,7 @@ def test_a_hostile_project_configuration_key_is_escaped(tmp_path: Path) -> None:
         (tmp_path / "pyproject.toml").write_text(f'{table}\n"a\\n::warning::pwn\\u001b]0;t\\u0007" = 1\n')
         result = run(".", cwd=good(tmp_path))
         assert_clean(result.stdout, result.stderr)
-        assert "pyproject.toml:2:1:" in result.stderr, result.stderr
+        assert "pyproject.toml:2:1:" in result.stdout and GOOD_FINDING in result.stdout, result.stdout
 
 
 # --- 1. disclosure: no file outside the repository is read for what can be printed -------------
@@ -174,3 +175,47 @@ def test_without_git_the_folder_checked_is_the_boundary(tmp_path: Path) -> None:
         assert "AKIA" not in result.stdout + result.stderr
         assert "train.yaml:5:1: PC904" in result.stdout and "outside the repository" in result.stdout
         assert "other.yaml:4:1: PC205" in result.stdout and "other.yaml:5:1: PC904" not in result.stdout
+
+
+# --- 3. bounded everywhere --------------------------------------------------------------------
+
+SWIFT = (ROOT / "examples/configs/ms-swift-v100/fp16-false-ignored.yaml").read_text()
+
+
+def test_a_long_dotted_toml_key_is_refused_before_tomllib(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text("fp16 = true\n" + ".".join(["a"] * 20_000) + " = 1\n")
+    result = run(".", "--format", "concise", cwd=good(tmp_path))
+    assert (
+        "config.toml:2:1: nesting deeper than 200 levels (a dotted key of more than 200 parts)" in result.stdout
+        and GOOD_FINDING in result.stdout
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("[tool.x]\na = " + "[" * 600 + "]" * 600 + "\n", "pyproject.toml:2:205: nesting deeper than 200"),
+        ("[tool.x]\na = " + "7" * 5000 + "\n", "pyproject.toml:2:5: an integer of 5000 digits"),
+        ("[tool.x]\n" + ".".join(["a"] * 20_000) + " = 1\n", "pyproject.toml:2:1: nesting deeper than 200 levels"),
+    ],
+)
+def test_a_hostile_pyproject_is_an_error_about_that_file(tmp_path: Path, text: str, where: str) -> None:
+    (tmp_path / ".git").mkdir()
+    for table in ("[tool.precheck]\n", ""):
+        (tmp_path / "pyproject.toml").write_text(text + table)
+        for isolated in ((), ("--isolated",)):
+            result = run(".", "--format", "concise", *isolated, cwd=good(tmp_path))
+            assert GOOD_FINDING in result.stdout, result.stdout + result.stderr
+            if table and not isolated:  # precheck's own table: its settings would be lost
+                assert where in result.stdout and result.returncode == 2
+
+
+def test_project_versions_of_a_pull_request_are_not_used_isolated_or_with_config(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "swift.yaml").write_text(SWIFT)
+    (tmp_path / "pyproject.toml").write_text('[tool.precheck.versions]\nms-swift = "3.5.0"\n')
+    (tmp_path / "ci.toml").write_text('fail-on = "error"\n')
+    assert "PC201" not in run(".", "--format", "concise", cwd=tmp_path).stdout  # the project's own say
+    for args in (("--isolated",), ("--config", "ci.toml")):
+        result = run(".", "--format", "concise", *args, cwd=tmp_path)
+        assert "swift.yaml:5:1: PC201" in result.stdout, args

@@ -22,7 +22,7 @@ from .resolve.plan import PrecisionPlan
 from .rules import RULES
 from .rules.base import Context, Finding, Rule, RuleStatus, Severity
 from .suppression import account, comments_of
-from .versions import VersionInfo, Versions, check_interpreter, clear_caches, collect
+from .versions import ProjectVersions, VersionInfo, Versions, check_interpreter, clear_caches, collect
 
 DEVICE_VARIABLES = ("CUDA_DEVICE_ORDER", *VISIBILITY_AMD)
 
@@ -125,6 +125,7 @@ def run(
     on_file: Callable[[FileResult], None] | None = None,
     command: list[str] | None = None,
     grouped: bool = True,
+    project_versions: ProjectVersions | None = None,
 ) -> Report:
     """Run the pipeline on config files against ``hardware``, with ``rules`` (default: every
     rule) and no project configuration: :func:`precheck.check` runs it with the project's
@@ -154,7 +155,9 @@ def run(
     broken: list[InputError] = []
     # ``command``: a command line instead of files (``precheck -- CMD``), shown as ``<command line>``
     items = iter_files(paths, exclude) if command is None else iter(_command_line())
-    checking = _Checking(hardware, environment, active, assumed_versions or {}, python, debug, deep, command, broken)
+    checking = _Checking(
+        hardware, environment, active, assumed_versions or {}, python, debug, deep, command, broken, project_versions
+    )
     for file, shown, named in items:
         settled = _settle(report, settled, on_file)
         checking.file(report, file, shown, named)
@@ -208,6 +211,8 @@ class _Checking:
     command: list[str] | None
     #: files other configs name that could not be read: reported once each, at the end
     broken: list[InputError]
+    #: the project configuration's ``versions`` for a folder (None: none is read)
+    project_versions: ProjectVersions | None
 
     def file(self, report: Report, file: Path, shown: str, named: bool) -> None:
         """Check one file into ``report`` (one result per run the file holds)."""
@@ -241,6 +246,7 @@ class _Checking:
                     self.python,
                     deep=self.deep,
                     broken=self.broken,
+                    project_versions=self.project_versions,
                 )
         except InputError as error:
             if _passed_over(file, error, named):
@@ -260,13 +266,18 @@ class _Checking:
 def _passed_over(file: Path, error: InputError, named: bool) -> bool:
     """Whether a file that could not be read is skipped rather than reported.
 
-    A folder search passes over what is too large, scripts that do not parse and files
-    without a training config's words. A file named on the command line (pre-commit names
-    every staged YAML/JSON/TOML file) is passed over only when it does not parse and holds
-    none of those words (a Helm template, a tsconfig.json with comments): a missing or
-    unreadable file, one too large, or a script that does not parse is reported.
+    A folder search passes over scripts that do not parse, Python files too large (generated
+    modules are common), and files without a training config's words that do not parse or
+    are too large (a data file); a config or shell script refused for its size that has those
+    words is reported (issue 30: a pull request must not hide a config by making it large). A file named on the command line (pre-commit names every staged
+    YAML/JSON/TOML file) is passed over only when it does not parse and holds none of those
+    words (a Helm template, a tsconfig.json with comments): a missing or unreadable file,
+    one too large, or a script that does not parse is reported.
     """
-    if sources.script_kind(file) is not None or isinstance(error, FileTooLarge):
+    kind = sources.script_kind(file)
+    if isinstance(error, FileTooLarge) and kind not in ("python", "notebook"):
+        return not named and not _looks_like_training_config(file)
+    if kind is not None or isinstance(error, FileTooLarge):  # Python: large generated modules are common
         return not named
     if named and (error.line is None or not os.path.isfile(file)):  # missing, unreadable: not a parse error
         return False
@@ -427,6 +438,7 @@ def _check_document(
     *,
     deep: bool = False,
     broken: list[InputError] | None = None,
+    project_versions: ProjectVersions | None = None,
 ) -> list[Finding]:
     """One run's document through dialects → resolve → rules (``broken``: see :func:`attach`)."""
     dialect = dialects.detect(document)
@@ -440,7 +452,7 @@ def _check_document(
         result.devices_asked = len(asked.all_devices)
     hardware = asked
     wanted = {config.framework, *ALWAYS_ASKED, *_rule_packages()}
-    versions = collect(str(file), wanted, assumed, python)
+    versions = collect(str(file), wanted, assumed, python, project_versions)
     if deep:  # the only way into torch/transformers/accelerate
         from .deep import inspect
 

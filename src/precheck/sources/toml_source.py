@@ -57,11 +57,30 @@ def _key_part(part: str) -> str:
 MAX_DEPTH = 200
 
 
-def parse_toml(path: str, text: str) -> Document:
+#: the most parts of one dotted key, each a level of nesting: tomllib's work and memory
+#: grow with their square (20,000 parts in 40 KB take 1.6 GB), so they are counted first
+MAX_KEY_PARTS = MAX_DEPTH
+_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"[^"\n,{\[]*"|'[^'\n,{\[]*')"""
+#: a key (at a line's start, after ``{``, ``,`` or a header's ``[``) of more parts than that
+_LONG_KEY = re.compile(rf"(?:^|[{{,\[])[ \t]*(?:{_KEY_PART}[ \t]*\.[ \t]*){{{MAX_KEY_PARTS}}}", re.MULTILINE)
+
+
+def loads(path: str, text: str) -> dict[str, Any]:
+    """``tomllib.loads(text)`` within bounds: too many values (:data:`~.nodes.MAX_VALUES`),
+    a dotted key of more than :data:`MAX_KEY_PARTS` parts, nesting past :data:`MAX_DEPTH`
+    and an integer past Python's digit limit are each an :class:`InputError` at their place,
+    as is invalid TOML; nothing else escapes (``pyproject.toml`` is read with it too)."""
     if len(text) > MAX_VALUES:  # every value takes a character
         _check_tokens(path, text)
+    if text.count(".") >= MAX_KEY_PARTS:  # a cheap count first: most files have few dots
+        long_key = _LONG_KEY.search(text)
+        if long_key is not None:
+            line, column = position(text, long_key.start())
+            message = f"nesting deeper than {MAX_DEPTH} levels (a dotted key of more than {MAX_KEY_PARTS} parts)"
+            raise FileTooLarge(path, message, line, column + (text[long_key.start()] in "{,["))
     try:
-        data = tomllib.loads(text)
+        data: dict[str, Any] = tomllib.loads(text)
+        return data
     except RecursionError:  # tomllib recurses once per level of nested arrays and inline tables
         line, column = _deep_at(text)
         raise InputError(path, f"nesting deeper than {MAX_DEPTH} levels", line, column) from None
@@ -69,6 +88,10 @@ def parse_toml(path: str, text: str) -> Document:
         if isinstance(exc, tomllib.TOMLDecodeError):
             raise _decode_error(path, exc, text) from None
         raise _number_error(path, text, exc) from None
+
+
+def parse_toml(path: str, text: str) -> Document:
+    data = loads(path, text)
     positions = _positions(text)
     root = _build(path, data, (), positions, (1, 1), 0)
     return Document(path, "toml", root, text)
