@@ -269,7 +269,8 @@ def _passed_over(file: Path, error: InputError, named: bool) -> bool:
     A folder search passes over scripts that do not parse, Python files too large (generated
     modules are common), and files without a training config's words that do not parse or
     are too large (a data file); a config or shell script refused for its size that has those
-    words is reported (issue 30: a pull request must not hide a config by making it large). A file named on the command line (pre-commit names every staged
+    words is reported (issue 30: a pull request must not hide a config by making it large).
+    A file named on the command line (pre-commit names every staged
     YAML/JSON/TOML file) is passed over only when it does not parse and holds none of those
     words (a Helm template, a tsconfig.json with comments): a missing or unreadable file,
     one too large, or a script that does not parse is reported.
