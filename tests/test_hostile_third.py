@@ -219,3 +219,12 @@ def test_project_versions_of_a_pull_request_are_not_used_isolated_or_with_config
     for args in (("--isolated",), ("--config", "ci.toml")):
         result = run(".", "--format", "concise", *args, cwd=tmp_path)
         assert "swift.yaml:5:1: PC201" in result.stdout, args
+
+
+def test_followed_scripts_share_one_budget(tmp_path: Path) -> None:
+    for level in range(5):
+        body = "".join(f"bash s{level + 1}.sh\n" for _ in range(30))
+        (tmp_path / f"s{level}.sh").write_text("#!/bin/bash\n" + body)
+    (tmp_path / "s5.sh").write_text("#!/bin/bash\naccelerate launch --mixed_precision fp16 train.py\n")
+    result = run(".", "--format", "concise", cwd=good(tmp_path))
+    assert GOOD_FINDING in result.stdout
