@@ -228,3 +228,34 @@ def test_followed_scripts_share_one_budget(tmp_path: Path) -> None:
     (tmp_path / "s5.sh").write_text("#!/bin/bash\naccelerate launch --mixed_precision fp16 train.py\n")
     result = run(".", "--format", "concise", cwd=good(tmp_path))
     assert GOOD_FINDING in result.stdout
+
+
+#: launch arguments with PC205 (fp16 and bf16 both true)
+LAUNCH = "train.py --model_name_or_path m --output_dir o --learning_rate 1e-4 --bf16 True --fp16 True"
+
+
+@pytest.mark.parametrize("count", ["100000000", "3000000", "²", "7" * 5000])
+def test_a_device_count_past_any_machine_is_bounded(tmp_path: Path, count: str) -> None:
+    (tmp_path / "ds.sh").write_text(f"deepspeed --num_gpus {count} {LAUNCH}\n")
+    (tmp_path / "tr.sh").write_text(f"torchrun --nproc_per_node {count} {LAUNCH}\n")
+    (tmp_path / "env.sh").write_text(f"export LOCAL_WORLD_SIZE={count}\ntorchrun {LAUNCH}\n")
+    (tmp_path / "cvd.sh").write_text(f"export CUDA_VISIBLE_DEVICES=0,{count}\ndeepspeed {LAUNCH}\n")
+    result = run(".", "--format", "concise", cwd=good(tmp_path))
+    assert GOOD_FINDING in result.stdout and len(result.stdout) < 20_000, len(result.stdout)
+    for script in ("ds.sh", "tr.sh", "env.sh", "cvd.sh"):
+        assert f"{script}:" in result.stdout and "PC205" in result.stdout, script
+
+
+@pytest.mark.parametrize("number", ["²", "7" * 5000])
+def test_numbers_int_refuses_keep_the_file_findings(tmp_path: Path, number: str) -> None:
+    (tmp_path / "stage.sh").write_text(
+        f"export ACCELERATE_USE_DEEPSPEED=true ACCELERATE_DEEPSPEED_ZERO_STAGE={number}\n"
+        f"a=(x y)\necho ${{a[{number}]}}\n"
+        f"accelerate launch {LAUNCH}\n"
+    )
+    (tmp_path / "fsdp.yaml").write_text(
+        f"compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nmixed_precision: fp16\n"
+        f"fsdp_config:\n  fsdp_sharding_strategy: '{number}'\n"
+    )
+    result = run(".", "--format", "concise", cwd=good(tmp_path))
+    assert GOOD_FINDING in result.stdout and "stage.sh:" in result.stdout

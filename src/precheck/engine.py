@@ -12,6 +12,7 @@ from pathlib import Path
 from . import dialects, resolve, sources
 from .bounded_read import Refused, read_bytes
 from .config import TrainingConfig
+from .counts import MAX_DEVICES, decimal
 from .discovery import iter_files
 from .errors import FileTooLarge, InputError, InternalError
 from .hardware import VISIBILITY_AMD, Hardware, cuda_order, env_order, with_count, with_visibility
@@ -406,8 +407,9 @@ def devices_asked(config: TrainingConfig) -> int | None:
         counts.append(max(int(e) for e in entries) + 1)
     for name in ("LOCAL_WORLD_SIZE", "SLURM_GPUS_ON_NODE"):
         workers = config.env.get(name)
-        if workers is not None and str(workers.value).strip().isdecimal():
-            counts.append(int(str(workers.value).strip()))
+        count = decimal(str(workers.value), MAX_DEVICES) if workers is not None else None
+        if count is not None:
+            counts.append(count)
     for source in (config, *config.attached.values()):
         machines = source.setting("num_machines")
         nodes = machines.value if machines is not None and isinstance(machines.value, int) else 1

@@ -31,6 +31,7 @@ import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..counts import decimal
 from ..dialects.base import RUN_ENV
 from ..errors import InputError
 from .launch_args import Builder, Field, locate, program_name, shown
@@ -228,7 +229,7 @@ class Shell:
                     fields.unresolved.extend(u for u in element.unresolved if u not in fields.unresolved)
                     fields.add(element.text, element.at, split)
                 return
-            index = int(part.index) if part.index and part.index.isdigit() else 0
+            index = (decimal(part.index) or 0) if part.index else 0
             value = value.elements[index] if index < len(value.elements) else Value("", [])
         fields.unresolved.extend(u for u in value.unresolved if u not in fields.unresolved)
         fields.add(value.text, value.at, split)
