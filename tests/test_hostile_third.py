@@ -259,3 +259,25 @@ def test_numbers_int_refuses_keep_the_file_findings(tmp_path: Path, number: str)
     )
     result = run(".", "--format", "concise", cwd=good(tmp_path))
     assert GOOD_FINDING in result.stdout and "stage.sh:" in result.stdout
+
+
+def test_an_absurd_model_size_keeps_the_config_findings(tmp_path: Path) -> None:
+    model = tmp_path / "model"
+    model.mkdir()
+    dims = {"model_type": "llama", "hidden_size": 10**300, "num_hidden_layers": 32, "num_attention_heads": 32}
+    (model / "config.json").write_text(json.dumps({**dims, "vocab_size": 32000, "intermediate_size": 11008}))
+    (tmp_path / "train.yaml").write_text(GOOD.replace("model_name_or_path: m", "model_name_or_path: ./model"))
+    result = run(".", "--format", "concise", cwd=tmp_path)
+    assert "train.yaml:4:1: PC205" in result.stdout
+
+
+@pytest.mark.hf
+def test_deep_does_not_build_fifty_thousand_layers(tmp_path: Path) -> None:
+    model = tmp_path / "model"
+    model.mkdir()
+    dims = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 64, "vocab_size": 100}
+    dims |= {"num_hidden_layers": 50_000, "num_attention_heads": 4, "intermediate_size": 128}
+    (model / "config.json").write_text(json.dumps(dims))
+    (tmp_path / "train.yaml").write_text(GOOD.replace("model_name_or_path: m", "model_name_or_path: ./model"))
+    result = run(".", "--deep", "--format", "concise", cwd=tmp_path)
+    assert "train.yaml:4:1: PC205" in result.stdout
