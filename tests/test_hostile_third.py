@@ -281,3 +281,22 @@ def test_deep_does_not_build_fifty_thousand_layers(tmp_path: Path) -> None:
     (tmp_path / "train.yaml").write_text(GOOD.replace("model_name_or_path: m", "model_name_or_path: ./model"))
     result = run(".", "--deep", "--format", "concise", cwd=tmp_path)
     assert "train.yaml:4:1: PC205" in result.stdout
+
+
+# --- 4. findings lost, or the wrong file changed ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "hiding",
+    [
+        "cat > notes.txt <<EOF\n# precheck: ignore-file\nEOF\n",
+        "cat > notes.txt <<-'EOF'\n\t# precheck: ignore-file\n\tEOF\n",
+        "x=$(( 1 + 2 # precheck: ignore-file\n))\n",
+    ],
+)
+def test_a_suppression_is_a_comment_only_where_bash_reads_one(tmp_path: Path, hiding: str) -> None:
+    (tmp_path / "run.sh").write_text(hiding + f"torchrun {LAUNCH}\n")
+    result = run(".", "--format", "concise", cwd=good(tmp_path))
+    assert "run.sh:" in result.stdout and "PC205" in result.stdout and GOOD_FINDING in result.stdout
+    (tmp_path / "run.sh").write_text(hiding + f"torchrun {LAUNCH}\n# precheck: ignore-file\n")
+    assert "run.sh:" not in run(".", "--format", "concise", cwd=tmp_path).stdout  # a real comment still counts
