@@ -300,3 +300,24 @@ def test_a_suppression_is_a_comment_only_where_bash_reads_one(tmp_path: Path, hi
     assert "run.sh:" in result.stdout and "PC205" in result.stdout and GOOD_FINDING in result.stdout
     (tmp_path / "run.sh").write_text(hiding + f"torchrun {LAUNCH}\n# precheck: ignore-file\n")
     assert "run.sh:" not in run(".", "--format", "concise", cwd=tmp_path).stdout  # a real comment still counts
+
+
+def test_fix_writes_nothing_outside_the_repository_or_read_only(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    sibling = tmp_path / "sibling"
+    (sibling / ".git").mkdir(parents=True)
+    (sibling / "a.yaml").write_text(LIGHTNING)
+    (repo / "linked").symlink_to(sibling)  # a folder link to a sibling checkout
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "ds.json").write_text('{"fp16": {"enabled": true}, "bf16": {"enabled": true}}\n')
+    (repo / "train.yaml").write_text(GOOD.replace("fp16: true\nbf16: true\n", "") + "deepspeed: ../shared/ds.json\n")
+    (repo / "locked.yaml").write_text(LIGHTNING)
+    (repo / "locked.yaml").chmod(0o444)
+    result = run(".", "linked/a.yaml", "--fix", "--unsafe-fixes", cwd=good(repo))
+    assert (sibling / "a.yaml").read_text() == LIGHTNING
+    assert (shared / "ds.json").read_text().startswith('{"fp16": {"enabled": true}, "bf16"')
+    assert (repo / "locked.yaml").read_text() == LIGHTNING and (repo / "locked.yaml").stat().st_mode & 0o777 == 0o444
+    assert "locked.yaml" in result.stdout and "read-only" in result.stdout, result.stdout
+    assert "fp16: false" in (repo / "good.yaml").read_text()  # the repository's own file is fixed

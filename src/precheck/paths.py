@@ -81,7 +81,8 @@ def check_within(names: list[str]) -> None:
 @lru_cache(maxsize=256)
 def _repository(start: Path) -> Path | None:
     for folder in (start, *start.parents):
-        if (folder / ".git").exists():
+        # a folder that is a link (to a sibling checkout) is no repository of what is below it
+        if not os.path.islink(folder) and (folder / ".git").exists():
             return _resolved_folder(str(folder))
     return None
 
