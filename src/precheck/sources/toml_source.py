@@ -145,19 +145,40 @@ def _deep_at(text: str) -> tuple[int, int]:
     return 1, 1
 
 
+#: TOML's strings (multi-line ones with their escapes: ``\"""`` does not close one, and a
+#: run of up to five quotes closes at its end) and comments, each matched whole
+STRINGS = re.compile(
+    r'"""(?:\\[\s\S]|[^\\])*?"""(?!")|' r"'''[\s\S]*?'''(?!')|" r'"(?:\\.|[^"\\\n])*"|' r"'[^'\n]*'|#[^\n]*"
+)
+_MULTI = ('"""', "'''")
+
+
+def string_end(text: str, pos: int) -> int:
+    """Where the string starting at ``pos`` ends (the end of the text when it does not)."""
+    match = STRINGS.match(text, pos)
+    return match.end() if match is not None else len(text)
+
+
+def _continued(text: str) -> set[int]:
+    """The lines (1-based) that start inside a multi-line string: no key starts there."""
+    if not any(quote in text for quote in _MULTI):
+        return set()
+    lines: set[int] = set()
+    for match in STRINGS.finditer(text):
+        if match.group().startswith(_MULTI):
+            first = text.count("\n", 0, match.start()) + 1
+            lines.update(range(first + 1, first + 1 + match.group().count("\n")))
+    return lines
+
+
 def _positions(text: str) -> dict[tuple[str, ...], tuple[int, int]]:
     """Where each key starts: ``[table]`` headers and ``key = value`` lines."""
     positions: dict[tuple[str, ...], tuple[int, int]] = {}
     table: tuple[str, ...] = ()
-    in_string: str | None = None
+    inside = _continued(text)
     for number, line_text in enumerate(text.splitlines(), start=1):
-        if in_string is not None:  # inside a multi-line string: no keys here
-            if line_text.count(in_string) % 2 == 1:
-                in_string = None
+        if number in inside:  # inside a multi-line string: no keys here
             continue
-        for quote in ('"""', "'''"):
-            if line_text.count(quote) % 2 == 1:
-                in_string = quote
         header = _HEADER.match(line_text)
         if header:
             table = _split_key(header.group(2))
