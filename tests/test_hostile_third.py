@@ -321,3 +321,18 @@ def test_fix_writes_nothing_outside_the_repository_or_read_only(tmp_path: Path) 
     assert (repo / "locked.yaml").read_text() == LIGHTNING and (repo / "locked.yaml").stat().st_mode & 0o777 == 0o444
     assert "locked.yaml" in result.stdout and "read-only" in result.stdout, result.stdout
     assert "fp16: false" in (repo / "good.yaml").read_text()  # the repository's own file is fixed
+
+
+def test_fix_edits_no_shared_yaml_node_and_no_key_inside_a_toml_string(tmp_path: Path) -> None:
+    anchored = "defaults: &d\n  fp16: true\n  learning_rate: 1.0e-5\nmodel_name_or_path: m\n<<: *d\nbf16: true\n"
+    (tmp_path / "anchored.yaml").write_text(anchored)
+    toml = 'model_name_or_path = "m"\nlearning_rate = 1e-5\nnote = """a \\"""\nfp16 = true\n"""\n'
+    toml += "fp16 = true\nbf16 = true\n"
+    (tmp_path / "train.toml").write_text(toml)
+    (tmp_path / "cr.yaml").write_bytes(GOOD.replace("\n", "\r").encode())
+    result = run(".", "--fix", "--unsafe-fixes", "--format", "concise", cwd=good(tmp_path))
+    assert (tmp_path / "anchored.yaml").read_text() == anchored
+    assert "anchored.yaml:6:1: PC205" in result.stdout and "other keys share it" in result.stderr
+    assert (tmp_path / "train.toml").read_text() == toml.replace("fp16 = true\nbf16", "fp16 = false\nbf16")
+    assert (tmp_path / "cr.yaml").read_bytes() == GOOD.replace("fp16: true", "fp16: false").replace("\n", "\r").encode()
+    assert "fp16: false" in (tmp_path / "good.yaml").read_text()
