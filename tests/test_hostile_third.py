@@ -336,3 +336,12 @@ def test_fix_edits_no_shared_yaml_node_and_no_key_inside_a_toml_string(tmp_path:
     assert (tmp_path / "train.toml").read_text() == toml.replace("fp16 = true\nbf16", "fp16 = false\nbf16")
     assert (tmp_path / "cr.yaml").read_bytes() == GOOD.replace("fp16: true", "fp16: false").replace("\n", "\r").encode()
     assert "fp16: false" in (tmp_path / "good.yaml").read_text()
+
+
+def test_a_committed_file_named_dash_after_double_dash_is_a_file(tmp_path: Path) -> None:
+    (tmp_path / "-").write_text("#!/bin/sh\necho hi\n")
+    (tmp_path / "-").chmod(0o755)
+    result = precheck("check", "--gpu", "A100", "--format", "concise", "--", "-", "good.yaml", cwd=good(tmp_path))
+    assert GOOD_FINDING in result.stdout and "usage" not in result.stderr.lower() and result.returncode == 1, (
+        result.stdout + result.stderr
+    )

@@ -10,6 +10,7 @@ internal-error messages) live here for the same reason.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -87,6 +88,8 @@ def read_stdin(paths: list[str] | None, name: str | None) -> list[str] | None:
     """``--stdin-filename NAME -`` (or NAME with no path): the text on standard input is
     checked as the file NAME (its format, its folder for the files it names); the paths."""
     given = list(paths or [])
+    if name is None and "-" in given and os.path.isfile("-"):  # a committed file named `-` (pre-commit)
+        return ["./-" if path == "-" else path for path in given]
     if name is None:
         if "-" in given:
             raise UsageError(
