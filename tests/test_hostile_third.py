@@ -345,3 +345,17 @@ def test_a_committed_file_named_dash_after_double_dash_is_a_file(tmp_path: Path)
     assert GOOD_FINDING in result.stdout and "usage" not in result.stderr.lower() and result.returncode == 1, (
         result.stdout + result.stderr
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("comment.yaml", "# " + "x" * (17 * 1024 * 1024) + "\n" + GOOD),
+        ("many.yaml", GOOD + "values: [" + ",".join(["1"] * 1_600_000) + "]\n"),
+        ("words.sh", "torchrun train.py --fp16 True " + "a " * 110_000 + "\n"),
+    ],
+)
+def test_a_config_refused_for_its_size_is_reported_in_a_folder_search(tmp_path: Path, name: str, text: str) -> None:
+    (tmp_path / name).write_text(text)
+    result = run(".", "--format", "concise", cwd=good(tmp_path))
+    assert f"{name}:" in result.stdout and GOOD_FINDING in result.stdout and result.returncode == 2, result.stdout

@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from . import dialects, resolve, sources
-from .bounded_read import Refused, read_bytes
+from .bounded_read import Refused, read_ends
 from .config import TrainingConfig
 from .counts import MAX_DEVICES, decimal
 from .discovery import iter_files
@@ -421,7 +421,7 @@ def devices_asked(config: TrainingConfig) -> int | None:
 
 def _looks_like_training_config(file: Path) -> bool:
     try:
-        head = read_bytes(file)[: 256 * 1024].decode("utf-8", errors="replace")
+        head = read_ends(file, 256 * 1024).decode("utf-8", errors="replace")  # the words may follow a long comment
     except Refused:  # a FIFO, a device, a kernel file: not a config
         return False
     except OSError:
