@@ -359,3 +359,42 @@ def test_a_config_refused_for_its_size_is_reported_in_a_folder_search(tmp_path: 
     (tmp_path / name).write_text(text)
     result = run(".", "--format", "concise", cwd=good(tmp_path))
     assert f"{name}:" in result.stdout and GOOD_FINDING in result.stdout and result.returncode == 2, result.stdout
+
+
+def _script(lines: list[str], call: str = "TrainingArguments(output_dir='o', fp16=True, bf16=True)") -> str:
+    return "\n".join(["from transformers import TrainingArguments", *lines, f"args = {call}", ""])
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line"),
+    [
+        ("fstring.py", _script(["a = 'xy'", *["a = f'{a}{a}'"] * 30]), 33),
+        ("fstuple.py", _script(["t = (1, 2)", *["t = (t, t)"] * 40, "s = f'{t}'"], ""), 0),
+        (
+            "shared.py",
+            _script(
+                ["t = (1, 2)", "d = {'a': 1}", *["t = (t, t)"] * 40, *["d = {'a': d, 'b': d}"] * 40],
+                "TrainingArguments(output_dir='o', fp16=True, bf16=True, report_to=t, fsdp_config=d)",
+            ),
+            84,
+        ),
+    ],
+)
+def test_python_folding_budget_covers_every_way_a_value_grows(tmp_path: Path, name: str, text: str, line: int) -> None:
+    if not line:  # the call after the f-string
+        text = text.replace("args = \n", "args = TrainingArguments(output_dir='o', fp16=True, bf16=True)\n")
+        line = text.count("\n")
+    (tmp_path / name).write_text(text)
+    result = run(".", "--format", "concise", cwd=good(tmp_path))
+    assert f"{name}:{line}:" in result.stdout and "PC205" in result.stdout and GOOD_FINDING in result.stdout
+
+
+def test_twenty_five_thousand_training_calls_take_linear_work(tmp_path: Path) -> None:
+    calls = [f"a{i} = TrainingArguments(output_dir='o', fp16=True, bf16=True)" for i in range(25_000)]
+    (tmp_path / "many.py").write_text("from transformers import TrainingArguments\n" + "\n".join(calls) + "\n")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result = run(".", "--format", "concise", cwd=good(tmp_path), seconds=90)  # wall time: a loaded machine
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    assert cpu < SECONDS, f"{cpu:.1f} s of CPU (quadratic: over 60)"
+    assert "many.py:25001:" in result.stdout and GOOD_FINDING in result.stdout
