@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..config import TrainingConfig
 from ..memory import trains_adapters
+from ..paths import within_checked
 from ..provenance import Origin, Sourced
 from ..references import locate, read_model_folder
 from .lora import lora_settings
@@ -26,8 +27,9 @@ def model_folder(config: TrainingConfig, file: Path) -> Path | None:
         return None
     name = config.model.value.strip()
     folder = locate(name, file.parent)
-    if folder is not None:
-        return folder if (folder / "config.json").is_file() else None
+    if folder is not None:  # a folder outside the repository checked is not read (paths.within_checked)
+        config_json = folder / "config.json"
+        return folder if config_json.is_file() and within_checked(config_json) else None
     revision = config.setting("model_revision")
     return cached_snapshot(name, str(revision.value) if revision is not None and revision.value else None)
 
