@@ -398,3 +398,20 @@ def test_twenty_five_thousand_training_calls_take_linear_work(tmp_path: Path) ->
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     assert cpu < SECONDS, f"{cpu:.1f} s of CPU (quadratic: over 60)"
     assert "many.py:25001:" in result.stdout and GOOD_FINDING in result.stdout
+
+
+def test_internal_error_and_input_error_lines_are_escaped(capsys: pytest.CaptureFixture[str]) -> None:
+    """The lines no hostile file reaches today (a bug's message) still pass :func:`printable`."""
+    from precheck.check_command import report_internal
+    from precheck.engine import FileResult, Report
+    from precheck.errors import InternalError
+    from precheck.hardware import Hardware
+
+    report = Report(Hardware("profile", [], []))
+    result = FileResult(HOSTILE + ".yaml")
+    result.internal = InternalError(HOSTILE + ".yaml", ValueError(HOSTILE))
+    report.files.append(result)
+    report_internal(report)
+    err = capsys.readouterr().err
+    assert_clean(err)
+    assert err.startswith("precheck: internal error while checking x\\x1b]0;t\\x07\\x0a::warning::pwn.yaml: ")
