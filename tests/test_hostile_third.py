@@ -70,6 +70,8 @@ def test_a_hostile_folder_name_reaches_no_output_raw(tmp_path: Path) -> None:
     (folder / "c.yaml").write_text(GOOD)
     (folder / "l.yaml").write_text(LIGHTNING)
     (folder / ".gitignore").write_text("bad\\\n")  # warned about, naming its folder
+    # a fix --fix refuses (a shared YAML node): a `not fixed:` line naming the folder
+    (folder / "anchored.yaml").write_text("defaults: &d\n  fp16: true\nmodel_name_or_path: m\n<<: *d\nbf16: true\n")
     (tmp_path / "::stop-commands::pwn.yaml").write_text(GOOD)
     good(tmp_path)
     for args in (
@@ -90,6 +92,7 @@ def test_a_hostile_folder_name_reaches_no_output_raw(tmp_path: Path) -> None:
     assert_clean(result.stdout, result.stderr)
     assert "+++ b/x\\x1b]0;t\\x07\\x0a::warning::pwn/c.yaml" in result.stdout
     assert "warning::pwn/.gitignore: pattern" in result.stderr
+    assert "precheck: not fixed: x\\x1b]0;t\\x07\\x0a::warning::pwn/anchored.yaml:5:1: PC205" in result.stderr
     explained = precheck("explain", "--gpu", "A100", str(folder / "c.yaml"), cwd=tmp_path)
     assert_clean(explained.stdout, explained.stderr)
     assert "x\\x1b]0;t\\x07\\x0a::warning::pwn/c.yaml" in explained.stdout
