@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .escape import printable
+from .escape import printable, shorten
 
 if TYPE_CHECKING:
     from .engine import FileResult, Report
@@ -51,7 +51,8 @@ _DTYPE_STYLE = {"bfloat16": "magenta", "float16": "yellow", "float32": "green", 
 
 
 def value_text(value: Any) -> str:
-    return "none" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+    """A value as shown: cut to :data:`precheck.escape.QUOTE_LIMIT` characters (a 200 KB model name)."""
+    return "none" if value is None else str(value).lower() if isinstance(value, bool) else shorten(str(value))
 
 
 @dataclass
