@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .escape import printable, shorten
+
 if TYPE_CHECKING:
     from .engine import FileResult, Report
     from .resolve.plan import PrecisionPlan
@@ -50,7 +52,8 @@ _DTYPE_STYLE = {"bfloat16": "magenta", "float16": "yellow", "float32": "green", 
 
 
 def value_text(value: Any) -> str:
-    return "none" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+    """A value as shown: cut to :data:`precheck.escape.QUOTE_LIMIT` characters (a 200 KB model name)."""
+    return "none" if value is None else str(value).lower() if isinstance(value, bool) else shorten(str(value))
 
 
 @dataclass
@@ -183,7 +186,7 @@ def render_plain(report: Report) -> str:
             lines.append("  findings")
             for finding in result.findings:
                 lines.extend(_finding_lines(finding))
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)  # a newline in a path or key stays in its line
 
 
 def print_rich(report: Report) -> None:
@@ -202,9 +205,9 @@ def print_rich(report: Report) -> None:
     for result in runs(report):
         assert result.plan is not None
         console.print()
-        console.print(Text(_run_title(result), style="bold underline"))
+        console.print(Text(printable(_run_title(result)), style="bold underline"))
         for path, kind in _reads(result):
-            console.print(f"  [dim]reads[/]    {escape(path)} [dim]({escape(kind)})[/]")
+            console.print(f"  [dim]reads[/]    {escape(printable(path))} [dim]({escape(kind)})[/]")
         if result.versions and result.versions.known:
             for info in result.versions.known.values():
                 console.print(

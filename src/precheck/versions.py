@@ -16,7 +16,7 @@ import fnmatch
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -412,21 +412,24 @@ def _ask_interpreter(python: str, names: tuple[str, ...]) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items()}
 
 
+#: a folder's project-configuration ``versions`` (``[tool.precheck.versions]``)
+ProjectVersions = Callable[[Path], Mapping[str, str]]
+
+
 def collect(
     config_path: str,
     wanted: Iterable[str],
     assumed: dict[str, VersionInfo],
     python: str | None = None,
-    stated: Mapping[str, str] | None = None,
+    project: ProjectVersions | None = None,
 ) -> Versions:
     """The versions of ``wanted`` frameworks for the run configured at ``config_path``;
-    ``stated``: the versions the project configuration states for the config's folder
-    (``[tool.precheck] versions``, read by the engine: :func:`precheck.project.for_folder`).
+    ``project``: the project configuration's versions for a folder (None: no project
+    configuration is read — ``--isolated``, or ``--config``'s own, which the caller gives).
 
     Configs in one folder share the answer (it depends on the folder, not the file): it is
     worked out once per folder and run, and the same :class:`Versions` is returned."""
     names = frozenset(canonical(n) for n in wanted)
-    project = tuple((stated or {}).items())
     return _collect(resolved(config_path).parent, names, tuple(sorted(assumed.items())), python, project)
 
 
@@ -436,13 +439,13 @@ def _collect(
     names: frozenset[str],
     assumed_items: tuple[tuple[str, VersionInfo], ...],
     python: str | None,
-    stated: tuple[tuple[str, str], ...] = (),
+    project: ProjectVersions | None,
 ) -> Versions:
     known: dict[str, VersionInfo] = {}
     assumed = dict(assumed_items)
     for name in names & assumed.keys():
         known[name] = assumed[name]
-    for name, version in stated:
+    for name, version in (project(folder) if project is not None else {}).items():
         key = canonical(name)
         if key in names:
             known.setdefault(key, VersionInfo(key, version, "project config"))

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
+from ..counts import MAX_DEVICES, decimal
 from .launch_args import (
     Builder,
     Field,
@@ -287,7 +288,7 @@ def torchrun(launch: Launch, legacy: bool = False) -> Found | None:
     )
     found = _child(launch, parsed, launch.args[index:])
     nproc = last_option(parsed, "nproc_per_node")
-    if found is not None and nproc is not None and nproc[1] is not None and nproc[1].text.isdigit():
+    if found is not None and nproc is not None and nproc[1] is not None and decimal(nproc[1].text, MAX_DEVICES):
         # torch/distributed/run.py: nproc_per_node workers, each told LOCAL_WORLD_SIZE
         found.env.setdefault("LOCAL_WORLD_SIZE", _env_node(launch.builder, "LOCAL_WORLD_SIZE", nproc[1].text, *nproc))
     return found
@@ -331,8 +332,8 @@ def deepspeed(launch: Launch) -> Found | None:
         slots = include[1].text.partition(":")[2]
         if "@" not in include[1].text and slots:
             found.env["CUDA_VISIBLE_DEVICES"] = _env_node(builder, "CUDA_VISIBLE_DEVICES", slots, *include)
-    elif gpus is not None and gpus[1] is not None and gpus[1].text.isdigit():
-        ids = ",".join(str(i) for i in range(int(gpus[1].text)))
+    elif gpus is not None and gpus[1] is not None and (count := decimal(gpus[1].text, MAX_DEVICES)) is not None:
+        ids = ",".join(str(i) for i in range(count))  # a count past any machine's is no count
         found.env["CUDA_VISIBLE_DEVICES"] = _env_node(builder, "CUDA_VISIBLE_DEVICES", ids, *gpus)
     elif last_option(parsed, "exclude") is not None:
         flag = last_option(parsed, "exclude")
