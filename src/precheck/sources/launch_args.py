@@ -139,6 +139,9 @@ class Field:
     quoted: bool = False
     #: what could not be expanded: ``$X`` unset in the script, ``$(...)``
     unresolved: list[str] = field(default_factory=list)
+    #: where in ``text`` each of them stands: ``(start, end, what)`` (a variable holding several
+    #: words keeps them, so splitting it marks only the words they fall in)
+    holes: list[tuple[int, int, str]] = field(default_factory=list)
 
     def offset(self, index: int = 0) -> int:
         """The source offset of character ``index`` (the word's start when there is none)."""
@@ -147,7 +150,13 @@ class Field:
     def tail(self, index: int) -> Field:
         """The field from character ``index`` (the value of ``--key=value``)."""
         return Field(
-            self.text[index:], self.at[index:], self.text[index:], self.offset(index), self.quoted, self.unresolved
+            self.text[index:],
+            self.at[index:],
+            self.text[index:],
+            self.offset(index),
+            self.quoted,
+            self.unresolved,
+            [(max(s - index, 0), e - index, what) for s, e, what in self.holes if e > index],
         )
 
     def looks_like_option(self) -> bool:

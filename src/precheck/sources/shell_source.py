@@ -39,8 +39,8 @@ from .makefile import make_expand, make_recipes
 from .nodes import Document, Node, SourceNote
 from .script_path import resolve_script
 from .shell_arithmetic import evaluate
-from .shell_fields import Fields
-from .shell_lexer import Command, Lit, Param, Part, Src, Subst, Word, lex
+from .shell_fields import Fields, Holes
+from .shell_lexer import Command, Lit, Param, Part, Src, Subst, Word, heredoc_parts, lex
 from .slurm import sbatch_words, slurm_gpus_per_node
 from .suppressions import scan as scan_suppressions
 
@@ -88,6 +88,24 @@ class Value:
     at: list[int]
     unresolved: list[str] = field(default_factory=list)
     elements: list[Value] | None = None
+    #: where in ``text`` each unknown value stands (None: over the whole text)
+    holes: Holes | None = None
+
+    def spans(self) -> Holes:
+        """Its unknown values with where they stand."""
+        if self.holes is not None:
+            return self.holes
+        return [(0, len(self.text), what) for what in self.unresolved]
+
+
+def _joined(old: Value, new: Value) -> Value:
+    """``old`` then ``new`` (``X+=...``, ``declare X+=...``)."""
+    return Value(
+        old.text + new.text,
+        old.at + new.at,
+        [*old.unresolved, *(u for u in new.unresolved if u not in old.unresolved)],
+        holes=[*old.spans(), *((s + len(old.text), e + len(old.text), w) for s, e, w in new.spans())],
+    )
 
 
 class Shell:
@@ -143,7 +161,7 @@ class Shell:
         if not out:
             return Value("", [])
         f = out[0]
-        return Value(f.text, f.at, f.unresolved)
+        return Value(f.text, f.at, f.unresolved, holes=f.holes)
 
     def _parts(self, parts: list[Part], fields: Fields, split: bool) -> None:
         for part in parts:
@@ -158,11 +176,38 @@ class Shell:
                         fields.mark_quoted()
                     fields.add(number, [part.raw.at[0]] * len(number), split)
                     continue
+                body = self._cat_heredoc(part)
+                if body is not None:  # ``$(cat <<EOF ... EOF)``: the body, trailing newlines removed
+                    if part.quoted:
+                        fields.mark_quoted()
+                    fields.add(body.text, body.at, split, body.spans())
+                    continue
                 what = "arithmetic on a value not known" if part.raw.text.startswith("$((") else "command substitution"
-                fields.unresolved.append(f"`{part.raw.text}` ({what}, not run)")
-                fields.add(part.raw.text, part.raw.at, False)
+                raw = part.raw.text
+                fields.add(raw, part.raw.at, False, [(0, len(raw), f"`{raw}` ({what}, not run)")])
             else:
                 self._param(part, fields, split and not part.quoted)
+
+    def _cat_heredoc(self, part: Subst) -> Value | None:
+        """``$(cat <<EOF ... EOF)`` (or ``cat -``, ``cat <<'EOF'``): the here-document's body,
+        as the substitution gives it (trailing newlines removed); None for any other command."""
+        raw = part.raw
+        if not raw.text.startswith("$(cat") or "<<" not in raw.text or raw.text.startswith("$(("):
+            return None
+        try:
+            commands = lex(self.builder.path, raw.slice(2, len(raw.text) - 1), self.builder.text)
+        except InputError:
+            return None
+        if len(commands) != 1 or commands[0].heredoc is None:
+            return None
+        words = [w.literal() for w in commands[0].words]
+        if words not in (["cat"], ["cat", "-"]):
+            return None
+        body = self._input(commands[0])
+        if body is None:
+            return None
+        end = len(body.text.rstrip("\n"))
+        return _slice(body.text, body.at, body.spans(), 0, end)
 
     def _arithmetic(self, raw: str) -> str | None:
         if not (raw.startswith("$((") and raw.endswith("))")):
@@ -198,16 +243,15 @@ class Shell:
                     f"`{part.name}`, not set in the script" if part.name else "an expansion precheck does not evaluate"
                 )
             )
-            fields.unresolved.append(f"`{part.raw.text}` ({what})")
-            fields.add(part.raw.text, part.raw.at, False)
+            raw = part.raw.text
+            fields.add(raw, part.raw.at, False, [(0, len(raw), f"`{raw}` ({what})")])
             return
         size = len(value.text) + sum(len(e.text) for e in value.elements or [])
         self.expanded[0] += size
         if self.expanded[0] > MAX_EXPANDED:  # A1="$A0$A0", A2="$A1$A1"...: not built
-            fields.unresolved.append(
-                f"`{part.raw.text}` (expands to more than {MAX_EXPANDED:,} characters in all: precheck's budget)"
-            )
-            fields.add(part.raw.text, part.raw.at, False)
+            raw = part.raw.text
+            what = f"`{raw}` (expands to more than {MAX_EXPANDED:,} characters in all: precheck's budget)"
+            fields.add(raw, part.raw.at, False, [(0, len(raw), what)])
             return
         if value.elements is not None:
             if part.index in ("@", "*"):
@@ -217,21 +261,19 @@ class Shell:
                             fields.end(force=True)
                         else:
                             fields.add(" ", [element.at[0] if element.at else 0], split)
-                    fields.unresolved.extend(u for u in element.unresolved if u not in fields.unresolved)
-                    fields.add(element.text, element.at, split)
+                    fields.add(element.text, element.at, split, element.spans())
                 return
             index = int(part.index) if part.index and part.index.isdigit() else 0
             value = value.elements[index] if index < len(value.elements) else Value("", [])
-        fields.unresolved.extend(u for u in value.unresolved if u not in fields.unresolved)
-        fields.add(value.text, value.at, split)
+        fields.add(value.text, value.at, split, value.spans())
 
     # -- commands ------------------------------------------------------------------------------
 
     def run(self, commands: list[Command]) -> None:
         for command in commands:
-            self.simple(command.words)
+            self.simple(command.words, command)
 
-    def simple(self, words: list[Word]) -> None:
+    def simple(self, words: list[Word], command: Command | None = None) -> None:
         while words and words[0].literal() in _KEYWORDS:
             words = words[1:]
         if not words or words[0].literal() in ("for", "case", "select", "function", "[[", "[", "test"):
@@ -245,10 +287,80 @@ class Shell:
                 self.assign(name, value, word, append=append, export=self.allexport or name in self.exported)
             return
         argv = [f for w in words for f in self.expand(w)]
+        if argv and argv[0].text == "read" and not argv[0].unresolved:
+            ifs = next((value for name, _, _, value in reversed(prefix) if name == "IFS"), self.vars.get("IFS"))
+            self.read(argv[1:], self._input(command), ifs, words[0])
+            return
         env = dict(self.env)
         for name, _append, word, value in prefix:
             self._env_entry(env, name, value, word)
         self.command(argv, env)
+
+    def _input(self, command: Command | None) -> Value | None:
+        """What a command reads from the script: its here-document or here-string (expanded);
+        None when the script does not give it."""
+        if command is None:
+            return None
+        if command.herestring is not None:
+            value = self.value_of(command.herestring.parts)
+            return Value(
+                value.text + "\n", [*value.at, value.at[-1] if value.at else 0], value.unresolved, holes=value.holes
+            )
+        if command.heredoc is not None:
+            parts = heredoc_parts(command.heredoc, self.builder.path, self.builder.text)
+            if parts is None:
+                body = command.heredoc.body
+                what = "a here-document precheck cannot expand"
+                return Value(body.text, list(body.at), [what], holes=[(0, len(body.text), what)])
+            return self.value_of(parts)
+        return None
+
+    def read(self, args: list[Field], given: Value | None, ifs: Value | None, word: Word) -> None:
+        """``read [-r] [-d DELIM] [-a NAME] NAME...`` from the script's own input (bash(1)
+        "read"): a here-document read into a variable (``read -r -d '' cmd <<EOF``) holds the
+        command it is expanded into later; the line (``-d ''``: all of it) is split on ``IFS``,
+        each name takes a field, the last the rest; ``-a`` takes every field. Without ``-r``
+        a backslash-newline joins lines and a backslash quotes the next character. Input the
+        script does not give leaves the names unknown."""
+        raw, delimiter = False, "\n"
+        array: str | None = None
+        names: list[str] = []
+        i = 0
+        while i < len(args):
+            text = args[i].text
+            if not names and text.startswith("-") and len(text) > 1:
+                for j, option in enumerate(text[1:], start=1):
+                    if option in "dapntNuie":
+                        value = text[j + 1 :] if j + 1 < len(text) else (args[i + 1].text if i + 1 < len(args) else "")
+                        i += 0 if j + 1 < len(text) else 1
+                        if option == "d":
+                            delimiter = value[:1]
+                        elif option == "a":
+                            array = value
+                        break
+                    raw = raw or option == "r"
+                i += 1
+                continue
+            names.append(text)
+            i += 1
+        names = names or ([] if array else ["REPLY"])
+        if given is None:
+            for name in [*names, *([array] if array else [])]:
+                what = f"`read {name}` (input the script does not give)"
+                self.vars[name] = Value("", [], [what], holes=[(0, 0, what)])
+            return
+        text, at, holes = _line(given, delimiter, raw)
+        separators = ifs.text if ifs is not None and not ifs.unresolved else " \t\n"
+        if array is not None:
+            spans = _ifs_split(text, separators, 0)
+            self.vars[array] = Value("", [], elements=[_slice(text, at, holes, s, e) for s, e in spans])
+        if names:
+            spans = _ifs_split(text, separators, len(names))
+            for n, name in enumerate(names):
+                start, end = spans[n] if n < len(spans) else (len(text), len(text))
+                self.assign(
+                    name, _slice(text, at, holes, start, end), word, export=self.allexport or name in self.exported
+                )
 
     def _assignment(self, word: Word) -> tuple[str, bool, Word, Value] | None:
         first = word.parts[0] if word.parts else None
@@ -259,7 +371,7 @@ class Shell:
             return None
         name, append = found.group(1), bool(found.group(2))
         if word.array is not None:
-            elements = [Value(f.text, f.at, f.unresolved) for w in word.array for f in self.expand(w)]
+            elements = [Value(f.text, f.at, f.unresolved, holes=f.holes) for w in word.array for f in self.expand(w)]
             return name, append, word, Value("", [], elements=elements)
         rest = Lit(first.text[found.end() :], first.at[found.end() :], False)
         value = self.value_of([rest, *word.parts[1:]])
@@ -273,11 +385,7 @@ class Shell:
             if value.elements is not None or old.elements is not None:
                 value = Value("", [], elements=[*(old.elements or [old]), *(value.elements or [value])])
             else:
-                value = Value(
-                    old.text + value.text,
-                    old.at + value.at,
-                    [*old.unresolved, *(u for u in value.unresolved if u not in old.unresolved)],
-                )
+                value = _joined(old, value)
         self.vars[name] = value
         if export:
             self.exported.add(name)
@@ -372,16 +480,14 @@ class Shell:
                         self.env[arg.text] = self._node(arg.text, old, arg.offset())
                 continue
             var = found.group(1)
-            value = Value(arg.text[found.end() :], arg.at[found.end() :], arg.unresolved)
+            cut = found.end()
+            holes = [(max(s - cut, 0), e - cut, w) for s, e, w in arg.holes if e > cut]
+            value = Value(arg.text[cut:], arg.at[cut:], [w for _, _, w in holes] if arg.holes else arg.unresolved)
+            value.holes = holes if arg.holes else None
             if not value.at:
                 value.at = [arg.offset(found.end() - 1) + 1]
             if found.group(2) and var in self.vars:
-                old = self.vars[var]
-                value = Value(
-                    old.text + value.text,
-                    old.at + value.at,
-                    [*old.unresolved, *(u for u in value.unresolved if u not in old.unresolved)],
-                )
+                value = _joined(self.vars[var], value)
             self.vars[var] = value
             if export:
                 self.exported.add(var)
@@ -577,6 +683,77 @@ class Shell:
                 found.script_path = resolve_script(found.script, False, shell.bases)
             moved = [replace(n, path=n.path or name) for n in [*notes, *builder.notes]]
             self.runs.append((found, f"{name}: {where}", moved))
+
+
+def _line(given: Value, delimiter: str, raw: bool) -> tuple[str, list[int], Holes]:
+    """What ``read`` takes from its input: up to ``delimiter`` (empty: all of it); without
+    ``-r`` a backslash-newline is dropped and a backslash quotes the next character."""
+    text, at = given.text, given.at
+    out: list[str] = []
+    offsets: list[int] = []
+    kept: list[int] = []  # the input index of each character kept
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if not raw and c == "\\" and i + 1 < len(text):
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+                offsets.append(at[i + 1] if i + 1 < len(at) else 0)
+                kept.append(i + 1)
+            i += 2
+            continue
+        if delimiter and c == delimiter:
+            break
+        out.append(c)
+        offsets.append(at[i] if i < len(at) else 0)
+        kept.append(i)
+        i += 1
+    holes: Holes = []
+    for start, end, what in given.spans():
+        inside = [n for n, index in enumerate(kept) if start <= index < end]
+        if inside:
+            holes.append((inside[0], inside[-1] + 1, what))
+        elif start == end == 0 or start < len(text):  # an unknown value that expanded to nothing
+            holes.append((0, 0, what))
+    return "".join(out), offsets, holes
+
+
+def _ifs_split(text: str, ifs: str, limit: int) -> list[tuple[int, int]]:
+    """``read``'s fields of ``text`` split on ``ifs`` (its blanks run together and are trimmed);
+    with ``limit`` names, the last takes the rest of the line."""
+    blank = {c for c in ifs if c in " \t\n"}
+    other = set(ifs) - blank
+    spans: list[tuple[int, int]] = []
+    n, i = len(text), 0
+    while i < n and text[i] in blank:
+        i += 1
+    while i < n:
+        if limit and len(spans) == limit - 1:
+            end = n
+            while end > i and text[end - 1] in blank:
+                end -= 1
+            spans.append((i, end))
+            break
+        j = i
+        while j < n and text[j] not in blank and text[j] not in other:
+            j += 1
+        spans.append((i, j))
+        while j < n and text[j] in blank:
+            j += 1
+        if j < n and text[j] in other:
+            j += 1
+            while j < n and text[j] in blank:
+                j += 1
+        i = j
+    return spans
+
+
+def _slice(text: str, at: list[int], holes: Holes, start: int, end: int) -> Value:
+    """The characters ``start:end`` of a read line as a variable's value, with the unknown
+    values that fall in them."""
+    inside = [(max(s, start) - start, min(e, end) - start, w) for s, e, w in holes if s < end and e > start]
+    inside += [(0, 0, w) for s, e, w in holes if s == e == 0 and start == 0]
+    return Value(text[start:end], at[start:end], list(dict.fromkeys(w for _, _, w in inside)), holes=inside)
 
 
 def _mark(node: Node, path: str) -> None:
