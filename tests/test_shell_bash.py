@@ -138,3 +138,60 @@ def test_an_unknown_value_marks_only_the_word_it_falls_in(where: str) -> None:
     assert values(doc)["bf16"] is True and values(doc)["output_dir"] == "out"
     assert "learning_rate" not in values(doc)
     assert any("$LR" in n.message for n in doc.notes if n.kind == "unresolved")
+
+
+# -- wrappers -------------------------------------------------------------------------------------
+
+
+def walked(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """Every launch the shell walk finds in a script (before detection keeps the known ones)."""
+    from precheck.sources.launch_args import Builder
+    from precheck.sources.shell_lexer import Src, lex
+    from precheck.sources.shell_source import Shell
+
+    text = path.read_text()
+    found: list[Any] = []
+    Shell(Builder(str(path), text), [path.parent], found).run(lex(str(path), Src.of(text), text))
+    return [(where, {k: n.plain() for k, n in run.root.items()}) for run, where, _ in found]
+
+
+def test_a_wrapper_that_runs_the_command_after_a_double_dash() -> None:
+    doc = run(
+        """
+        python submit.py --cluster x --gpus 8 -- \\
+            accelerate launch --mixed_precision bf16 train.py --bf16 True --learning_rate 1e-5
+        """
+    )
+    assert doc.label == "`accelerate launch` at line 2"
+    assert doc.env["ACCELERATE_MIXED_PRECISION"].value == "bf16" and values(doc)["bf16"] is True
+
+
+def test_a_double_dash_before_script_arguments_is_not_a_wrapper() -> None:
+    doc = run("python train.py --bf16 True --learning_rate 1e-5 -- --seed 1\n")
+    assert doc.label == "`python train.py` at line 1"
+
+
+@needs_projects
+def test_ray_job_submit_runs_the_command_after_its_double_dash() -> None:
+    (launch,) = walked(PROJECTS / "OpenRLHF__OpenRLHF/examples/scripts/train_ppo_with_reward_fn.sh")
+    where, flags = launch
+    assert where == "`python3 -m openrlhf.cli.train_ppo_ray` at line 14"
+    assert flags["actor"]["model_name_or_path"] == "OpenRLHF/Llama-3-8b-sft-mixture"
+
+
+def test_sbatch_wrap_is_a_script_with_the_options_gpus() -> None:
+    doc = run(
+        """
+        sbatch --gres=gpu:4 -J x --wrap "torchrun --nproc_per_node 4 train.py --bf16 True --learning_rate 1e-5"
+        """
+    )
+    assert values(doc)["bf16"] is True and doc.env["SLURM_GPUS_ON_NODE"].value == "4"
+
+
+def test_sbatch_follows_its_batch_script(tmp_path: Path) -> None:
+    (tmp_path / "job.sh").write_text(
+        "#!/bin/bash\n#SBATCH --gres=gpu:2\ntorchrun train.py --fp16 True --learning_rate 1e-5\n"
+    )
+    (tmp_path / "submit.sh").write_text("sbatch --gres=gpu:8 job.sh\n")
+    (doc,) = parse_script(str(tmp_path / "submit.sh"), (tmp_path / "submit.sh").read_text(), "shell")
+    assert values(doc)["fp16"] is True and doc.env["SLURM_GPUS_ON_NODE"].value == "8"

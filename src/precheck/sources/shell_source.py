@@ -533,8 +533,16 @@ class Shell:
             if not self._shell_c(argv, env):
                 self._follow(argv, env)
             return None
+        if program == "sbatch":
+            self._sbatch(argv, env)
+            return None
         notes_before = len(self.builder.notes)
         entry, count = match(argv)
+        wrapped = _after_separator(argv)
+        if wrapped is not None and (entry is None or entry.words == ("python",)):
+            # ``python submit.py --cluster x -- accelerate launch ...``, ``ray job submit -- python -m ...``:
+            # a wrapper that runs the command after ``--``
+            return self.launch(wrapped, env)
         if entry is None:
             return None
         head = argv[:count]
@@ -546,6 +554,31 @@ class Shell:
             return None
         found.env = {**env, **found.env}
         return found, label(named(argv, count), self.builder), notes
+
+    def _sbatch(self, argv: list[Field], env: dict[str, Node]) -> None:
+        """``sbatch [options] --wrap "CMD"`` (the string run by ``sh -c``) or ``sbatch [options]
+        script.sh ARGS`` (the script followed, its ``#SBATCH`` lines read); the options'
+        GPUs per node as Slurm gives them (command-line options beat ``#SBATCH`` lines)."""
+        takes = _PREFIXES["srun"]
+        env = dict(env)
+        i = 1
+        while i < len(argv) and argv[i].text.startswith("-") and argv[i].text != "--":
+            text = argv[i].text
+            if text == "--wrap" or text.startswith("--wrap="):
+                script = argv[i].tail(len("--wrap=")) if "=" in text else (argv[i + 1] if i + 1 < len(argv) else None)
+                self._slurm_gpus([(a.text, a.offset()) for a in argv[1:i]], env)
+                if script is not None and not script.unresolved:
+                    shell = self.child()
+                    shell.env = env
+                    shell.run(lex(self.builder.path, Src(script.text, script.at), self.builder.text))
+                elif script is not None:
+                    self.builder.note(
+                        "unresolved", f"`sbatch --wrap` of {', '.join(script.unresolved)}", script.offset()
+                    )
+                return
+            i += 2 if text in takes else 1
+        if i < len(argv):
+            self._follow([argv[0], *argv[i:]], env, options=[(a.text, a.offset()) for a in argv[1:i]])
 
     def _dispatch(self, argv: list[Field], env: dict[str, Node]) -> Found | None:
         argv, env = self._strip_prefixes(argv, env)
@@ -649,10 +682,11 @@ class Shell:
                 return False
         return False
 
-    def _follow(self, argv: list[Field], env: dict[str, Node]) -> None:
+    def _follow(self, argv: list[Field], env: dict[str, Node], options: list[tuple[str, int]] | None = None) -> None:
         """``bash run.sh ARGS``: the other script's launches are runs of this one, read with this
         script's exported environment (``$1``... stay unknown); their settings point into
-        the other file (which is then checked as part of this run, not on its own)."""
+        the other file (which is then checked as part of this run, not on its own).
+        ``options``: ``sbatch``'s own, which beat the script's ``#SBATCH`` lines."""
         index = next((i for i, a in enumerate(argv[1:], start=1) if not a.text.startswith("-")), None)
         if index is None or argv[index].unresolved or self.depth >= 4 or not self.bases:
             return
@@ -673,6 +707,8 @@ class Shell:
         shell.exported = set(self.exported)
         shell.env = dict(env)
         shell._slurm_gpus(sbatch_words(text), shell.env)
+        if options:
+            self._slurm_gpus(options, shell.env)
         shell.run(lex(name, Src.of(text), text))
         inherited = {id(node) for node in env.values()}
         for found, where, notes in shell.runs:
@@ -683,6 +719,18 @@ class Shell:
                 found.script_path = resolve_script(found.script, False, shell.bases)
             moved = [replace(n, path=n.path or name) for n in [*notes, *builder.notes]]
             self.runs.append((found, f"{name}: {where}", moved))
+
+
+def _after_separator(argv: list[Field]) -> list[Field] | None:
+    """The launch a wrapper runs after its ``--`` (``python submit.py --cluster x -- accelerate
+    launch ...``, ``ray job submit ... -- python -m pkg.train``); None when the words after
+    the first ``--`` start no launcher precheck follows."""
+    for i, arg in enumerate(argv[1:], start=1):
+        if arg.text == "--" and not arg.quoted:
+            rest = argv[i + 1 :]
+            entry, _ = match(rest)
+            return rest if entry is not None else None
+    return None
 
 
 def _line(given: Value, delimiter: str, raw: bool) -> tuple[str, list[int], Holes]:
