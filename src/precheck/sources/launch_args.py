@@ -40,6 +40,7 @@ from typing import Any
 import yaml
 
 from .nodes import Node, SourceNote, position
+from .script_path import find_file, searched
 
 STYLES = ("hf", "omegaconf", "omegaconf-none", "python", "pydantic", "yaml", "yaml12")
 
@@ -351,10 +352,19 @@ def shown(path: Path) -> str:
 
 
 def locate(value: str, bases: list[Path]) -> Path | None:
-    """The file a command names: relative to the script's folder (or where it ``cd``-ed), then cwd."""
-    try:
-        given = Path(value).expanduser()
-        candidates = [given] if given.is_absolute() else [*(b / given for b in bases), given]
-        return next((c for c in candidates if c.is_file()), None)
-    except (OSError, ValueError, RuntimeError):  # a name too long, a NUL, ``~nosuchuser``: names no file
-        return None
+    """The file a command names (``bases``: where the script ``cd``-ed, if it did, then its own
+    folder), found as the launch resolves it (:func:`~.script_path.find_file`)."""
+    found = locate_why(value, bases)
+    return found[0] if found is not None else None
+
+
+def locate_why(value: str, bases: list[Path]) -> tuple[Path, str] | None:
+    """:func:`locate`, and which folder the file was found relative to."""
+    own = bases[-1] if bases else Path(".")
+    return find_file(value, own, bases[0] if len(bases) > 1 else None)
+
+
+def searched_from(bases: list[Path]) -> str:
+    """Where :func:`locate` looks, for a message."""
+    own = bases[-1] if bases else Path(".")
+    return searched(own, bases[0] if len(bases) > 1 else None)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from .launch_args import locate, shown, with_path
+from .launch_args import locate, searched_from, shown, with_path
 from .nodes import Document, Node, SourceNote
 from .script_effects import SAME, UNKNOWN, Effect, effects, holds
 from .script_schema import MISSING, Option, Schema, read_schema
@@ -83,8 +83,8 @@ def _config_file(launch: Launch, schema: Schema, option: str, root: dict[str, No
             launch.builder.notes.append(
                 SourceNote(
                     "missing-reference",
-                    f"`{node.key}` names `{value}`, which is not a file next to {launch.builder.path} or in the "
-                    "current folder: precheck could not check it",
+                    f"`{node.key}` names `{value}`, which is not a file (looked in {searched_from(launch.bases)}): "
+                    "precheck could not check it",
                     node.key_line or node.line,
                     node.key_column or node.column,
                     node.key,

@@ -553,6 +553,7 @@ class Shell:
         if found is None:
             return None
         found.env = {**env, **found.env}
+        found.cd = self.bases[0] if len(self.bases) > 1 else None
         return found, label(named(argv, count), self.builder), notes
 
     def _sbatch(self, argv: list[Field], env: dict[str, Node]) -> None:
@@ -858,6 +859,7 @@ def parse_script(path: str, text: str, kind: str) -> list[Document]:
                 script_closed=found.script_closed,
                 script=found.script,
                 script_path=str(found.script_path) if found.script_path is not None else None,
+                cd=str(found.cd) if found.cd is not None else None,
             )
         )
     return [d for d in documents if d.dialect is not None or _known(d)]
