@@ -195,3 +195,36 @@ def test_sbatch_follows_its_batch_script(tmp_path: Path) -> None:
     (tmp_path / "submit.sh").write_text("sbatch --gres=gpu:8 job.sh\n")
     (doc,) = parse_script(str(tmp_path / "submit.sh"), (tmp_path / "submit.sh").read_text(), "shell")
     assert values(doc)["fp16"] is True and doc.env["SLURM_GPUS_ON_NODE"].value == "8"
+
+
+# -- a script precheck cannot read, given its settings file ---------------------------------------
+
+
+@needs_projects
+def test_an_unread_scripts_config_file_is_the_runs_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``accelerate launch ... src/x/grpo.py --config recipe.yaml`` where the script is not in
+    the tree (installed elsewhere): the recipe open-r1 ships (``attn_implementation:
+    flash_attention_2``, ``bf16: true``) is the run's settings, as TrlParser reads it."""
+    from precheck import engine
+    from precheck.hardware import from_specs
+
+    recipes = PROJECTS / "huggingface__open-r1" / "recipes"
+    (tmp_path / "recipes").mkdir()
+    for name in ("Qwen2.5-1.5B-Instruct/grpo/config_demo.yaml", "accelerate_configs/zero2.yaml"):
+        (tmp_path / "recipes" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "recipes" / name).write_text((recipes / name).read_text())
+    (tmp_path / "run.sh").write_text(
+        "accelerate launch --config_file recipes/accelerate_configs/zero2.yaml src/x/grpo.py \\\n"
+        "  --config recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo.yaml\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    report = engine.run(["run.sh"], from_specs(["4xV100"], {}), env={})
+    found = {(f.rule, f.origin.path, f.origin.key) for f in report.findings if str(f.severity) == "error"}
+    assert ("PC105", "recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo.yaml", "attn_implementation") in found
+
+
+def test_an_unread_scripts_other_file_is_not_taken_for_settings(tmp_path: Path) -> None:
+    (tmp_path / "labels.json").write_text('{"a": 1, "b": 2}')
+    (tmp_path / "run.sh").write_text("torchrun src/x/train.py --config labels.json --bf16 True --learning_rate 1e-5\n")
+    (doc,) = parse_script(str(tmp_path / "run.sh"), (tmp_path / "run.sh").read_text(), "shell")
+    assert values(doc)["config"] == "labels.json" and "a" not in values(doc)
