@@ -228,3 +228,30 @@ def test_an_unread_scripts_other_file_is_not_taken_for_settings(tmp_path: Path) 
     (tmp_path / "run.sh").write_text("torchrun src/x/train.py --config labels.json --bf16 True --learning_rate 1e-5\n")
     (doc,) = parse_script(str(tmp_path / "run.sh"), (tmp_path / "run.sh").read_text(), "shell")
     assert values(doc)["config"] == "labels.json" and "a" not in values(doc)
+
+
+# -- the launcher's workers are the run's devices -------------------------------------------------
+
+
+def plans(path: Path, gpu: str) -> list[Any]:
+    from precheck import engine
+    from precheck.hardware import from_specs
+
+    report = engine.run([str(path)], from_specs([gpu], {}), env={})
+    return [result.plan for result in report.files if result.plan is not None]
+
+
+def test_torchrun_workers_are_the_devices_on_a_larger_machine(tmp_path: Path) -> None:
+    (tmp_path / "train.sh").write_text(
+        "torchrun --nproc_per_node=4 train.py --model_name_or_path x --bf16 True --learning_rate 2e-5 \\\n"
+        "  --fsdp 'full_shard auto_wrap'\n"
+    )
+    (plan,) = plans(tmp_path / "train.sh", "8xA100-80GB")
+    assert plan.devices.value == "0,1,2,3" and plan.device_indices(8) == [0, 1, 2, 3]
+
+
+@needs_projects
+def test_chinese_llama_alpaca_2_single_worker_uses_one_device() -> None:
+    """scripts/training/run_sft.sh: `torchrun --nnodes 1 --nproc_per_node 1`: one worker, cuda:0."""
+    (plan,) = plans(PROJECTS / "ymcui__Chinese-LLaMA-Alpaca-2/scripts/training/run_sft.sh", "8xA100-80GB")
+    assert plan.devices.value == "0" and plan.devices.origin.line == 22
