@@ -108,34 +108,37 @@ def _search(folder: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     return roots, tuple(above)
 
 
-@lru_cache(maxsize=256)
-def _ancestors(folder: Path, limit: int) -> tuple[Path, ...]:
-    """``folder`` and the folders above it, closest first (``limit`` in all), written as
-    ``folder`` is (a relative folder's parents are relative: ``../x`` → ``..`` → ``../..``),
-    up to the file system's root."""
-    try:
-        real = folder.resolve()
-    except (OSError, RuntimeError):
-        return (folder,)
+@lru_cache(maxsize=1024)
+def _parent(folder: Path) -> Path | None:
+    """The folder above ``folder``, written as it is (a relative folder's parents are relative:
+    ``../x`` → ``..`` → ``../..``); None at the file system's root."""
+    absolute = os.path.abspath(folder)
+    if os.path.dirname(absolute) == absolute:
+        return None
+    return folder / ".." if folder.name in ("", "..") else folder.parent
+
+
+def _ancestors(folder: Path, limit: int) -> list[Path]:
+    """``folder`` and the folders above it, closest first (``limit`` in all)."""
     out = [folder]
-    shown = folder
-    while len(out) < limit and real.parent != real:
-        real = real.parent
-        shown = shown / ".." if shown.name in ("", "..") else shown.parent
-        out.append(shown)
-    return tuple(out)
+    parent = _parent(folder)
+    while parent is not None and len(out) < limit:
+        out.append(parent)
+        parent = _parent(parent)
+    return out
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=1024)
 def _git_root(folder: Path) -> Path | None:
-    """The closest folder at or above ``folder`` with ``.git`` (32 folders up at most)."""
-    for current in _ancestors(folder, 32):
-        try:
-            if may_hold(str(current), ".git") and (current / ".git").exists():
-                return current
-        except OSError:
-            return None
-    return None
+    """The closest folder at or above ``folder`` with ``.git`` (a folder's answer is its
+    parent's unless it has one: asked once per folder and run)."""
+    try:
+        if may_hold(str(folder), ".git") and (folder / ".git").exists():
+            return folder
+    except OSError:
+        return None
+    parent = _parent(folder)
+    return _git_root(parent) if parent is not None else None
 
 
 #: folders above the naming file tried when no repository root bounds them
@@ -151,7 +154,10 @@ def find_file(value: str, folder: Path, cd: Path | None = None, *, folders: bool
         given = Path(value).expanduser()
         if given.is_absolute():
             return (given, "an absolute path") if exists(given) else None
+        first = given.parts[0] if given.parts else ""
         for base, why in search_folders(folder, cd):
+            if first not in ("", ".", "..") and not may_hold(str(base), first):
+                continue  # the folder's listing has no such name: no stat call
             candidate = base / given
             if exists(candidate):
                 return candidate, f"relative to {why}" + ("" if why == OWN_FOLDER else f" ({base})")
@@ -311,7 +317,7 @@ def clear() -> None:
     """Forget the folders and files of earlier runs (a long-lived process)."""
     _roots.cache_clear()
     _search.cache_clear()
-    _ancestors.cache_clear()
+    _parent.cache_clear()
     _git_root.cache_clear()
     _FOUND.clear()
     _LISTINGS.clear()
