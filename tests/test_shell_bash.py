@@ -255,3 +255,26 @@ def test_chinese_llama_alpaca_2_single_worker_uses_one_device() -> None:
     """scripts/training/run_sft.sh: `torchrun --nnodes 1 --nproc_per_node 1`: one worker, cuda:0."""
     (plan,) = plans(PROJECTS / "ymcui__Chinese-LLaMA-Alpaca-2/scripts/training/run_sft.sh", "8xA100-80GB")
     assert plan.devices.value == "0" and plan.devices.origin.line == 22
+
+
+# -- eval of a command built from variables -------------------------------------------------------
+
+
+def test_unquoted_eval_of_a_command_with_unknown_values_keeps_the_known_words() -> None:
+    doc = run(
+        """
+        BASE="--bf16 True --learning_rate 1e-5 --model_name_or_path gpt2"
+        cmd="torchrun --nproc_per_node $NGPU train.py $BASE --output_dir $OUT"
+        eval $cmd
+        """
+    )
+    assert values(doc) == {"bf16": True, "learning_rate": 1e-5, "model_name_or_path": "gpt2"}
+    assert "LOCAL_WORLD_SIZE" not in doc.env  # `--nproc_per_node $NGPU` is not known
+    unresolved = " ".join(n.message for n in doc.notes if n.kind == "unresolved")
+    assert "$OUT" in unresolved and "__precheck" not in unresolved
+    node = doc.mapping()["bf16"]
+    assert (node.key_line, node.key_column) == (1, 7)  # where `--bf16` is written, in BASE
+
+
+def test_eval_of_an_unknown_command_runs_nothing() -> None:
+    assert not runs('eval "$LAUNCHER train.py --bf16 True --learning_rate 1e-5"\n')

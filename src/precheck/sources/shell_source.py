@@ -77,6 +77,8 @@ _SHELLS = {"sh", "bash", "dash", "zsh", "ksh"}
 #: the most characters the variable expansions of one file may produce: a launch script
 #: expands to a few kilobytes, and doubling a variable 24 times must not take gigabytes
 MAX_EXPANDED = 1_000_000
+#: the name ``eval`` reads an unknown value again as (:meth:`Shell.eval`)
+_STAND_IN = re.compile(r"\$\{(__precheck_unknown_\d+)\}")
 _DIRNAME_SCRIPT = re.compile(r'^\$\(dirname\s+"?\$(?:0|\{?BASH_SOURCE(?:\[0\])?\}?)"?\)(.*)$')
 
 
@@ -124,6 +126,9 @@ class Shell:
         self.depth = 0
         #: characters variable expansions have produced in this file, shared with subshells
         self.expanded = [0]
+        #: the unknown values ``eval`` passes on, by the name that stands for each in the text
+        #: it reads again: (the value as written, its offsets, what it is)
+        self.opaque: dict[str, tuple[str, list[int], str]] = {}
 
     def child(self) -> Shell:
         """A subshell (``sh -c``, a Makefile recipe line): the exported variables only."""
@@ -132,6 +137,7 @@ class Shell:
         shell.exported = set(self.exported)
         shell.env = dict(self.env)
         shell.expanded = self.expanded
+        shell.opaque = self.opaque
         return shell
 
     # -- expansion -----------------------------------------------------------------------------
@@ -150,7 +156,12 @@ class Shell:
         """The fields of ``word``, part by part: expanded, unquoted expansions split."""
         fields = Fields(word)
         self._parts(word.parts, fields, split=True)
-        return fields.done()
+        out = fields.done()
+        if self.opaque:  # a word ``eval`` read again shows the unknown values as they were written
+            for one in out:
+                if _STAND_IN.search(one.raw):
+                    one.raw = _STAND_IN.sub(lambda m: self.opaque.get(m.group(1), (m.group(0),))[0], one.raw)
+        return out
 
     def value_of(self, parts: list[Part]) -> Value:
         """An assignment's value: expanded, not split."""
@@ -223,6 +234,10 @@ class Shell:
     def _param(self, part: Param, fields: Fields, split: bool) -> None:
         if part.quoted:
             fields.mark_quoted()
+        if part.name in self.opaque:  # an unknown value ``eval`` read again: still unknown
+            text, at, what = self.opaque[part.name]
+            fields.add(text, at, False, [(0, len(text), what)])
+            return
         value = self.vars.get(part.name) if part.op != "other" else None
         if part.op in (":-", ":=", ":+", "-", "=", "+") and part.arg is not None:
             unset = value is None or (part.op.startswith(":") and not value.text and not value.elements)
@@ -434,21 +449,31 @@ class Shell:
                 self.runs.append(found)
 
     def eval(self, args: list[Field]) -> None:
-        """``eval "$cmd"``: the words joined with spaces, read again as a command of this shell
-        (positions where the characters were written, e.g. in ``cmd="torchrun ..."``)."""
+        """``eval "$cmd"`` / ``eval $cmd``: the words joined with spaces, read again as a command
+        of this shell (positions where the characters were written, e.g. in ``cmd="torchrun
+        ..."``). A value not known (``$LR`` unset, ``$(...)``) stays unknown in the words it
+        falls in: it is read again as a name that stands for it, not as its text."""
         if not args:
-            return
-        if any(a.unresolved for a in args):
-            unknown = [u for a in args for u in a.unresolved]
-            self.builder.note("unresolved", f"`eval` of {', '.join(unknown)}: not followed", args[0].offset())
             return
         text, at = "", list[int]()
         for arg in args:
             if text:
                 text += " "
                 at.append(at[-1] if at else arg.offset())
-            text += arg.text
-            at.extend(arg.at if len(arg.at) == len(arg.text) else [arg.offset()] * len(arg.text))
+            offsets = arg.at if len(arg.at) == len(arg.text) else [arg.offset()] * len(arg.text)
+            holes = arg.holes or ([(0, len(arg.text), w) for w in arg.unresolved[:1]] if arg.unresolved else [])
+            done = 0
+            for start, end, what in sorted(holes):
+                if start < done or end <= start:
+                    continue
+                name = f"__precheck_unknown_{len(self.opaque)}"
+                self.opaque[name] = (arg.text[start:end], offsets[start:end], what)
+                stand_in = "${" + name + "}"
+                text += arg.text[done:start] + stand_in
+                at.extend(offsets[done:start] + [offsets[start]] * len(stand_in))
+                done = end
+            text += arg.text[done:]
+            at.extend(offsets[done:])
         self.run(lex(self.builder.path, Src(text, at), self.builder.text))
 
     def set_options(self, args: list[str]) -> None:
