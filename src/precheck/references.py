@@ -21,7 +21,7 @@ from .errors import InputError
 from .paths import resolved, working_folder
 from .provenance import Sourced
 from .sources import SourceNote
-from .sources.script_path import find_file, searched
+from .sources.script_path import OWN_FOLDER, find_file, searched
 
 #: an accelerate config names a DeepSpeed file, which names nothing: two levels suffice
 MAX_DEPTH = 3
@@ -129,7 +129,8 @@ def attach(
             broken.append(error)
             continue
         attached = dialect.read(doc, env)
-        attached.found_in = why
+        # where it was found, when that is not simply beside the file that names it
+        attached.found_in = None if why.endswith(OWN_FOLDER) else why
         if depth + 1 < MAX_DEPTH:
             read.extend(attach(attached, target, env, depth + 1, broken, cd))
         config.attached[role] = attached

@@ -455,6 +455,13 @@ class Shell:
         falls in: it is read again as a name that stands for it, not as its text."""
         if not args:
             return
+        first = args[0]
+        if first.unresolved and (not first.holes or first.holes[0][0] == 0):
+            unknown = ", ".join(first.unresolved)
+            self.builder.note(
+                "unresolved", f"`eval` of {unknown}: the command is not known, not followed", first.offset()
+            )
+            return
         text, at = "", list[int]()
         for arg in args:
             if text:
