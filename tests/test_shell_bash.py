@@ -278,3 +278,9 @@ def test_unquoted_eval_of_a_command_with_unknown_values_keeps_the_known_words() 
 
 def test_eval_of_an_unknown_command_runs_nothing() -> None:
     assert not runs('eval "$LAUNCHER train.py --bf16 True --learning_rate 1e-5"\n')
+
+
+def test_an_eval_that_evals_itself_ends() -> None:
+    doc = run("cmd='eval $cmd'\neval $cmd\ntorchrun train.py --bf16 True --learning_rate 1e-5\n")
+    assert values(doc)["bf16"] is True
+    assert any("nested" in n.message for n in doc.notes if n.kind == "unresolved")

@@ -77,6 +77,8 @@ _SHELLS = {"sh", "bash", "dash", "zsh", "ksh"}
 #: the most characters the variable expansions of one file may produce: a launch script
 #: expands to a few kilobytes, and doubling a variable 24 times must not take gigabytes
 MAX_EXPANDED = 1_000_000
+#: the most ``eval`` one ``eval`` runs inside it (a command that evals itself would never end)
+MAX_EVALS = 8
 #: the name ``eval`` reads an unknown value again as (:meth:`Shell.eval`)
 _STAND_IN = re.compile(r"\$\{(__precheck_unknown_\d+)\}")
 _DIRNAME_SCRIPT = re.compile(r'^\$\(dirname\s+"?\$(?:0|\{?BASH_SOURCE(?:\[0\])?\}?)"?\)(.*)$')
@@ -129,6 +131,8 @@ class Shell:
         #: the unknown values ``eval`` passes on, by the name that stands for each in the text
         #: it reads again: (the value as written, its offsets, what it is)
         self.opaque: dict[str, tuple[str, list[int], str]] = {}
+        #: ``eval`` inside ``eval`` so far (``cmd='eval $cmd'; eval $cmd`` never ends)
+        self.evals = 0
 
     def child(self) -> Shell:
         """A subshell (``sh -c``, a Makefile recipe line): the exported variables only."""
@@ -456,6 +460,9 @@ class Shell:
         if not args:
             return
         first = args[0]
+        if self.evals >= MAX_EVALS:
+            self.builder.note("unresolved", f"`eval` nested {MAX_EVALS} deep: not followed further", first.offset())
+            return
         if first.unresolved and (not first.holes or first.holes[0][0] == 0):
             unknown = ", ".join(first.unresolved)
             self.builder.note(
@@ -481,7 +488,11 @@ class Shell:
                 done = end
             text += arg.text[done:]
             at.extend(offsets[done:])
-        self.run(lex(self.builder.path, Src(text, at), self.builder.text))
+        self.evals += 1
+        try:
+            self.run(lex(self.builder.path, Src(text, at), self.builder.text))
+        finally:
+            self.evals -= 1
 
     def set_options(self, args: list[str]) -> None:
         """``set -a`` / ``set -o allexport`` (and ``+``): export every later assignment."""
