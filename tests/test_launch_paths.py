@@ -94,3 +94,18 @@ def test_belle_scripts_read_configs_from_the_folder_they_are_run_in() -> None:
         and found[0].resolve() == (script.parent.parent / "configs" / "deepspeed_config_stage3.json").resolve()
     )
     assert found[1].startswith("relative to a folder above the naming file")
+
+
+def test_a_followed_script_runs_where_its_caller_cds_to(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cd train && bash scripts/run.sh``: run.sh's relative paths are the train folder's."""
+    repo = repository(tmp_path, "cd ../train\nbash scripts/run.sh\n")
+    (repo / "train" / "scripts").mkdir(parents=True)
+    (repo / "train" / "scripts" / "run.sh").write_text(
+        "torchrun train.py --fp16 True --deepspeed configs/ds.json --learning_rate 1e-5\n"
+    )
+    (repo / "train" / "configs").mkdir()
+    (repo / "train" / "configs" / "ds.json").write_text(json.dumps(FP16))
+    (repo / "train" / "scripts" / "configs").mkdir()
+    (repo / "train" / "scripts" / "configs" / "ds.json").write_text(json.dumps(BF16_ZERO2))  # not this one
+    rules = {rule for rule, _, _ in report(repo / "scripts" / "train.sh", tmp_path, monkeypatch, "V100")}
+    assert "PC904" not in rules and "PC101" not in rules

@@ -745,7 +745,9 @@ class Shell:
         except InputError:
             return
         builder = Builder(name, text)
-        shell = Shell(builder, [target.parent], [])
+        # it runs in this script's folder: where this script `cd`-ed to, if it did
+        here = [self.bases[0]] if len(self.bases) > 1 else []
+        shell = Shell(builder, [*here, target.parent], [])
         shell.depth = self.depth + 1
         shell.vars = {k: v for k, v in self.vars.items() if k in self.exported}
         shell.exported = set(self.exported)
