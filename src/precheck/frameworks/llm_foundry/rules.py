@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from ...rules.base import Context, Finding, Fix, FixSafety, Severity, edits_for, rule
 from . import schema
 from .label import NAME, TRAINER
-from .resolve import fsdp_dtypes, mixed_precision, precision
+from .modes import fsdp_dtypes, mixed_precision, precision
 
 
 @rule("PC716", "composer-precision-refused", Severity.ERROR, fix_safety=FixSafety.UNSAFE, frameworks=(NAME,))
