@@ -57,6 +57,7 @@ SAMPLES: dict[str, tuple[str, ...]] = {
         "corpus/lightning/NVIDIA__NeMo__examples__nlp__language_modeling__conf__megatron_gpt_config.yaml",
     ),
     "llm-foundry": ("fixtures/llm_foundry/mpt-125m.yaml",),
+    "xtuner": ("fixtures/xtuner/llama2_7b_qlora_alpaca_e3.py",),
     "torchtune": (
         "corpus/torchtune/pytorch__torchtune__recipes__configs__dev__3B_full_grpo.yaml",
         "corpus/torchtune/meta-llama__llama-cookbook__getting-started__responsible_ai__llama_guard__torchtune_configs__8B_guard_full.yaml",

@@ -28,6 +28,7 @@ from . import (
     pytorch_loop,
     simpletuner,
     torchtune,
+    xtuner,
 )
 from .base import Framework, Resolver
 
@@ -45,6 +46,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
     lightning.FRAMEWORK,
     torchtune.FRAMEWORK,
     llm_foundry.FRAMEWORK,
+    xtuner.FRAMEWORK,
     hf_trainer.TRL,
     hf_trainer.HF_TRAINER,
     pytorch_loop.FRAMEWORK,

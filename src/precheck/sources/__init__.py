@@ -114,6 +114,11 @@ def load_runs(path: str | Path, display: str | None = None, hardware: Hardware |
     from .python_source import parse_code
 
     runs = parse_code(shown, text, kind, hardware)
+    if not runs and kind == "python":
+        from .mmengine_config import config_document  # a config module: its settings, not a run's calls
+
+        found = config_document(shown, text)
+        runs = [found] if found is not None else []
     if kind == "notebook" and re.search(r"[!%]", text):
         from .notebook_commands import command_runs  # `!torchrun ...`, `%%bash` cells, `%run train.py`
 
