@@ -80,3 +80,13 @@ def test_flash_attention_and_bf16_on_a_v100() -> None:
 @pytest.mark.parametrize("path", sorted(CONFIGS.rglob("*.py")) if CONFIGS.is_dir() else [], ids=lambda p: p.name)
 def test_maintained_configs_clean_on_h100(path: Path) -> None:
     assert errors(path, "8xH100") == set()
+
+
+@pytest.mark.parametrize("depth", [50, 3000])
+def test_deeply_nested_config_is_read_or_skipped_never_a_traceback(tmp_path: Path, depth: int) -> None:
+    path = tmp_path / "deep.py"
+    path.write_text("model = " + "dict(a=" * depth + "1" + ")" * depth + "\noptim_wrapper = dict()\n")
+    documents = load_runs(path, str(path))
+    assert len(documents) <= 1
+    report = run([str(path)], from_specs(["A100"], {}), env={})
+    assert not report.errors

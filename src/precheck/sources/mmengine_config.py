@@ -48,7 +48,12 @@ def config_document(path: str, text: str) -> Document | None:
         tree = parse_once(code, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # the script reader has reported it
-    return read_config(path, text, tree) if is_config(tree) else None
+    if not is_config(tree):
+        return None
+    try:
+        return read_config(path, text, tree)
+    except RecursionError:  # dict(a=dict(a=...)) nested past the stack: no config a person keeps
+        return None
 
 
 def is_config(tree: ast.Module) -> bool:
