@@ -37,6 +37,8 @@ __all__ = [
 ]
 
 #: file suffix -> format
+#: the blocks a repository's own YAML front-end may hand to TrainingArguments (:mod:`.front_end`)
+FRONT_END_BLOCKS = ("training_args", "trainer", "args")
 FORMATS = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml", ".env": "env"}
 
 
@@ -101,6 +103,13 @@ def load_runs(path: str | Path, display: str | None = None, hardware: Hardware |
         if document.format == "yaml" and is_workflow(document.path):
             # a GitHub Actions workflow: the launch commands of its steps
             return parse_workflow(document.path, document.text)
+        root = document.mapping()
+        if document.format in ("yaml", "json") and any(block in root for block in FRONT_END_BLOCKS):
+            from .front_end import front_end  # a block the repository's code hands to TrainingArguments
+
+            handed = front_end(document, Path(path))
+            if handed is not None:
+                return [handed]
         return [document]
     shown = display if display is not None else str(path)
     text = read_text(Path(path), shown)
@@ -167,7 +176,7 @@ def read_text(file: Path, shown: str) -> str:
 def clear_caches() -> None:
     """Forget what earlier runs read of the scripts launch lines start (a long-lived process
     sees edited files); the engine calls it at the start of every check."""
-    for name in ("script_schema", "script_path"):  # imported only where a launch was read
+    for name in ("script_schema", "script_path", "front_end"):  # imported only where one was read
         module = sys.modules.get(f"{__name__}.{name}")
         if module is not None:
             module.clear()
