@@ -1,6 +1,7 @@
-"""PC717 (issue 28): LitGPT launches and configs read against the option schema extracted from
-LitGPT's releases (``precheck/data/schemas/litgpt.json``). Real files: LitGPT's own
-``config_hub`` (copies in ``../shared/corpus/lightning``)."""
+"""PC716-PC717 (issue 28): llm-foundry/Composer and LitGPT runs read against the option schemas
+extracted from the frameworks' releases (``precheck/data/schemas/``). Real files: LitGPT's own
+``config_hub`` (copies in ``../shared/corpus/lightning``); llm-foundry's in
+``tests/dialects/test_llm_foundry.py``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import precheck
+from helpers import Case, check_case
 from precheck.engine import run
 from precheck.frameworks.lightning.launch import COMMANDS
 from precheck.hardware import from_specs
@@ -19,6 +21,54 @@ ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "corpus" / "lightning"
 CONFIG_HUB = sorted(CORPUS.glob("Lightning-AI__litgpt__config_hub__*.yaml")) if CORPUS.is_dir() else []
 needs_corpus = pytest.mark.skipif(not CONFIG_HUB, reason="the shared corpus is not here")
+
+
+FOUNDRY = """
+model:
+  name: mpt_causal_lm
+max_duration: 10ba
+global_train_batch_size: 8
+device_train_microbatch_size: 1
+train_loader:
+  name: text
+precision: {precision}
+fsdp_config:
+  mixed_precision: {mixed}
+"""
+PRETRAIN = """
+model_name: pythia-160m
+out_dir: out/pretrain
+precision: {precision}
+devices: 1
+train:
+  global_batch_size: 8
+  micro_batch_size: 1
+"""
+
+CASES = [
+    # PC716: a precision or FSDP mixed precision Composer refuses
+    Case("composer precision bf16", "PC716", FOUNDRY.format(precision="bf16", mixed="PURE"), expect={(8, 1)}),
+    Case(
+        "composer mixed_precision HALF", "PC716", FOUNDRY.format(precision="amp_bf16", mixed="HALF"), expect={(10, 3)}
+    ),
+    Case("fixed: composer amp_bf16 PURE", "PC716", FOUNDRY.format(precision="amp_bf16", mixed="PURE")),
+    Case("composer names are case-insensitive", "PC716", FOUNDRY.format(precision="AMP_FP16", mixed="default")),
+    # PC717: an option value the LitGPT command's parser refuses
+    Case("litgpt pretrain 16-mixed", "PC717", PRETRAIN.format(precision="16-mixed"), ["V100"], {(3, 1)}),
+    Case("fixed: litgpt pretrain 32-true", "PC717", PRETRAIN.format(precision="32-true"), ["V100"]),
+    Case(
+        "litgpt pretrain 16-true, pinned release",
+        "PC717",
+        PRETRAIN.format(precision="16-true"),
+        expect={(3, 1)},
+        versions={"litgpt": "0.5.12"},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_case(case: Case) -> None:
+    check_case(case)
 
 
 def found(path: Path, gpu: str, *assume: str) -> list[tuple[str, int | None, str]]:
