@@ -5,7 +5,7 @@ applied where it stands, the first positional is ``checkpoint_dir``, or ``model_
 
 The command that ran is left as an ``entry-point`` note (its key: the release schema's command
 name, ``finetune_lora``), for the rules that read the entry point's options from the release
-data (:mod:`precheck.frameworks.schemas`)."""
+data (:mod:`precheck.release_schemas`)."""
 
 from __future__ import annotations
 

@@ -23,10 +23,9 @@ from typing import Any
 from ...converters import is_on, to_int
 from ...facts import quote
 from ...provenance import Sourced
+from ...release_schemas import ReleaseSchema, release
 from ...rules.base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
 from ...versions import VersionRange
-from .. import schemas
-from ..schemas import ReleaseSchema
 from .modes import ENTRY_NOTE, GPT_PROGRAM, GPT_VARIANT
 from .rules import all_bf16, bnb_quantize, in_file
 
@@ -241,15 +240,15 @@ def nemo_fsdp_fp8(ctx: Context) -> Iterator[Finding]:
     )
 
 
-def _entry_points(ctx: Context, release: ReleaseSchema) -> list[str]:
+def _entry_points(ctx: Context, schema: ReleaseSchema) -> list[str]:
     """The GPT variant's entry points that may run this config: the one the launch named, else
     those whose parameters its keys fit (``model_name`` only ``pretrain`` takes,
     ``checkpoint_dir`` only the fine-tuning commands do)."""
     named = next((n.key for n in ctx.config.notes if n.kind == ENTRY_NOTE and n.key), None)
     if named is not None:
-        return [named] if release.entry_point(named) is not None else []
+        return [named] if schema.entry_point(named) is not None else []
     keys = {k.lstrip("-").replace("-", "_") for k in ctx.config.keys}
-    commands = release.commands()
+    commands = schema.commands()
     if "model_name" in keys:
         return [c for c in commands if c == "pretrain"]
     if "checkpoint_dir" in keys:
@@ -300,13 +299,13 @@ def litgpt_option_refused(ctx: Context) -> Iterator[Finding]:
     if config.variant != GPT_VARIANT:
         return
     info = ctx.versions.get(GPT_PROGRAM)
-    release = schemas.release(GPT_PROGRAM, info.version if info is not None else None)
-    commands = _entry_points(ctx, release)
-    entries = [e for e in (release.entry_point(c) for c in commands) if e is not None]
+    schema = release(GPT_PROGRAM, info.version if info is not None else None)
+    commands = _entry_points(ctx, schema)
+    entries = [e for e in (schema.entry_point(c) for c in commands) if e is not None]
     if not entries:
         return
     where = " or ".join(f"`{GPT_PROGRAM} {c}`" for c in commands)
-    read = release.label
+    read = schema.label
     for key, item in config.keys.items():
         name = key.lstrip("-").replace("-", "_")
         if not item.origin.in_file or name in ("config", "c"):

@@ -8,8 +8,8 @@ from typing import Any
 from ...config import TrainingConfig
 from ...provenance import Origin, Sourced
 from ...versions import Versions
-from . import schema
 from .label import NAME, TRAINER
+from .schema import default, values
 
 #: ``_get_torch_dtype`` (``composer/distributed/mosaic_parallelism.py``@0.32.1): a precision's FSDP dtype
 FSDP_DTYPE = {"fp32": "float32", "amp_fp16": "float16", "amp_bf16": "bfloat16", "amp_fp8": "bfloat16"}
@@ -40,12 +40,12 @@ def precision(config: TrainingConfig, versions: Versions) -> tuple[Sourced[Any],
     version, note = _version_note(versions)
     item: Sourced[Any] | None = config.precision
     if item is None:
-        found = schema.default("precision", version)
+        found = default("precision", version)
         if found is None:
             return Sourced(None, Origin.default("no precision default known")), None
         value, release = found
         item = Sourced(value, Origin.default(f"TrainConfig.precision default {value!r} ({release.label}; {note})"))
-    valid = schema.values("precision", version)
+    valid = values("precision", version)
     text = str(item.value).lower() if isinstance(item.value, str) else None
     return item, text if text in valid else None
 

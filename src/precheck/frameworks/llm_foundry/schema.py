@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..schemas import ReleaseSchema, release
+from ...release_schemas import ReleaseSchema, release
 from .label import NAME
 
 

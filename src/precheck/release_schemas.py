@@ -1,4 +1,5 @@
-"""Option schemas of frameworks whose code is not in the user's repository, as data.
+"""Option schemas of frameworks whose code is not in the user's repository, as data (model
+layer: frameworks' dialects, resolvers and rules read it, as they read the facts table).
 
 ``scripts/extract_schema.py`` reads each framework's released wheels with precheck's static
 reader (:mod:`precheck.sources.release_schema`) and writes what it found to
@@ -21,10 +22,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..versions import is_exact, version_key
+from .versions import is_exact, version_key
 
 #: the data files, beside the package's other data
-FOLDER = Path(__file__).resolve().parents[1] / "data" / "schemas"
+FOLDER = Path(__file__).resolve().parent / "data" / "schemas"
 
 
 @dataclass(frozen=True, slots=True)
