@@ -67,6 +67,16 @@ def test_block_handed_over_by_the_code_is_read(tmp_path: Path, code: str, dialec
     assert [Path(p).name for r in report.files for p in r.attached] == ["ds.json"]
 
 
+def test_load_runs_looks_for_every_block() -> None:
+    import inspect
+
+    from precheck import sources
+    from precheck.sources.front_end import BLOCKS
+
+    text = inspect.getsource(sources.load_runs)
+    assert all(f'"{block}" in root' in text for block in BLOCKS)
+
+
 def test_no_handoff_in_the_code_leaves_the_file_alone(tmp_path: Path) -> None:
     write(tmp_path, "train.py", "args = TrainingArguments(output_dir='o')\n")
     config = write(tmp_path, "run.yaml", FRONT_END)

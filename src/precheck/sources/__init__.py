@@ -37,8 +37,6 @@ __all__ = [
 ]
 
 #: file suffix -> format
-#: the blocks a repository's own YAML front-end may hand to TrainingArguments (:mod:`.front_end`)
-FRONT_END_BLOCKS = ("training_args", "trainer", "args")
 FORMATS = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml", ".env": "env"}
 
 
@@ -104,8 +102,9 @@ def load_runs(path: str | Path, display: str | None = None, hardware: Hardware |
             # a GitHub Actions workflow: the launch commands of its steps
             return parse_workflow(document.path, document.text)
         root = document.mapping()
-        if document.format in ("yaml", "json") and any(block in root for block in FRONT_END_BLOCKS):
-            from .front_end import front_end  # a block the repository's code hands to TrainingArguments
+        # a block the repository's code may hand to TrainingArguments (front_end.BLOCKS)
+        if document.format in ("yaml", "json") and ("training_args" in root or "trainer" in root or "args" in root):
+            from .front_end import front_end
 
             handed = front_end(document, Path(path))
             if handed is not None:

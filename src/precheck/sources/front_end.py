@@ -28,7 +28,7 @@ from pathlib import Path
 from .nodes import Document, Node
 from .python_calls import TRL_CONFIGS
 
-#: the blocks a front-end hands over (the package's ``FRONT_END_BLOCKS``, which decides when to look)
+#: the blocks a front-end hands over (``load_runs`` looks for them before importing this module)
 BLOCKS = ("training_args", "trainer", "args")
 #: the classes the block is handed to: transformers' and TRL's argument classes
 HF_CLASSES = ("TrainingArguments", "Seq2SeqTrainingArguments")
