@@ -30,8 +30,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .script_schema import MISSING as _MISSING
-from .script_schema import _callee, _dotted, _field_default, _literal, _type_name_text
+from .python_literals import MISSING as _MISSING
+from .python_literals import _callee, _dotted, _field_default, _literal, _type_name_text
 
 #: calls that only log, copy or inspect a value: not where it flows
 _NOT_FLOWS = frozenset(
