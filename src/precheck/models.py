@@ -48,6 +48,15 @@ FAMILIES: tuple[Family, ...] = (
         'Qwen/Qwen2.5-*-Instruct config.json "torch_dtype": "bfloat16"',
     ),
     Family(
+        "GLM-4",
+        # glm-4-9b, glm-4-9b-chat(-1m), glm4-9b; not ChatGLM-6B/ChatGLM2/3 (float16, a different family)
+        re.compile(r"(?<![a-z])glm-?4-\d+b"),
+        "bfloat16",
+        'THUDM/glm-4-9b-chat config.json "torch_dtype": "bfloat16" (snapshot f6e0743b, as transformers 4.43.4 '
+        "printed it on load); THUDM/GLM-4 finetune/finetune.py loads it with torch_dtype=torch.bfloat16, "
+        '"Must use BFloat 16"',
+    ),
+    Family(
         "Mistral",
         re.compile(r"mistral|mixtral"),
         "bfloat16",

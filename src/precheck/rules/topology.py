@@ -86,11 +86,25 @@ def cuda_visible_devices_invalid(ctx: Context) -> Iterator[Finding]:
 
     Use instead: `CUDA_VISIBLE_DEVICES=0,1`.
 
+    A device list the deepspeed launcher builds from `--num_gpus N` (`--num_accelerators`)
+    is reported as that flag: deepspeed 0.16.4 takes `range(N)` as the node's slots without
+    comparing N with the machine's count (`launcher/runner.py:510-513`), sets
+    `CUDA_VISIBLE_DEVICES` to them (`launcher/launch.py:165`) and starts N processes with
+    `LOCAL_RANK` 0..N-1 (`launch.py:221-226`); a rank past the machine's count selects a
+    device CUDA does not have (DeepSpeed's engine: `set_device(local_rank)`,
+    `runtime/engine.py:1096-1098`; the HF Trainer: `torch.cuda.set_device` in
+    `TrainingArguments._setup_devices`): "invalid device ordinal".
+
     ## Fix
-    List only indices below the device count (or existing UUIDs).
+    List only indices below the device count (or existing UUIDs); `--num_gpus` at most the
+    machine's count.
     """
     value = ctx.hardware.visible
     if value is None:
+        return
+    item = ctx.config.env.get("CUDA_VISIBLE_DEVICES")
+    if item is not None and item.origin.key in _LAUNCHER_COUNTS and ctx.hardware.notes:
+        yield from _launcher_count_past_machine(ctx, item.origin, str(item.value))
         return
     for note in ctx.hardware.notes:
         if note.split("=", 1)[0] in VISIBILITY_AMD:
@@ -99,3 +113,21 @@ def cuda_visible_devices_invalid(ctx: Context) -> Iterator[Finding]:
                 f"{note}; the run sees {len(ctx.hardware.devices)} device(s)",
                 Fix("name only devices this machine has"),
             )
+
+
+#: launcher flags whose count becomes the children's device list (deepspeed's runner)
+_LAUNCHER_COUNTS = frozenset({"--num_gpus", "--num_accelerators"})
+
+
+def _launcher_count_past_machine(ctx: Context, origin: Origin, ids: str) -> Iterator[Finding]:
+    """``deepspeed --num_gpus N`` with N above the machine's count: ranks past it have no device."""
+    asked, machine = len(ids.split(",")), len(ctx.hardware.all_devices)
+    if asked <= machine:
+        return
+    yield Finding(
+        origin,
+        f"`{origin.key}={asked}` asks for {asked} GPUs on a node with {machine}: the deepspeed launcher does "
+        f"not compare the count with the machine's and starts {asked} processes; ranks {machine}..{asked - 1} "
+        f"get a LOCAL_RANK with no device ('invalid device ordinal' when the script selects it)",
+        Fix(f"`{origin.key}={machine}` (or fewer), or leave it out to use every GPU of the node"),
+    )
