@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from precheck import engine
+from precheck.errors import DataFile
 from precheck.hardware import from_specs
 from precheck.sources.script_path import clear
 
@@ -67,3 +68,26 @@ def test_fp16_on_a_local_glm4_checkpoint_warns() -> None:
     found = [f for f in findings(case / "llama3_lora_sft.yaml", "4xTITAN RTX") if f.rule == "PC202"]
     assert [(f.origin.line, f.severity.name) for f in found] == [(28, "WARNING")]
     assert "GLM-4" in found[0].message
+
+
+GORILLA = FIXTURES / "LLaMA-Adapter" / "gorilla" / "gorilla-main" / "data" / "apibench"
+ZERO_NLP = FIXTURES / "zero_nlp" / "train_qwen" / "data" / "custom_data001"
+
+
+@pytest.mark.parametrize("folder", [GORILLA, ZERO_NLP])
+def test_json_lines_named_json_is_a_data_file(folder: Path) -> None:
+    """LLaMA-Adapter's gorilla apibench/*_eval.json (first 20 of its records, holding 'precision' and
+    'optim') and zero_nlp's train_qwen data_0.json: one JSON record a line. A folder search passes them
+    over with a note (the run exited 2); named, the error says what the file is."""
+    clear()
+    result = engine.run([str(folder)], from_specs(["8xA100-80GB"], {}), env={})
+    files = [r for r in result.files if r.path.endswith(".json")]
+    assert files and all(r.error is None and r.skipped and "data file" in r.skipped for r in files)
+    clear()
+    named = engine.run([str(files[0].path)], from_specs(["8xA100-80GB"], {}), env={})
+    [report] = named.files
+    if report.error is not None:  # words of a config in it: reported, as every file named
+        assert isinstance(report.error, DataFile) and report.error.line == 2
+        assert "JSON Lines" in report.error.message
+    else:  # no config words: passed over even when named, saying why
+        assert report.skipped is not None and "JSON Lines" in report.skipped

@@ -14,7 +14,7 @@ from .bounded_read import Refused, read_ends
 from .config import TrainingConfig
 from .counts import MAX_DEVICES, decimal
 from .discovery import iter_files
-from .errors import FileTooLarge, InputError, InternalError
+from .errors import DataFile, FileTooLarge, InputError, InternalError
 from .hardware import VISIBILITY_AMD, Hardware, cuda_order, env_order, with_count, with_visibility
 from .paths import check_within, resolved
 from .premises import judge, point_at_key, premises, rest_on_facts
@@ -250,7 +250,9 @@ class _Checking:
                     project_versions=self.project_versions,
                 )
         except InputError as error:
-            if _passed_over(file, error, named):
+            if isinstance(error, DataFile) and not named:  # records (JSON Lines), whatever words they hold
+                result.skipped = f"a data file, not a config ({error.line}:{error.column}: {error.message})"
+            elif _passed_over(file, error, named):
                 where = f"{error.line}:{error.column}: " if error.line and error.column else ""
                 result.skipped = f"not parsable and not a training config ({where}{error.message})"
             else:

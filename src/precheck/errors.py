@@ -42,6 +42,12 @@ class InputError(PrecheckError):
         return f"{self.path}:{self.line}:{self.column}"
 
 
+class DataFile(InputError):
+    """A file that holds records, not one configuration: JSON Lines (a JSON object or array on
+    each line, the format of datasets and evaluation sets, often named ``*.json``). A folder
+    search passes it over with a note; a file named is reported."""
+
+
 class FileTooLarge(InputError):
     """A file over :data:`precheck.sources.MAX_BYTES`, or holding more than
     :data:`precheck.sources.nodes.MAX_VALUES` values: no training config is that large, so a

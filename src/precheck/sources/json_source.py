@@ -26,7 +26,7 @@ import re
 import sys
 from json.decoder import scanstring  # type: ignore[attr-defined]
 
-from ..errors import FileTooLarge, InputError
+from ..errors import DataFile, FileTooLarge, InputError
 from ..escape import shorten
 from .nodes import MAX_VALUES, Document, Node, SourceNote, line_starts, position, too_many_values
 
@@ -58,10 +58,29 @@ def parse_json(path: str, text: str) -> Document:
     if reader.pos >= len(text):
         return Document(path, "json", Node(None, 1, 1), text, reader.notes)
     root = reader.value(0)
+    end = reader.pos
     reader.skip()
     if reader.pos < len(text):
+        if _records(text, root, end, reader.pos):
+            line, column = reader.where(reader.pos)
+            raise DataFile(
+                path,
+                f"invalid JSON: extra data after the JSON value; line {line} starts another record, "
+                "as in JSON Lines (a data file, not a config)",
+                line,
+                column,
+            )
         reader.fail("extra data after the JSON value")
     return Document(path, "json", root, text, reader.notes)
+
+
+def _records(text: str, root: Node, end: int, after: int) -> bool:
+    """JSON Lines: the first value is an object or array, the next starts one on a later line."""
+    return (
+        isinstance(root.value, (dict, list, _Members))
+        and "\n" in text[end:after]
+        and text.startswith(("{", "["), after)
+    )
 
 
 class _Members(list):  # type: ignore[type-arg]
