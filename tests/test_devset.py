@@ -91,3 +91,27 @@ def test_json_lines_named_json_is_a_data_file(folder: Path) -> None:
         assert "JSON Lines" in report.error.message
     else:  # no config words: passed over even when named, saying why
         assert report.skipped is not None and "JSON Lines" in report.skipped
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        FIXTURES / "trlx" / "examples" / "hh" / "ppo_hh.py",  # PPOConfig from trlx.data.default_configs
+        FIXTURES / "open-instruct" / "open_instruct" / "grpo.py",  # RewardConfig from open_instruct.ground_truth_utils
+    ],
+)
+def test_a_trl_config_name_another_package_defines_is_not_trl(script: Path) -> None:
+    """trlx's PPOConfig and open-instruct's RewardConfig share a name with TRL's configs: they were read
+    as TRL's, with its bf16 default (PC101 errors on a V100 at the call). The class is the package's."""
+    clear()
+    result = engine.run([str(script)], from_specs(["V100"], {}), env={})
+    assert not [f for f in result.findings if f.severity.name == "ERROR"]
+    assert all(r.dialect is None for r in result.files)
+
+
+def test_a_trl_config_imported_from_trl_is_still_trl() -> None:
+    from precheck.sources.python_calls import kind_of
+
+    assert kind_of("trl.PPOConfig") == "trl" and kind_of("trl.trainer.sft_config.SFTConfig") == "trl"
+    assert kind_of("SFTConfig") == "trl"  # origin unknown (a star import): TRL's, as before
+    assert kind_of("trlx.data.default_configs.PPOConfig") is None

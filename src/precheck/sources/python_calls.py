@@ -162,7 +162,10 @@ def kind_of(qualname: str) -> str | None:
     if last in HF_ARGUMENTS:
         return "hf-trainer"
     if last in TRL_CONFIGS:
-        return "trl"
+        # TRL's class when imported from trl or of unknown origin; a class of that name another
+        # package defines is that package's (trlx's PPOConfig, open-instruct's RewardConfig), and
+        # TRL's defaults are not its (a subclass of TRL's imported from elsewhere is left unread)
+        return "trl" if len(parts) == 1 or parts[0] == "trl" else None
     if qualname in ("trl.ModelConfig", "trl.trainer.model_config.ModelConfig"):
         return "model-config"
     if last == "from_pretrained" and owner:
