@@ -164,7 +164,20 @@ def marker_holds(marker: str) -> bool:
 
 
 def pyproject(path: Path) -> Iterator[Pin]:
-    """PEP 621 dependency strings and Poetry dependency tables."""
+    """PEP 621 dependency strings and Poetry dependency tables. The pins of optional
+    extras (``[project.optional-dependencies]``) and dependency groups come after the
+    project's own dependencies: whether the run installs an extra is not known, so a name
+    pinned in both is the dependencies' pin."""
+    later: list[Pin] = []
+    for pin, optional in _pyproject(path):
+        if optional:
+            later.append(pin)
+        else:
+            yield pin
+    yield from later
+
+
+def _pyproject(path: Path) -> Iterator[tuple[Pin, bool]]:
     section = ""
     for number, line in enumerate(_lines(path), start=1):
         header = re.match(r"^\s*\[([^\]]+)\]", line)
@@ -174,16 +187,18 @@ def pyproject(path: Path) -> Iterator[Pin]:
         if section.startswith("tool.poetry") and "dependencies" in section:
             match = _POETRY_DEP.match(line)
             if match and match.group(1) != "python":
-                yield canonical(match.group(1)), match.group(2), number
+                optional = "group" in section or "dev-dependencies" in section
+                yield (canonical(match.group(1)), match.group(2), number), optional
                 continue
         if section.startswith(("project", "dependency-groups")) and not line.lstrip().startswith("requires-python"):
+            optional = section != "project"
             for quoted in _QUOTED.finditer(line):
                 parsed = requirement(quoted.group(1), markers=False)
                 if parsed is not None:
-                    yield parsed[0], parsed[1], number
+                    yield (parsed[0], parsed[1], number), optional
             continue
         for match in _QUOTED_REQ.finditer(line):
-            yield canonical(match.group(1)), match.group(2), number
+            yield (canonical(match.group(1)), match.group(2), number), False
 
 
 def lock(path: Path) -> Iterator[Pin]:
@@ -204,11 +219,15 @@ def lock(path: Path) -> Iterator[Pin]:
 
 
 def conda(path: Path) -> Iterator[Pin]:
-    """conda ``environment.yml``: ``- trl=0.18.2`` and pip's ``- trl==0.18.2``."""
+    """conda ``environment.yml``: ``- trl==0.18.2`` (that release) and ``- trl=0.18`` (the
+    range ``==0.18.*``: conda's single ``=`` matches the releases that start so)."""
     for number, line in enumerate(_lines(path), start=1):
         match = _CONDA.match(line)
         if match:
-            yield canonical(match.group(1)), match.group(3), number
+            version = match.group(3)
+            if match.group(2) == "=":  # conda's ``=2.1`` is every 2.1.x release (MatchSpec's fuzzy match)
+                version = "==" + (version if version.endswith("*") else version.rstrip(".") + ".*")
+            yield canonical(match.group(1)), version, number
 
 
 def pins_in(path: Path) -> Iterator[tuple[Path, str, str, int]]:

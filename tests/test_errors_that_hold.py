@@ -1,0 +1,102 @@
+"""Issue 29, "False errors and warnings seen on new repositories": each class of false error
+seen on fresh repositories, tested on the repository's own files (``tests/fixtures/fresh``,
+their sources in its README) and on a second real file."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from precheck import api
+from precheck.pins import pins_in
+from precheck.rules.base import Severity
+from precheck.versions import VersionInfo, Versions
+
+FRESH = Path(__file__).parent / "fixtures" / "fresh"
+
+
+def _found(path: Path, gpu: str = "8xA100-80GB", **kw: object) -> list[tuple[str, Severity, str, int]]:
+    report = api.check(str(path), gpu, use_project=False, **kw)  # type: ignore[arg-type]
+    return [(f.rule, f.severity, str(f.origin.path), f.origin.line or 0) for f in report.findings]
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    root = tmp_path / name
+    shutil.copytree(FRESH / name, root)
+    (root / ".git").mkdir()  # the repository's root: pins above it are not the run's
+    return root
+
+
+# --- a version range is the set of releases it allows (DESIGN.md, "Findings rest on facts") ---
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("2.6.1", "none"),
+        ("1.9.5", "all"),
+        (">=2.6.1", "none"),  # read as release 0 before: every '-true' name was refused
+        (">2.0", "some"),
+        (">=2.0,<3", "some"),
+        ("<2.1", "all"),
+        ("<=2.0.9", "all"),
+        ("~=2.6", "none"),
+        ("~=2.0.1", "all"),  # 2.0.x only
+        ("~=2.0", "some"),  # 2.0 to the last 2.x
+        ("==2.6.*", "none"),
+        ("==2.0.*", "all"),
+        ("!=2.0.0", "some"),  # only removes one release: 1.x is allowed too
+        ("!=2.6.0,>=2.5", "none"),
+        ("===2.6.1", "none"),
+    ],
+)
+def test_older_than_judges_a_range_by_the_releases_it_allows(spec: str, expected: str) -> None:
+    versions = Versions({"lightning": VersionInfo("lightning", spec, "pyproject.toml:30")})
+    assert versions.older_than("lightning", "2.1.0") == expected
+    assert Versions().older_than("lightning", "2.1.0") == "none"  # not known: the newest release
+
+
+def test_pins_with_markers_extras_and_conda_ranges(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text(
+        "lightning[extra] >= 2.6.1 ; python_version >= '3.8'\ntorch~=2.4\ndeepspeed==0.16.*\n"
+    )
+    (tmp_path / "environment.yml").write_text("dependencies:\n  - pytorch-lightning=2.1\n  - deepspeed==0.14.4\n")
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[project.optional-dependencies]\nhf = ["torch>=2.1"]\n\n'
+        '[project.dependencies-later]\n[dependency-groups]\ndev = ["peft>=0.10"]\n'
+    )
+    pins = {(p.name, n): v for p, n, v, _ in pins_in(tmp_path / "requirements.txt")}
+    assert pins == {
+        ("requirements.txt", "lightning"): ">=2.6.1",
+        ("requirements.txt", "torch"): "~=2.4",
+        ("requirements.txt", "deepspeed"): "==0.16.*",
+    }
+    conda = {n: v for _, n, v, _ in pins_in(tmp_path / "environment.yml")}
+    assert conda == {"pytorch-lightning": "==2.1.*", "deepspeed": "0.14.4"}  # conda's `=2.1` is 2.1.x
+
+
+def test_optional_extras_come_after_the_projects_own_dependencies(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n[project.optional-dependencies]\nhf = ["torch>=2.1"]\n'
+        '[tool.other]\n[project]\ndependencies = ["torch==2.4.1"]\n'
+    )
+    first = next(v for _, n, v, _ in pins_in(tmp_path / "pyproject.toml") if n == "torch")
+    assert first == "2.4.1"
+
+
+def test_lightning_range_is_not_release_zero_on_litgpt(tmp_path: Path) -> None:
+    """litgpt's ``lightning>=2.6.1`` (pyproject.toml:30): its `bf16-true` / `bf16-mixed`
+    configs were refused as if Lightning were 1.x (22 PC703 errors on every target)."""
+    root = _copy(tmp_path, "litgpt")
+    for config in ("config_hub/finetune/phi-2/lora.yaml", "config_hub/pretrain/tinyllama.yaml"):
+        assert [f for f in _found(root / config) if f[0] == "PC703"] == []
+    pyproject = root / "pyproject.toml"
+    text = pyproject.read_text()
+    pyproject.write_text(text.replace('"lightning>=2.6.1"', '"lightning>=2.0,<3"'))
+    ranged = [f for f in _found(root / "config_hub/finetune/phi-2/lora.yaml") if f[0] == "PC703"]
+    assert [(r, s) for r, s, _, _ in ranged] == [("PC703", Severity.WARNING)]  # 2.0.x refuses 'bf16-true'
+    pyproject.write_text(text.replace('"lightning>=2.6.1"', '"lightning~=1.9.0"'))
+    old = [f for f in _found(root / "config_hub/finetune/phi-2/lora.yaml") if f[0] == "PC703"]
+    assert [(r, s, line) for r, s, _, line in old] == [("PC703", Severity.ERROR, 8)]
