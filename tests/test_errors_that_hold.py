@@ -100,3 +100,34 @@ def test_lightning_range_is_not_release_zero_on_litgpt(tmp_path: Path) -> None:
     pyproject.write_text(text.replace('"lightning>=2.6.1"', '"lightning~=1.9.0"'))
     old = [f for f in _found(root / "config_hub/finetune/phi-2/lora.yaml") if f[0] == "PC703"]
     assert [(r, s, line) for r, s, _, line in old] == [("PC703", Severity.ERROR, 8)]
+
+
+# --- a script that is not TRL's entry point is not read with TRL's defaults ---
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+def test_a_config_of_the_repositorys_own_parser_gets_no_trl_default(tmp_path: Path) -> None:
+    """open-instruct's SFT configs (``with_tracking``, ``checkpointing_steps``: its own
+    ``FlatArguments``, parsed by its ``ArgumentParserPlus``; TrlParser refuses those keys) were
+    read as TRL configs: TRL's bf16 default made PC101 an error on a V100, and the HF Trainer's
+    `adamw_torch` a PC303 error on an A100. The script is not read: at most warnings, naming it."""
+    root = _copy(tmp_path, "open-instruct")
+    config = root / "configs/train_configs/sft/tulu2_7b.yaml"
+    for gpu in ("8xA100-80GB", "V100"):
+        found = _found(config, gpu)
+        assert found and all(s <= Severity.WARNING for _, s, _, _ in found), found
+    second = SHARED / "corpus/hf-trainer/allenai__open-instruct__configs__train_configs__tulu3__tulu3_sft.yaml"
+    if not second.is_file():
+        pytest.skip("../shared/corpus is not here")
+    assert [f for f in _found(second, "V100") if f[1] is Severity.ERROR] == []
+
+
+def test_trl_recipe_keys_are_trls_own() -> None:
+    """A TRL recipe's keys are all TRL's (``dataset_num_proc``, ``loss_type``, ``use_vllm``): it
+    stays a TRL config."""
+    from precheck.frameworks.hf_trainer.dialect import Trl, _foreign_keys
+
+    keys = {"model_name_or_path", "dataset_num_proc", "loss_type", "use_vllm", "learning_rate", "bf16", "beta"}
+    assert _foreign_keys(keys, Trl.known_keys) == []
+    assert _foreign_keys({*keys, "with_tracking"}, Trl.known_keys) == ["with_tracking"]
