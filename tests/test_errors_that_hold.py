@@ -131,3 +131,46 @@ def test_trl_recipe_keys_are_trls_own() -> None:
     keys = {"model_name_or_path", "dataset_num_proc", "loss_type", "use_vllm", "learning_rate", "bf16", "beta"}
     assert _foreign_keys(keys, Trl.known_keys) == []
     assert _foreign_keys({*keys, "with_tracking"}, Trl.known_keys) == ["with_tracking"]
+
+
+# --- values left to run time: OmegaConf/Hydra ``${...}``, template ``${{ }}`` ---
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ("${oc.env:PRECISION,fp16}", [("PC703", Severity.WARNING)]),  # its default, an assumption
+        ("${oc.env:PRECISION}", []),  # unknown: nothing to refuse
+        ("${{ matrix.precision }}", []),
+        ("fp16", [("PC703", Severity.ERROR)]),  # as written: refused (the test can fail)
+    ],
+)
+def test_an_interpolated_precision_is_not_refused_as_written(tmp_path: Path, written: str, expected: list) -> None:
+    """``precision: ${oc.env:PRECISION,bf16}`` gave `PC703 error ... is refused before training`
+    (the interpolation read as the precision's name). On litgpt's tinyllama recipe."""
+    root = _copy(tmp_path, "litgpt")
+    config = root / "config_hub/pretrain/tinyllama.yaml"
+    config.write_text(config.read_text().replace("precision: bf16-mixed", f'precision: "{written}"'))
+    found = [(r, s) for r, s, _, _ in _found(config) if r == "PC703"]
+    assert found == expected
+    if expected and expected[0][1] is Severity.WARNING:
+        report = api.check(str(config), "8xA100-80GB", use_project=False)
+        (finding,) = [f for f in report.findings if f.rule == "PC703"]
+        assert "PRECISION" in " ".join(finding.assumptions)
+        assert finding.fix is None or not finding.fix.edits  # never writes a constant over it
+
+
+def test_interpolations_in_every_format() -> None:
+    from precheck.sources import parse
+    from precheck.sources.interpolation import INTERPOLATED
+
+    yaml_doc = parse(
+        "a.yaml", "dtype: bf16\nm:\n  p: ${dtype}\n  q: ${oc.env:Q,'16-mixed'}\n  r: x-${now:%Y}\n", "yaml"
+    )
+    m = yaml_doc.root.value["m"].value
+    assert (m["p"].value, m["q"].value, m["r"].value) == ("bf16", "16-mixed", None)  # a reference is a fact
+    assert [n.key for n in yaml_doc.notes if n.kind == INTERPOLATED] == ["q", "r"]
+    json_doc = parse("ds.json", '{"fp16": {"enabled": "${{ inputs.fp16 }}"}}', "json")
+    assert json_doc.root.value["fp16"].value["enabled"].value is None
+    toml_doc = parse("c.toml", 'bf16 = "${oc.env:BF16,true}"\n', "toml")
+    assert toml_doc.root.value["bf16"].value == "True"  # oc.env returns str(default)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ..bounded_read import MAX_BYTES, Refused, TooLarge, read_bytes
 from ..errors import FileTooLarge, InputError
 from ..script_files import SCRIPTS, script_kind
+from .interpolation import mark as mark_interpolations
 from .json_source import parse_json
 from .nodes import Document, Node, SourceNote, position
 from .suppressions import scan as scan_suppressions
@@ -65,7 +66,9 @@ def parse(path: str, text: str, fmt: str) -> Document:
     if "\x00" in text:
         raise _binary(path, text, "a config")
     if fmt == "json":
-        return parse_json(path, text)
+        document = parse_json(path, text)
+        mark_interpolations(document)
+        return document
     if fmt == "toml":
         from .toml_source import parse_toml  # lazily, as the rarer formats
 
@@ -76,6 +79,8 @@ def parse(path: str, text: str, fmt: str) -> Document:
         document = parse_env(path, text)
     else:
         document = parse_yaml(path, text)
+    if fmt != "env":
+        mark_interpolations(document)  # ``${oc.env:X,bf16}``, ``${{ ... }}``: values left to run time
     # ``# precheck: ignore[...]`` comments (see precheck.suppression)
     document.notes.extend(scan_suppressions(text, fmt))
     return document
