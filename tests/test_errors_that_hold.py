@@ -174,3 +174,27 @@ def test_interpolations_in_every_format() -> None:
     assert json_doc.root.value["fp16"].value["enabled"].value is None
     toml_doc = parse("c.toml", 'bf16 = "${oc.env:BF16,true}"\n', "toml")
     assert toml_doc.root.value["bf16"].value == "True"  # oc.env returns str(default)
+
+
+# --- accelerate refuses mixed precision beside a DeepSpeed file only from its config file ---
+
+
+def test_mixed_precision_flag_beside_a_deepspeed_file_is_accepted(tmp_path: Path, monkeypatch) -> None:
+    """open-instruct's ``accelerate launch --mixed_precision bf16 --use_deepspeed
+    --deepspeed_config_file ...conf``: PC605 called it refused in one script and not in its
+    sibling. accelerate refuses it only from a config file (``mp_from_config_flag``,
+    accelerate/commands/launch.py:1287-1292, 1392-1397@1.15.0)."""
+    root = _copy(tmp_path, "open-instruct")
+    monkeypatch.chdir(root)  # the scripts name their files from the repository's root
+    for script in ("scripts/finetune_with_accelerate_config.sh", "scripts/finetune_with_accelerate.sh"):
+        assert [f for f in _found(Path(script)) if f[0] == "PC605"] == []
+    # the same setting from an accelerate config file is refused (the repository's own zero3 config)
+    config = root / "configs/ds_configs/deepspeed_zero3.yaml"
+    config.write_text(
+        config.read_text().replace(
+            "deepspeed_config:\n",
+            "deepspeed_config:\n  deepspeed_config_file: configs/ds_configs/stage3_no_offloading_accelerate.conf\n",
+        )
+    )
+    refused = [(r, s, line) for r, s, _, line in _found(Path("configs/ds_configs/deepspeed_zero3.yaml"))]
+    assert ("PC605", Severity.ERROR, 15) in refused  # `mixed_precision: bf16`, line 15

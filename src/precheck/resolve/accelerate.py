@@ -79,6 +79,7 @@ from ..provenance import Origin, Sourced
 from ..sources import Node
 from ..versions import Versions
 from .deepspeed import ACCELERATE_IGNORED, IGNORED_BESIDE_FILE, Switches, engine
+from .deepspeed_accelerate import from_config_file
 from .plan import Override, OverrideKind, PrecisionPlan
 
 HALF = {"fp16": "float16", "bf16": "bfloat16", "fp8": "bfloat16"}
@@ -281,12 +282,13 @@ def _refused_beside_file(config: TrainingConfig, overrides: list[Override]) -> N
     if ref is None:
         return
     for key, node in _block(config, "deepspeed_config").items():
-        if key in REFUSED_BESIDE_FILE:
+        loser = _sourced(config, f"deepspeed_config.{key}", node, node.plain())
+        if key in REFUSED_BESIDE_FILE and from_config_file(loser.origin):  # a launch flag is accepted
             overrides.append(
                 Override(
                     field=key,
                     winner=ref,
-                    loser=_sourced(config, f"deepspeed_config.{key}", node, node.plain()),
+                    loser=loser,
                     reason="with a deepspeed_config_file `accelerate launch` refuses accelerate's own DeepSpeed "
                     "settings: DeepSpeedPlugin._deepspeed_config_checks raises ValueError "
                     f'"{ACCELERATE_IGNORED}"',
