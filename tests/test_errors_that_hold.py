@@ -198,3 +198,24 @@ def test_mixed_precision_flag_beside_a_deepspeed_file_is_accepted(tmp_path: Path
     )
     refused = [(r, s, line) for r, s, _, line in _found(Path("configs/ds_configs/deepspeed_zero3.yaml"))]
     assert ("PC605", Severity.ERROR, 15) in refused  # `mixed_precision: bf16`, line 15
+
+
+# --- a script that builds its own loop is not read with the HF Trainer's defaults ---
+
+
+@pytest.mark.parametrize("step", ["step1_supervised_finetuning", "step2_dpo_finetuning"])
+def test_an_own_deepspeed_loop_gets_no_hf_trainer_default(tmp_path: Path, monkeypatch, step: str) -> None:
+    """DeepSpeed-Chat's ``deepspeed main.py --per_device_train_batch_size 4 ...``: ``main.py``
+    parses its own argparse options and trains through ``deepspeed.initialize`` (fp16 with
+    dynamic loss scaling and fp32 master weights); its TrainingArguments-like flags made
+    PC303 an error citing the HF Trainer's default `adamw_torch`. At most warnings naming the
+    script, and no fix adds a flag ``main.py`` does not define."""
+    root = _copy(tmp_path, "DeepSpeedExamples")
+    monkeypatch.chdir(root / "applications/DeepSpeed-Chat/training" / step)
+    report = api.check("training_scripts/llama2/run_llama2_7b.sh", "8xA100-80GB", use_project=False)
+    assert report.findings
+    (adam,) = [f for f in report.findings if f.rule == "PC303"]
+    assert any("main.py" in a for a in adam.assumptions)
+    for finding in report.findings:
+        assert finding.severity <= Severity.WARNING, finding.message
+        assert finding.fix is None or all(e.key.lstrip("-") != "torch_dtype" for e in finding.fix.edits)

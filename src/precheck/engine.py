@@ -16,7 +16,7 @@ from .discovery import iter_files
 from .errors import FileTooLarge, InputError, InternalError
 from .hardware import VISIBILITY_AMD, Hardware, cuda_order, env_order, with_count, with_visibility
 from .paths import resolved
-from .premises import at_run_time_values, judge, point_at_key, premises, rest_on_facts
+from .premises import at_run_time_values, judge, point_at_key, premises, rest_on_facts, within_schema
 from .references import attach
 from .resolve.plan import PrecisionPlan
 from .rules import RULES
@@ -448,7 +448,7 @@ def _check_document(
     result.config, result.plan, result.versions, result.hardware = config, plan, versions, hardware
     context = Context(config, plan, hardware, versions)
     findings = judge(run_rules(context, active), premises(document, config, context), context, active)
-    return point_at_key(at_run_time_values(findings, config), document)
+    return within_schema(point_at_key(at_run_time_values(findings, config), document), document)
 
 
 #: libraries whose version changes what several frameworks do (rules' messages, resolution)

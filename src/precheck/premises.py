@@ -70,6 +70,11 @@ def consumer_unread(document: Document, config: TrainingConfig) -> str | None:
     if not config.traits.arguments_for_user_script or document.format in ("python", "notebook"):
         return None
     if document.script_keys:  # the launched script's own schema and code were read
+        if document.script_own_loop and document.script is not None:
+            # it builds no transformers/TRL trainer: its flags look like TrainingArguments,
+            # but the HF Trainer's defaults are not the run's (DESIGN.md: a framework's
+            # defaults only where its entry point runs)
+            return f"`{document.script}`'s own training loop (it constructs no transformers Trainer)"
         return None
     if document.script is not None:
         return f"`{document.script}`" + ("" if document.script_path else " (not found)")
@@ -235,6 +240,37 @@ def at_run_time_values(findings: list[Finding], config: TrainingConfig) -> list[
             fix = replace(fix, edits=tuple(e for e in fix.edits if (e.path, e.line) not in places))
         judged = rest_on_facts(replace(finding, fix=fix, assumptions=tuple(said)))  # says only the new ones
         out.append(replace(judged, assumptions=(*finding.assumptions, *said)))
+    return out
+
+
+def within_schema(findings: list[Finding], document: Document) -> list[Finding]:
+    """A fix that adds a flag the launched script does not define would make its parser stop
+    (argparse: ``unrecognized arguments``): where the script's options are known and closed,
+    such an edit is left out and the fix says to state the setting in the script instead."""
+    defined = document.script_keys
+    if not defined or not document.script_closed:
+        return findings
+    out = []
+    for finding in findings:
+        fix = finding.fix
+        if fix is None:
+            out.append(finding)
+            continue
+        foreign = [
+            e
+            for e in fix.edits
+            if e.line is None
+            and not e.remove
+            and e.path == document.path
+            and e.key.lstrip("-").replace("-", "_") not in defined
+        ]
+        if not foreign:
+            out.append(finding)
+            continue
+        names = ", ".join(f"`--{e.key.lstrip('-')}`" for e in foreign)
+        kept = tuple(e for e in fix.edits if e not in foreign)
+        said = f"{fix.description} ({document.script or 'the script'} defines no {names}: set it in the script)"
+        out.append(replace(finding, fix=replace(fix, description=said, edits=kept)))
     return out
 
 

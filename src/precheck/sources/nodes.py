@@ -93,6 +93,9 @@ class Document:
     #: written), and the file it resolves to as the launcher would (None: not found)
     script: str | None = None
     script_path: str | None = None
+    #: the launched script was read and builds its run itself, with no transformers/TRL
+    #: trainer or config (a ``deepspeed.initialize`` loop): no framework's defaults are its
+    script_own_loop: bool = False
 
     def mapping(self) -> dict[str, Node]:
         """The top-level mapping, or an empty one when the document is not a mapping."""
