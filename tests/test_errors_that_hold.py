@@ -219,3 +219,21 @@ def test_an_own_deepspeed_loop_gets_no_hf_trainer_default(tmp_path: Path, monkey
     for finding in report.findings:
         assert finding.severity <= Severity.WARNING, finding.message
         assert finding.fix is None or all(e.key.lstrip("-") != "torch_dtype" for e in finding.fix.edits)
+
+
+@pytest.mark.parametrize(
+    ("script", "rule"),
+    [
+        ("training/BingBertGlue/run_glue_classifier_bert_base.py", "PC405"),  # model.half(); fp16 engine scales
+        ("training/DeepSpeed-ZenFlow/finetuning/finetune_llama.py", "PC207"),  # bf16 weights; bf16 engine, fp32 master
+    ],
+)
+def test_a_model_handed_to_deepspeed_initialize_is_the_engines(tmp_path: Path, script: str, rule: str) -> None:
+    """A loop that hands its model to ``deepspeed.initialize`` trains in DeepSpeed's engine,
+    whose config decides loss scaling and the master copy: "nothing scales the loss" (PC405) and
+    "no fp32 copy" (PC207) were false. Without the call, the loop's own reading stands."""
+    root = _copy(tmp_path, "DeepSpeedExamples")
+    assert [f for f in _found(root / script) if f[0] == rule] == []
+    path = root / script
+    path.write_text(path.read_text().replace("deepspeed.initialize(", "initialize_elsewhere("))
+    assert [f[0] for f in _found(path) if f[0] == rule] == [rule]

@@ -1,8 +1,8 @@
 """Values a config leaves to run time: OmegaConf/Hydra interpolations (``${oc.env:PRECISION,bf16}``,
 ``${now:...}``, ``${..key}``) and template expressions (``${{ matrix.dtype }}``, ``${BF16}``).
 
-NeMo, torchtune, Lightning CLI and Hydra recipes read their YAML through OmegaConf, which
-resolves ``${...}`` when the value is used (``oc.env``: ``omegaconf/resolvers/oc/__init__.py:25-43@2.4.0``,
+Recipes read through OmegaConf (Hydra and the frameworks built on it) have their ``${...}``, which OmegaConf
+resolves when the value is used (``oc.env``: ``omegaconf/resolvers/oc/__init__.py:25-43@2.4.0``,
 ``env(key, default)`` returns the variable, else ``str(default)`` (None stays None), else
 raises). precheck does not run them, so:
 
