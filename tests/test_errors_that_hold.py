@@ -237,3 +237,22 @@ def test_a_model_handed_to_deepspeed_initialize_is_the_engines(tmp_path: Path, s
     path = root / script
     path.write_text(path.read_text().replace("deepspeed.initialize(", "initialize_elsewhere("))
     assert [f[0] for f in _found(path) if f[0] == rule] == [rule]
+
+
+# --- memory estimates follow the run's own switches ---
+
+
+def test_memory_estimate_follows_the_repositorys_own_qlora_switch(tmp_path: Path) -> None:
+    """open-instruct's ``use_qlora: true`` / ``use_lora: true`` (its own FlatArguments): the
+    estimate counted a full fine-tune (53.7 GiB, PC801 on a 24 GB card) and proposed QLoRA, which
+    the file already asks for. The switch's name decides the estimate, as an assumption."""
+    root = _copy(tmp_path, "open-instruct")
+    config = root / "configs/train_configs/sft/tulu2_7b_qlora.yaml"
+    assert [f for f in _found(config, "RTX 4090") if f[0].startswith("PC80")] == []
+    config.write_text(config.read_text().replace("use_qlora: true", "use_qlora: false"))
+    report = api.check(str(config), "RTX 4090", use_project=False)
+    lora = [f for f in report.findings if f.rule.startswith("PC80")]
+    assert lora == [] or all("`use_lora: true`" in " ".join(f.assumptions) for f in lora)
+    config.write_text(config.read_text().replace("use_lora: true", "use_lora: false"))
+    full = [f for f in api.check(str(config), "RTX 4090", use_project=False).findings if f.rule == "PC801"]
+    assert len(full) == 1 and "a full fine-tune" in " ".join(full[0].assumptions)  # nothing names adapters
