@@ -256,3 +256,25 @@ def test_memory_estimate_follows_the_repositorys_own_qlora_switch(tmp_path: Path
     config.write_text(config.read_text().replace("use_lora: true", "use_lora: false"))
     full = [f for f in api.check(str(config), "RTX 4090", use_project=False).findings if f.rule == "PC801"]
     assert len(full) == 1 and "a full fine-tune" in " ".join(full[0].assumptions)  # nothing names adapters
+
+
+def test_findings_of_a_merged_accelerate_config_point_into_it(tmp_path: Path, monkeypatch) -> None:
+    """``accelerate launch --config_file X.yaml`` merges the file into the launch's run: a
+    refused setting of X.yaml was reported at the launch script's path with X.yaml's line
+    (``run.sh:7:3``, a line run.sh does not have). On open-instruct's zero3 accelerate config."""
+    root = _copy(tmp_path, "open-instruct")
+    monkeypatch.chdir(root)
+    config = root / "configs/ds_configs/deepspeed_zero3.yaml"
+    config.write_text(
+        config.read_text().replace(
+            "deepspeed_config:\n",
+            "deepspeed_config:\n  deepspeed_config_file: configs/ds_configs/stage3_no_offloading_accelerate.conf\n",
+        )
+    )
+    (root / "train.py").write_text("print('a loop of its own')\n")
+    launch = "accelerate launch --config_file configs/ds_configs/deepspeed_zero3.yaml train.py"
+    (root / "run.sh").write_text(f"#!/bin/bash\n{launch}\n")
+    refused = [(Path(p).name, line) for r, _, p, line in _found(Path("run.sh")) if r == "PC605"]
+    assert refused and all(name == "deepspeed_zero3.yaml" for name, _ in refused), refused
+    text = config.read_text().split("\n")
+    assert {text[line - 1].split(":")[0].strip() for _, line in refused} >= {"zero_stage", "mixed_precision"}

@@ -131,7 +131,11 @@ def _entry(config: TrainingConfig, block: str, name: str, prefix: str = "") -> t
 
 
 def _sourced(config: TrainingConfig, path: str, node: Node, value: Any) -> Sourced[Any]:
+    """``value`` at ``node``: in the file the node was read from (a launch's ``--config_file``
+    merged into a shell script's run keeps its own file and format), else the config's."""
     line, column = node.anchor
+    if node.path is not None and node.path != config.path:  # as dialects.base.origin_of: not its format
+        return Sourced(value, Origin("file", node.path, line, column, path))
     return Sourced(value, Origin("file", config.path, line, column, path, format=config.format or None))
 
 

@@ -57,7 +57,11 @@ def from_config_file(origin: Origin) -> bool:
     those (``accelerate/utils/dataclasses.py:1507-1532@1.15.0``). A flag
     (``--mixed_precision bf16 --use_deepspeed --deepspeed_config_file ds.json``) is accepted:
     the file's ``"auto"`` values are filled from it."""
-    return origin.in_file and origin.format in ("yaml", "json")
+    if not origin.in_file:
+        return False
+    if origin.format is not None:  # a key of the document itself: the accelerate config, or a launch's flag
+        return origin.format in ("yaml", "json")
+    return str(origin.path).lower().endswith((".yaml", ".yml", ".json"))  # a file a launch merged in
 
 
 def integrated_stage(ds: TrainingConfig) -> Sourced[int]:
