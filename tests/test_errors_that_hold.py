@@ -278,3 +278,14 @@ def test_findings_of_a_merged_accelerate_config_point_into_it(tmp_path: Path, mo
     assert refused and all(name == "deepspeed_zero3.yaml" for name, _ in refused), refused
     text = config.read_text().split("\n")
     assert {text[line - 1].split(":")[0].strip() for _, line in refused} >= {"zero_stage", "mixed_precision"}
+
+
+def test_memory_estimate_counts_the_devices_the_config_asks_for(tmp_path: Path) -> None:
+    """litgpt's ``devices: 4`` (llama-2-7b full fine-tune, sharded over them): with ``--gpu L4``
+    (no count) the estimate took one device (PC801, 52.5 GiB on one L4). The config's own device
+    list is the count, as a launch's ``--nproc_per_node`` is."""
+    root = _copy(tmp_path, "litgpt")
+    config = root / "config_hub/finetune/llama-2-7b/full.yaml"
+    assert [f for f in _found(config, "L4") if f[0].startswith("PC80")] == []
+    config.write_text(config.read_text().replace("devices: 4", "devices: 1"))
+    assert [f[0] for f in _found(config, "L4") if f[0].startswith("PC80")] == ["PC801"]
