@@ -164,17 +164,14 @@ def marker_holds(marker: str) -> bool:
 
 
 def pyproject(path: Path) -> Iterator[Pin]:
-    """PEP 621 dependency strings and Poetry dependency tables. The pins of optional
-    extras (``[project.optional-dependencies]``) and dependency groups come after the
-    project's own dependencies: whether the run installs an extra is not known, so a name
-    pinned in both is the dependencies' pin."""
-    later: list[Pin] = []
+    """PEP 621 dependency strings and Poetry dependency tables. Optional extras
+    (``[project.optional-dependencies]``), dependency groups and Poetry's dev/group tables
+    are not the run's pins: they say what the package needs for a feature, a test or a
+    tool (precheck's own ``hf = ["torch>=2.1", ...]`` says nothing about a config in its
+    ``examples/``), and whether a run installs them is not known."""
     for pin, optional in _pyproject(path):
-        if optional:
-            later.append(pin)
-        else:
+        if not optional:
             yield pin
-    yield from later
 
 
 def _pyproject(path: Path) -> Iterator[tuple[Pin, bool]]:

@@ -6,8 +6,9 @@ resolves when the value is used (``oc.env``: ``omegaconf/resolvers/oc/__init__.p
 ``env(key, default)`` returns the variable, else ``str(default)`` (None stays None), else
 raises). precheck does not run them, so:
 
-* a reference to a scalar of the same file (``${model.dtype}``, an absolute key path) is
-  that scalar, a fact;
+* a reference to a key of the same file (``${model.dtype}``, an absolute key path) is a
+  fact, left as written for the dialects that follow it (Lightning's, torchtune's name both
+  places);
 * ``${oc.env:NAME,DEFAULT}`` (and ``${env:...}``, its older spelling) takes the default, and
   the value is an assumption: a finding about it is at most a warning that says so;
 * anything else is unknown: the value is left out (read as null: the framework's default
@@ -58,10 +59,8 @@ def _resolve(document: Document, node: Node) -> None:
     reference = _REFERENCE.match(written)
     if reference is not None and "{{" not in written:
         target = _lookup(document.root, reference.group(1))
-        known = target is not None and not isinstance(target.value, (dict, list))
-        if target is not None and known and not (isinstance(target.value, str) and "${" in target.value):
-            node.value = target.value  # a reference to a scalar of the same file: a fact
-            return
+        if target is not None:
+            return  # a key of the same file: a fact, which the dialects that read OmegaConf follow (with both places)
     env = _ENV.match(written)
     line, column = node.anchor
     key = node.key
