@@ -383,8 +383,8 @@ def devices_asked(config: TrainingConfig) -> int | None:
     """How many devices the run's launch needs on its machine: the highest index its
     ``CUDA_VISIBLE_DEVICES`` names (deepspeed ``--include``/``--num_gpus``, accelerate
     ``gpu_ids``), the workers it starts (torchrun ``--nproc_per_node``, accelerate
-    ``num_processes``), the devices the framework's own config lists (Lightning
-    ``trainer.devices: 4``), or the GPUs Slurm gives its node (``#SBATCH --gres=gpu:N``); None
+    ``num_processes``), the devices the framework's own config lists (``trainer.devices: 4``),
+    or the GPUs Slurm gives its node (``#SBATCH --gres=gpu:N``); None
     when it does not say."""
     counts: list[int] = []
     visible = config.env.get("CUDA_VISIBLE_DEVICES")
@@ -396,11 +396,11 @@ def devices_asked(config: TrainingConfig) -> int | None:
         if workers is not None and str(workers.value).strip().isdecimal():
             counts.append(int(str(workers.value).strip()))
     for source in (config, *config.attached.values()):
-        # the framework's own device list (Lightning ``devices: 4`` → "0,1,2,3", H2O ``gpus``)
+        # the framework's own device list (``devices: 4`` → "0,1,2,3")
         own = source.devices
         indices = [e.strip() for e in str(own.value).split(",")] if own is not None and own.origin.in_file else []
-        if indices and all(e.isdecimal() and len(e) <= 4 for e in indices):
-            counts.append(max(int(e) for e in indices) + 1)
+        if len(indices) > 1 and all(e.isdecimal() and len(e) <= 4 for e in indices):
+            counts.append(max(int(e) for e in indices) + 1)  # one device is what a card without a count means
         machines = source.setting("num_machines")
         nodes = machines.value if machines is not None and isinstance(machines.value, int) else 1
         if source.num_processes is not None and isinstance(source.num_processes.value, int) and nodes > 0:

@@ -7,8 +7,7 @@ resolves when the value is used (``oc.env``: ``omegaconf/resolvers/oc/__init__.p
 raises). precheck does not run them, so:
 
 * a reference to a key of the same file (``${model.dtype}``, an absolute key path) is a
-  fact, left as written for the dialects that follow it (Lightning's, torchtune's name both
-  places);
+  fact, left as written for the dialects that follow it (they name both places);
 * ``${oc.env:NAME,DEFAULT}`` (and ``${env:...}``, its older spelling) takes the default, and
   the value is an assumption: a finding about it is at most a warning that says so;
 * anything else is unknown: the value is left out (read as null: the framework's default
@@ -28,7 +27,8 @@ from .nodes import Document, Node, SourceNote
 
 #: the note kind of a value left to run time
 INTERPOLATED = "interpolated"
-_REFERENCE = re.compile(r"^\$\{\s*([A-Za-z_][\w-]*(?:\.[\w-]+)*)\s*\}$")
+_REFERENCE = re.compile(r"^\s*([A-Za-z_][\w-]*(?:\.[\w-]+)*)\s*$")
+_PART = re.compile(r"\$\{([^{}]*)\}")
 _ENV = re.compile(r"^\$\{\s*(?:oc\.env|env)\s*:\s*([A-Za-z_]\w*)\s*(?:,\s*(.*?)\s*)?\}$", re.S)
 _MAX_DEPTH = 64
 
@@ -56,11 +56,9 @@ def _walk(document: Document, node: Node, depth: int) -> None:
 
 def _resolve(document: Document, node: Node) -> None:
     written = node.value
-    reference = _REFERENCE.match(written)
-    if reference is not None and "{{" not in written:
-        target = _lookup(document.root, reference.group(1))
-        if target is not None:
-            return  # a key of the same file: a fact, which the dialects that read OmegaConf follow (with both places)
+    parts = _PART.findall(written)
+    if parts and "{{" not in written and all(_is_reference(document, part) for part in parts):
+        return  # keys of the same file (``${base}/model``): facts, which the dialects that read OmegaConf follow
     env = _ENV.match(written)
     line, column = node.anchor
     key = node.key
@@ -78,6 +76,12 @@ def _resolve(document: Document, node: Node) -> None:
             f"resolve): its value is left out; write the value to state it"
         )
     document.notes.append(SourceNote(INTERPOLATED, message, line, column, key, node.path))
+
+
+def _is_reference(document: Document, inner: str) -> bool:
+    """``inner`` (what ``${...}`` holds) names a key of the same file."""
+    reference = _REFERENCE.match(inner)
+    return reference is not None and _lookup(document.root, reference.group(1)) is not None
 
 
 def _lookup(root: Node, dotted: str) -> Node | None:
