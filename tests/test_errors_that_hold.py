@@ -292,3 +292,29 @@ def test_memory_estimate_counts_the_devices_the_config_asks_for(tmp_path: Path) 
     assert [f for f in _found(config, "L4") if f[0].startswith("PC80")] == []
     config.write_text(config.read_text().replace("devices: 4", "devices: 1"))
     assert [f[0] for f in _found(config, "L4") if f[0].startswith("PC80")] == ["PC801"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "severity"),
+    [
+        ("3.2.2", Severity.ERROR),
+        (">=3.0,<3.3", Severity.ERROR),  # every allowed release behaves so
+        ("~=3.2.0", Severity.ERROR),
+        ("<3.3.1", Severity.ERROR),  # the newest allowed release (3.3.0.x) still behaves so
+        (">=3.2", Severity.WARNING),  # only older allowed releases behave so: a fresh install does not
+        (">=3.3.1", None),
+    ],
+)
+def test_a_version_dependent_rule_judges_a_range_by_its_newest_release(spec: str, severity: Severity | None) -> None:
+    """DESIGN.md, "Findings rest on facts": an error when the newest allowed release fails, a
+    warning when only older allowed releases do (judge_versions made every straddling range a
+    warning)."""
+    from precheck.engine import judge_versions
+    from precheck.provenance import Origin
+    from precheck.rules import RULES
+    from precheck.rules.base import Finding
+
+    rule = RULES["PC201"]  # ms-swift>=3.0.0,<3.3.1
+    finding = Finding(Origin("file", "c.yaml", 1, 1, "fp16"), "msg", rule="PC201", severity=Severity.ERROR)
+    judged = judge_versions(rule, finding, Versions({"ms-swift": VersionInfo("ms-swift", spec, "requirements.txt:1")}))
+    assert (judged.severity if judged is not None else None) == severity

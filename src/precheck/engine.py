@@ -528,7 +528,11 @@ def judge_versions(rule: Rule, finding: Finding, versions: Versions) -> Finding 
         cover = span.coverage(info.version)
         if cover == "none":
             return None
-        if cover == "some":
+        if cover == "some" and span.contains(info.version):
+            # the newest release the range allows behaves so: what a fresh install gets (DESIGN.md,
+            # "Findings rest on facts": a range is judged by its newest allowed release)
+            known.append(f"{info.name}{info.version} ({info.source}): its newest allowed release")
+        elif cover == "some":
             partly.append(f"{info.name}{info.version} ({info.source})")
             ranged = ranged or info.name
         else:
