@@ -11,6 +11,8 @@ CASES = [
     Case("tf32 on a V100", "PC103", BASE + "tf32: true\n", ["V100"], {(4, 1)}),
     Case("fixed: tf32 off on a V100", "PC103", BASE + "tf32: false\n", ["V100"]),
     Case("tf32 on an A100", "PC103", BASE + "tf32: true\n", ["A100"]),
+    # sm_100 is compute capability 10.0 (Blackwell), not 1.0
+    Case("tf32 on a custom sm_100 card", "PC103", BASE + "tf32: true\n", ["sm_100:180GB"]),
     Case("tf32 on a mixed box, weakest card", "PC103", BASE + "tf32: true\n", ["A100", "T4"], {(4, 1)}),
     Case("bf16 on an A100 is not fp8", "PC104", BASE + "bf16: true\n", ["A100"]),
     Case(
@@ -39,11 +41,21 @@ CASES = [
     Case(
         "flash-attention-2 on an A100", "PC105", BASE + "bf16: true\nattn_implementation: flash_attention_2\n", ["A100"]
     ),
+    # FlashAttention-3's hopper/ build runs on sm_80+ (hopper/flash_api.cpp:677@v2.8.3)
     Case(
-        "flash-attention-3 on an A100",
+        "flash-attention-3 on an A100", "PC105", BASE + "bf16: true\nattn_implementation: flash_attention_3\n", ["A100"]
+    ),
+    Case(
+        "flash-attention-2 on a custom sm_120 card",
         "PC105",
-        BASE + "bf16: true\nattn_implementation: flash_attention_3\n",
-        ["A100"],
+        BASE + "bf16: true\nattn_implementation: flash_attention_2\n",
+        ["sm_120:32GB"],
+    ),
+    Case(
+        "flash-attention-3 on a V100",
+        "PC105",
+        BASE + "fp16: true\nattn_implementation: flash_attention_3\n",
+        ["V100"],
         {(5, 1)},
     ),
     Case(

@@ -15,9 +15,11 @@ FLASH_MIN_CC = {
         (8, 0),
         f'FlashAttention-2: "RuntimeError: {quote("flash-attn.needs_ampere")}"',
     ),
+    # the hopper/ build runs on sm_80+ since January 2025 (flash-attention v2.7.3; before, "FlashAttention-3
+    # only supports Hopper GPUs or newer."), and transformers 5.x asks compute capability 8 of it
     "flash_attention_3": (
-        (9, 0),
-        f'FlashAttention-3 (hopper/ build): "RuntimeError: {quote("flash-attn.fa3_needs_hopper")}"',
+        (8, 0),
+        f'FlashAttention-3 (hopper/ build): "RuntimeError: {quote("flash-attn.fa3_needs_ampere")}"',
     ),
     "flash_attention_4": (
         (9, 0),
@@ -149,17 +151,22 @@ def flash_attention_unsupported(ctx: Context) -> Iterator[Finding]:
     Finds a FlashAttention kernel the devices (or the model's head size) cannot run.
 
     ## What it does
-    Reports `attn_implementation: flash_attention_2` (or a framework's FlashAttention
-    switch) on a device before Ampere, FlashAttention-3/4 on a device before Hopper, and
-    FlashAttention with a head dimension above 256 (from a local checkpoint's config.json).
+    Reports `attn_implementation: flash_attention_2` or `flash_attention_3` (or a framework's
+    FlashAttention switch) on a device before Ampere, FlashAttention-4 on a device before
+    Hopper, and FlashAttention with a head dimension above 256 (from a local checkpoint's
+    config.json).
 
     ## Why is this bad?
     The kernels are compiled for those architectures only and check at the first forward
     pass, after the model has loaded: flash-attn 2's `flash_api.cpp` raises
-    `RuntimeError: FlashAttention only supports Ampere GPUs or newer.`, FlashAttention-3's
-    Hopper build `RuntimeError: FlashAttention-3 only supports Hopper GPUs or newer.`,
-    and heads wider than 256 `RuntimeError: FlashAttention forward only supports head
-    dimension at most 256`.
+    `RuntimeError: FlashAttention only supports Ampere GPUs or newer.`
+    (`csrc/flash_attn/flash_api.cpp:370@v2.8.3`), and so does FlashAttention-3's Hopper
+    build, which has run on sm_80+ since January 2025 (`hopper/flash_api.cpp:677@v2.8.3`,
+    `is_sm8x = dprops->major >= 8`; `hopper/setup.py:151@v2.8.3` builds the sm_80 kernels;
+    builds before v2.7.3 said "FlashAttention-3 only supports Hopper GPUs or newer.").
+    transformers 5.x asks compute capability 8 for FlashAttention-3 and 9 for
+    FlashAttention-4 (`modeling_flash_attention_utils.py:133,144@5.23.0`). Heads wider than
+    256 raise `RuntimeError: FlashAttention forward only supports head dimension at most 256`.
 
     ## Example
     ```yaml
