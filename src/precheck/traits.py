@@ -99,6 +99,9 @@ class Traits:
     #: its Trainer refuses ``gradient_accumulation_steps`` in a DeepSpeed file (it sets the
     #: key itself): the fact id of what it raises (:func:`precheck.facts.quote`); None: no such check
     refuses_deepspeed_accumulation: str | None = None
+    #: refuses fp8 below compute capability 9.0 itself (sm_89 cards included): ``(span, message)``
+    #: fact ids, the releases that do and what they raise; None: the fp8 backend's own sm_89 bound
+    fp8_refused_below_hopper: tuple[str, str] | None = None
     #: the variants (``TrainingConfig.variant``) that run their own loop, not the framework's Trainer
     own_loop_variants: frozenset[str] = frozenset()
 

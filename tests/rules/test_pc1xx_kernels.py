@@ -5,6 +5,9 @@ import pytest
 from helpers import Case, check_case
 
 BASE = "model_name_or_path: m\noutput_dir: out\nlearning_rate: 1.0e-5\n"
+AXOLOTL_FP8 = (
+    "base_model: meta-llama/Llama-3.2-1B\ndatasets:\n  - path: x\nmicro_batch_size: 1\nbf16: true\nfp8: true\n"
+)
 WIDE_HEADS = {"config.json": json.dumps({"hidden_size": 4096, "num_attention_heads": 8, "torch_dtype": "bfloat16"})}
 
 CASES = [
@@ -23,6 +26,16 @@ CASES = [
         ["A100"],
         {(7, 1)},
     ),
+    # axolotl's check_fp8 asks compute capability 9.0 (cli/config.py:356@0.19.0): sm_89 is refused too
+    Case("axolotl fp8 on an L40S (sm_89)", "PC104", AXOLOTL_FP8, ["L40S"], {(6, 1)}),
+    Case(
+        "axolotl 0.12.2 fp8 on an L40S (no own check then)",
+        "PC104",
+        AXOLOTL_FP8,
+        ["L40S"],
+        versions={"axolotl": "0.12.2"},
+    ),
+    Case("fixed: axolotl fp8 on an H100", "PC104", AXOLOTL_FP8, ["H100"]),
     Case(
         "fixed: LLaMA-Factory fp8 on an H100",
         "PC104",
