@@ -23,12 +23,15 @@ NEAR_LIMIT = 0.9
 def estimate_for(ctx: Context) -> tuple[Estimate, Dims, float, str] | None:
     """The estimate, the dims, the smallest used device's memory in bytes and its name.
 
-    None when the model's size is unknown, or a file the run names could not be read
+    None for a config that trains nothing (``TrainingConfig.inference``), when the model's
+    size is unknown, or a file the run names could not be read
     (its sharding is unknown). A multi-device run whose files set no sharding, of a
     framework whose launcher can add it, is estimated at its best case (ZeRO-3), so that
     only a run that fits in no way is reported.
     """
     config = ctx.config
+    if config.inference:
+        return None  # generation or evaluation: no gradients, no optimizer states to estimate
     dims = dims_for(config)
     devices = used_devices(ctx)
     if dims is None or not devices or set(config.references) - set(config.attached):
