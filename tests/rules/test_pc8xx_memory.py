@@ -45,7 +45,8 @@ CASES = [
         "7B LoRA in bf16, batch 7 of 2048 tokens, one 80 GB card: near the limit",
         "PC802",
         "model_name_or_path: meta-llama/Llama-2-7b-hf\noutput_dir: o\nlearning_rate: 1\n"
-        "torch_dtype: bfloat16\nuse_peft: true\nbf16: true\nper_device_train_batch_size: 7\nmax_seq_length: 2048\n",
+        "torch_dtype: bfloat16\nuse_peft: true\nbf16: true\nper_device_train_batch_size: 7\nmax_seq_length: 2048\n"
+        "gradient_checkpointing: false\n",  # TRL's configs (use_peft) turn it on by default from 0.22
         ["A100-80GB"],
         {(7, 1)},
     ),

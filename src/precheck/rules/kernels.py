@@ -134,7 +134,7 @@ def fp8_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     if own and refused:
         # the framework's own config validation asks for sm_90 (compute_supports_fp8)
         lacking = [d for d in used_devices(ctx) if _below(d, (9, 0))]
-        why = f'{ctx.config.traits.label or ctx.config.framework} refuses it below sm_90: "{quote(own[1])}" [{known}]'
+        why = f'the framework\'s config validation refuses it below sm_90: "{quote(own[1])}" [{known}]'
         cards = "fp8 needs sm_90+ here: H100, H200, B200"
     else:
         lacking = [d for d in used_devices(ctx) if _below(d, (8, 9))]
