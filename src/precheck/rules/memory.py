@@ -91,7 +91,8 @@ def method_known(config: TrainingConfig) -> bool:
     """Whether the training method (full, LoRA, QLoRA) rests on facts: a key of the run's
     files, the parameters counted with ``--deep``, or a framework that decides it itself."""
     stated = (config.train_type, config.quantization_bits, config.trainable_params)
-    return any(item is not None for item in stated) or config.traits.method_by_entry_point
+    decided = config.traits.method_by_entry_point or config.traits.lora_by_default  # the framework's default
+    return any(item is not None for item in stated) or decided
 
 
 def premises(ctx: Context, dims: Dims, limit: float, *, states_only: bool) -> tuple[str, ...]:
