@@ -166,7 +166,14 @@ def memory_exceeds_device(ctx: Context) -> Iterator[Finding]:
     Where no file the run reads states the method (the training script decides) and even
     QLoRA would fit, or `--gpu` names a card without a count (`--gpu A100`) and the launch
     asks for none while sharding could spread the states, the finding is a warning that
-    names what was assumed (`--gpu 8xA100-80GB`, TRL's `use_peft`).
+    names what was assumed (`--gpu 8xA100-80GB`, TRL's `use_peft`). A framework whose
+    default method is LoRA is estimated with adapters when its files name none (the
+    `lora_by_default` trait, each framework citing its source: a `finetuning_type` that
+    defaults to "lora", `hparams/finetuning_args.py:464@0.9.5`; a `training.lora = True` with
+    a `backbone_dtype = "int4"` default, `text_causal_language_modeling_config.py:189,368@v1.14.9`,
+    estimated on a 4-bit base). A model TRL loads itself is float32 from TRL 0.27 unless `dtype` is given
+    (`trainer/utils.py:1332@1.16.0`). A config that trains nothing (a generation or
+    evaluation recipe config with no optimizer) is not estimated.
 
     ## Why is this bad?
     The run dies at the first step, or at the first long batch, with
@@ -203,7 +210,11 @@ def memory_near_limit(ctx: Context) -> Iterator[Finding]:
 
     ## What it does
     The PC801 estimate plus activations from the micro-batch, the sequence length, the
-    model's width and depth and gradient checkpointing. Reports when that total exceeds
+    model's width and depth and gradient checkpointing, which counts as on where the
+    framework turns it on by default: TRL's trainer configs from 0.22 (`sft_config.py:111@0.22.0`,
+    `base_config.py:62@1.16.0`), Unsloth's `get_peft_model` (`use_gradient_checkpointing =
+    "unsloth"`, `models/llama.py:4579@2026.10.9`), a framework's own `architecture.gradient_checkpointing`
+    default (`text_causal_language_modeling_config.py:369@v1.14.9`). Reports when that total exceeds
     the smallest device's memory although the model states fit, or when it lies between
     90 % and 100 % of it.
 
