@@ -65,14 +65,14 @@ def _simple_index_file(package: str, version: str, folder: Path) -> Path | None:
         f"https://pypi.org/simple/{package}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"}
     )
     with urllib.request.urlopen(request, timeout=60) as answer:
-        files = json.load(answer)["files"]
+        files: list[dict[str, str]] = json.load(answer)["files"]
     stem = re.sub(r"[-_.]+", "_", package).lower()
     wanted = [f"{stem}-{version}.tar.gz", f"{package}-{version}.tar.gz"]
     chosen = next((f for f in files if f["filename"].lower() in wanted), None)
     chosen = chosen or next((f for f in files if f["filename"].lower().startswith(f"{stem}-{version}-")), None)
     if chosen is None:
         return None
-    target = folder / chosen["filename"]
+    target: Path = folder / str(chosen["filename"])
     with urllib.request.urlopen(chosen["url"], timeout=600) as answer:
         target.write_bytes(answer.read())
     return target
