@@ -6,7 +6,9 @@ from __future__ import annotations
 import ast
 import re
 import string
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -269,7 +271,7 @@ def test_the_docstring_scan_can_fail(doc: str, known: bool) -> None:
     assert all(any(_starts_a_message(text, parts) for parts in messages) for _, text in found) is known
 
 
-def _verifier():  # type: ignore[no-untyped-def]
+def _verifier() -> ModuleType:
     import importlib.util
 
     path = Path(__file__).resolve().parents[1] / "scripts" / "verify_facts.py"
@@ -283,7 +285,7 @@ def _verifier():  # type: ignore[no-untyped-def]
 def test_the_verifier_says_why_pip_could_not_prepare_an_sdist() -> None:
     """DeepSpeed's sdist needs `wheel`, flash-attn's setup.py imports torch: the row says so
     (and the verifier then fetches the sdist unbuilt) instead of "file not found"."""
-    why = _verifier()._why_pip_failed
+    why: Callable[[str], str] = _verifier()._why_pip_failed
     assert "wheel" in why("      error: invalid command 'bdist_wheel'\n  error: metadata-generation-failed")
     assert "torch" in why("ModuleNotFoundError: No module named 'torch'")
     assert why("ERROR: No matching distribution found for deepspeed==9.9") == "no such release on PyPI"
