@@ -14,6 +14,9 @@ import ModelArguments``), and returns the options the script defines:
 - ``argparse``: ``add_argument("--x", default=..., type=..., action="store_true", choices=...)``.
 - ``click``: ``@click.option("--x", default=..., is_flag=True)``.
 - ``fire.Fire(main)``: the parameters of ``main`` and their defaults.
+- ``jsonargparse.CLI(main)``: the parameters of ``main``, their defaults, and the choices of a
+  ``Literal[...]`` annotation (read by :mod:`.release_schema`, which reads frameworks' released
+  CLIs the same way).
 
 The schema is **closed** (the parser refuses a flag it does not define) when the script
 parses with ``parse_args()`` / ``parse_args_into_dataclasses()`` and every class was found;
@@ -91,7 +94,7 @@ class Schema:
     trl_configs: set[str] = field(default_factory=set)
     #: the parser refuses flags it does not define
     closed: bool = True
-    #: "hf", "argparse", "click", "fire" (empty: no parser found)
+    #: "hf", "argparse", "click", "fire", "jsonargparse" (empty: no parser found)
     parsers: list[str] = field(default_factory=list)
     #: options that name a config file the script parses (``parser.parse_json_file(json_file=
     #: args.train_args_file)``): its keys are the run's settings
@@ -111,16 +114,10 @@ class Schema:
         # HfArgumentParser adds `--no_x` for a bool field defaulting to True; BooleanOptionalAction `--no-x`
         keys |= {f"no_{name}" for name, option in self.options.items() if option.kind == "bool"}
         if self.frameworks:
-            from ..frameworks.hf_trainer.dialect import Trl
+            from . import registered  # the registry's table (the registry imports the sources)
 
-            keys |= Trl.known_keys if "trl" in self.frameworks else _hf_keys()
+            keys |= registered.known_keys["trl" if "trl" in self.frameworks else "hf-trainer"]
         return frozenset(keys)
-
-
-def _hf_keys() -> frozenset[str]:
-    from ..frameworks.hf_trainer.dialect import HfTrainer
-
-    return HfTrainer.known_keys
 
 
 def read_schema(script: Path, root: Path | None = None) -> Schema:
@@ -158,6 +155,7 @@ _PARSER_NAMES = (
     *("add_argument", "HfArgumentParser", "TrlParser", "parse_known_args", "parse_known_intermixed_args"),
     *("parse_args_into_dataclasses", "parse_args_and_config", "parse_dict", "parse_json_file", "parse_yaml_file"),
     *("add_subparsers", "set_defaults", "Fire", "option", "add_config_arguments"),
+    "CLI",
 )
 #: the same as one pattern (what :func:`_names_a_parser` answers, several times faster)
 _PARSER_WORDS = re.compile(r"\b(?:" + "|".join(_PARSER_NAMES) + r")\b")
@@ -388,6 +386,8 @@ class _Reader:
                     self._deepspeed_arguments(path, node)
                 elif name == "Fire" and path == self.schema.script:
                     self._fire(path, nodes, node)
+                elif name == "CLI" and path == self.schema.script:
+                    self._jsonargparse_cli(path, nodes, node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for decorator in node.decorator_list:
                     if isinstance(decorator, ast.Call) and _dotted(decorator.func) in ("click.option", "option"):
@@ -559,6 +559,33 @@ class _Reader:
         ]
         for argument, default in pairs:
             self.schema.options[argument.arg] = Option(argument.arg, default, "value", path, argument.lineno)
+
+    def _jsonargparse_cli(self, path: Path, nodes: list[ast.AST], call: ast.Call) -> None:
+        """``jsonargparse.CLI(main)``: ``main``'s parameters are the options, typed by their
+        annotations (``Literal[...]`` gives the choices; ``bool`` takes ``--x true``); the parser
+        refuses others. ``CLI({...})`` or ``CLI([f, g])`` (subcommands) and ``**kwargs`` leave
+        the schema open."""
+        from .release_schema import choices_of, function_options
+
+        target = call.args[0] if call.args else None
+        name = target.id if isinstance(target, ast.Name) else None
+        function = next((n for n in nodes if isinstance(n, ast.FunctionDef) and n.name == name), None)
+        self.schema.parsers.append("jsonargparse")
+        if function is None:
+            self.schema.closed = False
+            return
+        if function.args.kwarg is not None:
+            self.schema.closed = False
+        arguments = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+        annotations = {a.arg: a.annotation for a in arguments}
+        for option, spec in function_options(function).items():
+            default = spec.get("default", MISSING)
+            type_name = spec.get("converts_to", "other")
+            kind = "bool" if type_name == "bool" else "value"
+            choices = choices_of(annotations.get(option))
+            self.schema.options[option] = Option(
+                option, default, kind, path, spec["line"], tuple(choices) if choices is not None else None, type_name
+            )
 
 
 #: the options ``deepspeed.add_config_arguments`` adds: (name, kind, default)
