@@ -82,7 +82,7 @@ def test_json_lines_named_json_is_a_data_file(folder: Path) -> None:
     clear()
     result = engine.run([str(folder)], from_specs(["8xA100-80GB"], {}), env={})
     files = [r for r in result.files if r.path.endswith(".json")]
-    assert files and all(r.error is None and r.skipped and "data file" in r.skipped for r in files)
+    assert files and all(r.error is None and r.skipped and "not a config" in r.skipped for r in files)
     clear()
     named = engine.run([str(files[0].path)], from_specs(["8xA100-80GB"], {}), env={})
     [report] = named.files
@@ -115,3 +115,28 @@ def test_a_trl_config_imported_from_trl_is_still_trl() -> None:
     assert kind_of("trl.PPOConfig") == "trl" and kind_of("trl.trainer.sft_config.SFTConfig") == "trl"
     assert kind_of("SFTConfig") == "trl"  # origin unknown (a star import): TRL's, as before
     assert kind_of("trlx.data.default_configs.PPOConfig") is None
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        FIXTURES / "DeepSpeedExamples" / "compression" / "bert" / "config" / "ds_config_TEMPLATE.json",
+        FIXTURES
+        / "DeepSpeedExamples"
+        / "training"
+        / "data_efficiency"
+        / "gpt_finetuning"
+        / "finetune"
+        / "ds_config_gpt2_TEMPLATE.json",
+    ],
+)
+def test_a_json_template_with_placeholders_is_passed_over_in_a_folder(template: Path) -> None:
+    """DeepSpeedExamples' ds_config_*_TEMPLATE.json (`"train_micro_batch_size_per_gpu": BATCH_SIZE_PER_GPU`,
+    filled in by sed in the scripts): the folder search exited 2; named, the error names the placeholder."""
+    clear()
+    result = engine.run([str(template.parent)], from_specs(["8xA100-80GB"], {}), env={})
+    [report] = [r for r in result.files if r.path.endswith(template.name)]
+    assert report.error is None and report.skipped is not None and "template" in report.skipped
+    clear()
+    [named] = engine.run([str(template)], from_specs(["8xA100-80GB"], {}), env={}).files
+    assert isinstance(named.error, DataFile) and "placeholders" in named.error.message

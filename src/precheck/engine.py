@@ -250,8 +250,8 @@ class _Checking:
                     project_versions=self.project_versions,
                 )
         except InputError as error:
-            if isinstance(error, DataFile) and not named:  # records (JSON Lines), whatever words they hold
-                result.skipped = f"a data file, not a config ({error.line}:{error.column}: {error.message})"
+            if isinstance(error, DataFile) and not named:  # records, a template: whatever words they hold
+                result.skipped = f"not a config as it stands ({error.line}:{error.column}: {error.message})"
             elif _passed_over(file, error, named):
                 where = f"{error.line}:{error.column}: " if error.line and error.column else ""
                 result.skipped = f"not parsable and not a training config ({where}{error.message})"

@@ -43,9 +43,10 @@ class InputError(PrecheckError):
 
 
 class DataFile(InputError):
-    """A file that holds records, not one configuration: JSON Lines (a JSON object or array on
-    each line, the format of datasets and evaluation sets, often named ``*.json``). A folder
-    search passes it over with a note; a file named is reported."""
+    """A file that is not one configuration as it stands: records (JSON Lines, a JSON object or
+    array on each line, the format of datasets and evaluation sets, often named ``*.json``) or a
+    template whose placeholders a script fills in (``"batch": BATCH_SIZE``). A folder search
+    passes it over with a note; a file named is reported."""
 
 
 class FileTooLarge(InputError):

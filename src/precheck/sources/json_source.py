@@ -74,6 +74,10 @@ def parse_json(path: str, text: str) -> Document:
     return Document(path, "json", root, text, reader.notes)
 
 
+#: a template's placeholder where a value goes (``"train_micro_batch_size_per_gpu": BATCH_SIZE``)
+_PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9_]*[A-Z0-9](?=\s*[,}\]])")
+
+
 def _records(text: str, root: Node, end: int, after: int) -> bool:
     """JSON Lines: the first value is an object or array, the next starts one on a later line."""
     return (
@@ -230,6 +234,14 @@ class _Reader:
                 return Node(literal, line, column, raw=word)
         match = _NUMBER.match(text, start)
         if match is None or match.end() == start:
+            if (placeholder := _PLACEHOLDER.match(text, start)) is not None:
+                raise DataFile(
+                    self.path,
+                    f"invalid JSON: `{placeholder.group(0)}` where a value goes: a template whose placeholders "
+                    "a script fills in (not a config as it stands)",
+                    line,
+                    column,
+                )
             self.fail("expected a value" if char else "unexpected end of file")
         assert match is not None
         self.pos = match.end()
