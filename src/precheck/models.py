@@ -53,8 +53,7 @@ FAMILIES: tuple[Family, ...] = (
         re.compile(r"(?<![a-z])glm-?4-\d+b"),
         "bfloat16",
         'THUDM/glm-4-9b-chat config.json "torch_dtype": "bfloat16" (snapshot f6e0743b, as transformers 4.43.4 '
-        "printed it on load); THUDM/GLM-4 finetune/finetune.py loads it with torch_dtype=torch.bfloat16, "
-        '"Must use BFloat 16"',
+        "printed it on load); THUDM/GLM-4 finetune/finetune.py:333 loads it with torch_dtype=torch.bfloat16",
     ),
     Family(
         "Mistral",
