@@ -17,7 +17,7 @@ from .discovery import iter_files
 from .errors import FileTooLarge, InputError, InternalError
 from .hardware import VISIBILITY_AMD, Hardware, cuda_order, env_order, with_count, with_visibility
 from .paths import check_within, resolved
-from .premises import judge, point_at_key, premises, rest_on_facts
+from .premises import at_run_time_values, judge, point_at_key, premises, rest_on_facts, within_schema
 from .references import attach
 from .resolve.plan import PrecisionPlan
 from .rules import RULES
@@ -398,7 +398,8 @@ def devices_asked(config: TrainingConfig) -> int | None:
     """How many devices the run's launch needs on its machine: the highest index its
     ``CUDA_VISIBLE_DEVICES`` names (deepspeed ``--include``/``--num_gpus``, accelerate
     ``gpu_ids``), the workers it starts (torchrun ``--nproc_per_node``, accelerate
-    ``num_processes``), or the GPUs Slurm gives its node (``#SBATCH --gres=gpu:N``); None
+    ``num_processes``), the devices the framework's own config lists (``trainer.devices: 4``),
+    or the GPUs Slurm gives its node (``#SBATCH --gres=gpu:N``); None
     when it does not say."""
     counts: list[int] = []
     visible = config.env.get("CUDA_VISIBLE_DEVICES")
@@ -411,6 +412,11 @@ def devices_asked(config: TrainingConfig) -> int | None:
         if count is not None:
             counts.append(count)
     for source in (config, *config.attached.values()):
+        # the framework's own device list (``devices: 4`` → "0,1,2,3")
+        own = source.devices
+        indices = [e.strip() for e in str(own.value).split(",")] if own is not None and own.origin.in_file else []
+        if len(indices) > 1 and all(e.isdecimal() and len(e) <= 4 for e in indices):
+            counts.append(max(int(e) for e in indices) + 1)  # one device is what a card without a count means
         machines = source.setting("num_machines")
         nodes = machines.value if machines is not None and isinstance(machines.value, int) else 1
         if source.num_processes is not None and isinstance(source.num_processes.value, int) and nodes > 0:
@@ -466,7 +472,7 @@ def _check_document(
     result.config, result.plan, result.versions, result.hardware = config, plan, versions, hardware
     context = Context(config, plan, hardware, versions)
     findings = judge(run_rules(context, active), premises(document, config, context), context, active)
-    return point_at_key(findings, document)
+    return within_schema(point_at_key(at_run_time_values(findings, config), document), document)
 
 
 #: libraries whose version changes what several frameworks do (rules' messages, resolution)
@@ -540,7 +546,11 @@ def judge_versions(rule: Rule, finding: Finding, versions: Versions) -> Finding 
         cover = span.coverage(info.version)
         if cover == "none":
             return None
-        if cover == "some":
+        if cover == "some" and span.contains(info.version):
+            # the newest release the range allows behaves so: what a fresh install gets (DESIGN.md,
+            # "Findings rest on facts": a range is judged by its newest allowed release)
+            known.append(f"{info.name}{info.version} ({info.source}): its newest allowed release")
+        elif cover == "some":
             partly.append(f"{info.name}{info.version} ({info.source})")
             ranged = ranged or info.name
         else:

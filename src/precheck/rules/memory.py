@@ -51,6 +51,46 @@ def _default(value: Any, detail: str) -> Sourced[Any]:
     return Sourced(value, Origin.default(detail))
 
 
+#: a repository's own switches whose names say the run trains adapters (open-instruct's
+#: ``use_lora``/``use_qlora``, LLaVA's ``lora_enable``, peft examples' ``use_peft_lora``,
+#: ``use_4bit_quantization``): read by a script precheck did not follow, they are not facts,
+#: but an estimate that ignores them (a full fine-tune) contradicts the file
+_NAMED_QLORA = ("use_qlora", "qlora", "use_4bit_quantization", "use_4bit", "load_in_4bit", "q_lora")
+_NAMED_LORA = ("use_lora", "lora_enable", "use_peft_lora", "use_peft", "lora", "peft")
+
+
+def _named_method(config: TrainingConfig) -> tuple[TrainingConfig, str] | None:
+    """The run as its own switches name it (LoRA, QLoRA) when no fact says the method, and the
+    assumption that says so; None when no such switch is on."""
+    if method_known(config):
+        return None
+    on = {k: v for k, v in config.keys.items() if v.value is True or str(v.value).lower() in ("true", "yes", "1")}
+    qlora = next((on[k] for k in _NAMED_QLORA if k in on), None)
+    lora = qlora or next((on[k] for k in _NAMED_LORA if k in on), None)
+    if lora is None:
+        return None
+    key = lora.origin.key or "?"
+    what = "QLoRA (4-bit base)" if qlora is not None else "LoRA"
+    where = lora.origin.location()
+    said = f"{what}, as `{key}: true` ({where}) says by its name: the training script that reads it decides"
+    named = replace(config, train_type=Sourced("lora", lora.origin.derived(said)))
+    if qlora is not None:
+        named = replace(named, quantization_bits=Sourced(4, qlora.origin.derived(said)))
+    return named, said
+
+
+def _as_named(ctx: Context) -> tuple[Context, tuple[str, ...]]:
+    """``ctx`` with the training method its own switches name (adapters in fp32, as peft
+    creates them), and the assumption; ``ctx`` itself when none does."""
+    found = _named_method(ctx.config)
+    if found is None:
+        return ctx, ()
+    config, said = found
+    fp32 = Sourced("float32", Origin.default("LoRA adapters: peft creates them in float32"))
+    plan = replace(ctx.plan, param_dtype=fp32, optimizer_state_dtype=fp32, grad_dtype=fp32)
+    return replace(ctx, config=config, plan=plan), (said,)
+
+
 def _alternatives(ctx: Context, dims: Dims, devices: int, limit: float) -> list[str]:
     """Single changes that bring the estimate under ``limit``, with what they cost."""
     config, plan = ctx.config, ctx.plan
@@ -122,7 +162,9 @@ def premises(ctx: Context, dims: Dims, limit: float, *, states_only: bool) -> tu
     return tuple(out)
 
 
-def _finding(ctx: Context, est: Estimate, dims: Dims, memory: float, name: str, verdict: str) -> Finding:
+def _finding(
+    ctx: Context, est: Estimate, dims: Dims, memory: float, name: str, verdict: str, named: tuple[str, ...] = ()
+) -> Finding:
     config = ctx.config
     where = anchor(
         config.path,
@@ -135,7 +177,7 @@ def _finding(ctx: Context, est: Estimate, dims: Dims, memory: float, name: str, 
         f"estimated {est.breakdown()} {verdict} {name}'s {gib(memory)}: {dims.params / 1e9:.2f}B parameters "
         f"({dims.source}), {est.trainable / 1e9:.3g}B trainable; {'; '.join(est.notes)}"
     )
-    assumed = premises(ctx, dims, memory, states_only=verdict == "exceeds")
+    assumed = (*named, *premises(ctx, dims, memory, states_only=verdict == "exceeds"))
     return Finding(where, message, Fix(f"fits with: {options}"), _related(ctx), assumptions=assumed)
 
 
@@ -195,12 +237,13 @@ def memory_exceeds_device(ctx: Context) -> Iterator[Finding]:
     checkpointing, a smaller micro-batch with accumulation, ZeRO-3/FSDP, optimizer
     offload, LoRA) with the estimate each gives.
     """
+    ctx, named = _as_named(ctx)
     found = estimate_for(ctx)
     if found is None:
         return
     est, dims, memory, name = found
     if est.states > memory:
-        yield _finding(ctx, est, dims, memory, name, "exceeds")
+        yield _finding(ctx, est, dims, memory, name, "exceeds", named)
 
 
 @rule("PC802", "memory-near-limit", Severity.WARNING, hardware=True)
@@ -230,11 +273,12 @@ def memory_near_limit(ctx: Context) -> Iterator[Finding]:
     Turn on gradient checkpointing or lower the micro-batch and raise
     `gradient_accumulation_steps` to keep the effective batch.
     """
+    ctx, named = _as_named(ctx)
     found = estimate_for(ctx)
     if found is None:
         return
     est, dims, memory, name = found
     if est.states <= memory < est.total:
-        yield _finding(ctx, est, dims, memory, name, "exceeds (with activations)")
+        yield _finding(ctx, est, dims, memory, name, "exceeds (with activations)", named)
     elif memory * NEAR_LIMIT < est.total <= memory:
-        yield _finding(ctx, est, dims, memory, name, f"is {est.total / memory:.0%} of")
+        yield _finding(ctx, est, dims, memory, name, f"is {est.total / memory:.0%} of", named)

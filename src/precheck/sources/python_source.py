@@ -231,6 +231,7 @@ class _Runs:
         self.where = where
         self.cell_of: Callable[[int], tuple[Cell, int]] | None = None
         self.runtime = Runtime(hardware)
+        self.tree = tree
         self.collector = Collector(tree, code, self.runtime)
         self.collector.run()
         self.notes: list[SourceNote] = []
@@ -340,8 +341,34 @@ class _Runs:
         if distributed is not None:
             self._put(root, "distributed", self._filled(distributed, True, named=True))
         self._adapters(root)
+        engine = self._deepspeed_engine()
+        if engine is not None:
+            self.notes.append(engine)
         first = (autocasts or scalers or [c for c, _ in casts] or defaults or mixed or loaders)[0]
         return self._document(root, "pytorch", self._label(first, "training loop"))
+
+    def _deepspeed_engine(self) -> SourceNote | None:
+        """A ``deepspeed.initialize(...)`` call: the model trains in DeepSpeed's engine, whose
+        config decides loss scaling and master weights (``fp16``: ``FP16_Optimizer`` / ZeRO with
+        fp32 master weights and dynamic loss scaling; ``bf16``: ``BF16_Optimizer`` / ZeRO with fp32
+        master weights), not the loop's own GradScaler. The note says so to the loop's resolver."""
+        if "initialize" not in self.code:
+            return None
+        for node in ast.walk(self.tree):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            func = node.func
+            if func.attr == "initialize" and isinstance(func.value, ast.Name) and func.value.id in ("deepspeed", "ds"):
+                line, column = self.where(self.collector.at(node))
+                return SourceNote(
+                    DEEPSPEED_ENGINE,
+                    "the model trains in the engine `deepspeed.initialize` returns: its DeepSpeed config decides "
+                    "loss scaling and master weights",
+                    line,
+                    column,
+                    "deepspeed.initialize",
+                )
+        return None
 
     def _mixed_precision(self, call: Call, root: dict[str, Node]) -> None:
         """``Accelerator(mixed_precision=...)`` (accelerate ``Accelerator.__init__``: "fp16" creates a
@@ -528,6 +555,8 @@ class _Runs:
 
 #: the argument that sets a framework's mixed precision
 _MIXED_KEY = {"accelerator": "mixed_precision", "trainer-precision": "precision"}
+#: the note kind of a ``deepspeed.initialize`` call (read by the plain loop's resolver)
+DEEPSPEED_ENGINE = "deepspeed-engine"
 #: its values: (autocast dtype or "no", weights dtype, GradScaler)
 _MIXED: dict[str, tuple[str | None, str | None, bool]] = {
     "no": ("no", None, False),
