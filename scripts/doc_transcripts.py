@@ -62,7 +62,7 @@ def run(command: str, root: Path) -> str:
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     env["NO_COLOR"] = "1"
     done = subprocess.run(
-        ["bash", "-c", command + " 2>&1"], cwd=root, env=env, capture_output=True, text=True, timeout=300
+        ["bash", "-c", f"{{ {command}\n}} 2>&1"], cwd=root, env=env, capture_output=True, text=True, timeout=300
     )
     return done.stdout.rstrip("\n")
 

@@ -53,9 +53,26 @@ def run_check(options: CheckOptions, command: list[str] | None = None) -> int:
     if command is not None:
         _show_command(command, options)
     emit(report, options.format, options.color, options.quiet, options.statistics)
+    warn_no_hardware(report)
     report_internal(report)
     code = report.exit_code()
     return 0 if options.exit_zero and code == 1 else code
+
+
+def warn_no_hardware(report: Report) -> None:
+    """No GPU known (none found here, none named, no ``gpus`` configured): the hardware rules were
+    skipped, so the result depends on the machine. Said as a warning on standard error, whatever
+    the format (a CI runner has no GPU: a gate set up this way checks much less)."""
+    skipped = report.hardware_rules_skipped
+    if not skipped:
+        return
+    rules = f"{skipped} rule{'' if skipped == 1 else 's'}"
+    print(
+        f"precheck: warning: no GPU found and no target hardware configured: {rules} that need the target "
+        "hardware were skipped; state the machine the runs train on once, for every machine that checks: "
+        "`precheck init --gpu 8xA100-80GB` (writes `gpus = [...]` under [tool.precheck]), or --gpu/--hardware",
+        file=sys.stderr,
+    )
 
 
 def _refuse_with_command(options: CheckOptions) -> None:

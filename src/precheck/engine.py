@@ -73,6 +73,8 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     #: set when hardware-dependent rules were skipped
     hardware_note: str | None = None
+    #: how many selected rules need the target hardware and were skipped (no GPU known)
+    hardware_rules_skipped: int = 0
     #: the lowest severity that fails the run (``--fail-on``, else the project's ``fail-on``)
     fail_on: Severity = Severity.ERROR
     #: where the target hardware came from when not from an argument or a probe
@@ -141,6 +143,7 @@ def run(
     active = list(RULES.values() if rules is None else rules)
     report = Report(hardware)
     if not hardware.known and any(r.hardware for r in active):
+        report.hardware_rules_skipped = sum(1 for r in active if r.hardware)
         report.hardware_note = (
             "no GPU found: rules that need the target hardware were skipped; "
             "name it with --gpu (e.g. --gpu A100-80GB) or --hardware FILE"

@@ -78,7 +78,8 @@ def emit(report: Report, fmt: str, color: str | None = "auto", quiet: bool = Fal
     output = render(report, fmt)
     if output:
         print(output)
-    if fmt == "concise" and report.hardware_note and not quiet:  # stdout keeps one line per finding
+    # stdout keeps one line per finding; no GPU known: check_command warns on stderr instead
+    if fmt == "concise" and report.hardware_note and not report.hardware_rules_skipped and not quiet:
         print(f"precheck: info: {report.hardware_note}", file=sys.stderr)
 
 

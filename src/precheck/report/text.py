@@ -246,7 +246,7 @@ def render_plain(report: Report, color: bool = False, quiet: bool = False) -> li
         out.extend(finding_lines(finding, paint, lines))
     if quiet:
         return out
-    if report.hardware_note:
+    if report.hardware_note and not report.hardware_rules_skipped:  # else: a warning on stderr
         out.append(f"{paint(_SEVERITY[Severity.INFO], 'info')}: {shown(report.hardware_note)}")
     out.append(paint(_DIM, summary(report)))
     more = fixable_line(report.findings)
