@@ -214,8 +214,13 @@ def summary(report: Report) -> str:
 
 def notes(report: Report) -> list[str]:
     """Files named on the command line that were passed over (they do not parse and are no
-    training config), and configs checked because they name a file given alone."""
-    out = [f"{f.path}: note: skipped, {f.skipped}" for f in report.files if f.named and f.skipped]
+    training config), templates (named or found in a folder), and configs checked because they
+    name a file given alone."""
+    from ..templates import NOTES
+
+    out = [
+        f"{f.path}: note: skipped, {f.skipped}" for f in report.files if f.skipped and (f.named or f.skipped in NOTES)
+    ]
     out += [f"{f.path}: note: checked too, it names {', '.join(f.names)}" for f in report.files if f.names]
     return out
 
