@@ -330,3 +330,14 @@ def test_a_finding_that_rests_on_an_assumption_says_which() -> None:
     assert "--gpu 1xV100" in result.stdout
     stated = run("--gpu", "1xV100", "examples/configs/memory/llama2-70b-qlora-one-48gb.yaml")
     assert ": PC801 error " in stated.stdout and "= assumed:" not in stated.stdout
+
+
+def test_the_help_line_shows_the_did_you_mean(tmp_path: Path) -> None:
+    """Issue 32: the suggestion was only in the JSON message."""
+    import precheck
+    from precheck.report import render
+
+    config = tmp_path / "train.yaml"
+    config.write_text("model_name_or_path: m\noutput_dir: out\nlearning_rate: 1.0e-5\nbf_16: true\n")
+    text = render(precheck.check([str(config)], hardware=["A100"], use_project=False), "text")
+    assert "= help: did you mean bf16? rename `bf_16` to `bf16`, or remove it" in text

@@ -122,32 +122,72 @@ def read_stdin(paths: list[str] | None, name: str | None) -> list[str] | None:
     return [name]
 
 
+#: ``--fix`` applies fixes, checks again and applies what the new check finds, at most this
+#: many times (ruff's ``MAX_ITERATIONS`` is 100; precheck's fixes rarely take more than two):
+#: a fix can uncover another (turning fp16 off shows the bf16 key it needs set)
+MAX_FIX_PASSES = 10
+
+
 def _fix(report: Report, diff: bool, unsafe: bool, run: Callable[[], Report]) -> Report | int:
-    """``--fix``: write the fixes and check again; ``--diff``: print them and stop (the exit code)."""
-    from .fix import applicable, apply, plan_fixes
+    """``--fix``: write the fixes and check again, until no fix is left that it can apply (at most
+    :data:`MAX_FIX_PASSES` passes); ``--diff``: print the first pass's fixes and stop (the exit code)."""
+    from .fix import apply, plan_fixes
 
     fixes = plan_fixes(report.findings, unsafe)
-    for finding, why in fixes.skipped:
-        print(f"precheck: not fixed: {finding.origin.location()}: {finding.rule}: {why}", file=sys.stderr)
-    files = len(fixes.changes)
-    counted = f"{fixes.fixed} finding{'' if fixes.fixed == 1 else 's'} in {files} file{'' if files == 1 else 's'}"
-    if not unsafe:  # as ruff does: say that more would be fixed with the flag
-        hidden = sum(1 for f in report.findings if applicable(f, True) and not applicable(f))
-        if hidden:
-            counted += f" ({hidden} more with --unsafe-fixes)"
     if diff:
+        for finding, why in fixes.skipped:
+            print(f"precheck: not fixed: {finding.origin.location()}: {finding.rule}: {why}", file=sys.stderr)
         for change in fixes.changes:
             sys.stdout.write(change.diff())
-        print(f"precheck: would fix {counted}", file=sys.stderr)
+        print(
+            f"precheck: would fix {_counted(fixes.fixed, len(fixes.changes))}{_hidden(report, unsafe)}", file=sys.stderr
+        )
         report_internal(report)
         return 2 if report.errors or report.internal_errors else 1 if fixes.changes else 0
-    failures = apply(fixes)  # a file that cannot be written is its own error; the others are fixed
+    total = passes = 0
+    touched: set[str] = set()
+    failures: list[InputError] = []
+    written: set[tuple[str, str]] = set()
+    while fixes.changes and passes < MAX_FIX_PASSES:
+        passes += 1
+        failures = apply(fixes)  # a file that cannot be written is its own error; the others are fixed
+        total += fixes.fixed
+        touched.update(change.path for change in fixes.changes)
+        written.update((change.path, change.after) for change in fixes.changes)
+        report = run()
+        if failures:  # the next pass would plan the same edits again
+            break
+        fixes = plan_fixes(report.findings, unsafe)
+        if all((change.path, change.after) in written for change in fixes.changes):
+            break  # a fix that does not remove its finding: writing it again changes nothing
+    for finding, why in fixes.skipped:
+        print(f"precheck: not fixed: {finding.origin.location()}: {finding.rule}: {why}", file=sys.stderr)
+    counted = _counted(total, len(touched))
+    if passes > 1:
+        counted += f" in {passes} passes"
+    if passes == MAX_FIX_PASSES and fixes.changes and not failures:
+        counted += f"; fixes still apply after {MAX_FIX_PASSES} passes: run --fix again, or report the loop"
     if failures:
         counted += f"; {len(failures)} of the files could not be written"
-    print(f"precheck: fixed {counted}", file=sys.stderr)
-    fixed = run() if fixes.changes else report
-    _add_errors(fixed, failures)
-    return fixed
+    left = len(report.findings)
+    counted += f"; {left} finding{'' if left == 1 else 's'} left" if left else "; no finding left"
+    print(f"precheck: fixed {counted}{_hidden(report, unsafe)}", file=sys.stderr)
+    _add_errors(report, failures)
+    return report
+
+
+def _counted(findings: int, files: int) -> str:
+    return f"{findings} finding{'' if findings == 1 else 's'} in {files} file{'' if files == 1 else 's'}"
+
+
+def _hidden(report: Report, unsafe: bool) -> str:
+    """`` (N more with --unsafe-fixes)``, as ruff says that more would be fixed with the flag."""
+    if unsafe:
+        return ""
+    from .fix import applicable
+
+    hidden = sum(1 for f in report.findings if applicable(f, True) and not applicable(f))
+    return f" ({hidden} more with --unsafe-fixes)" if hidden else ""
 
 
 def _add_errors(report: Report, errors: list[InputError]) -> None:
