@@ -103,7 +103,8 @@ class CheckOptions(NamedTuple):
         str | None, value("--hardware", metavar="FILE", help="Hardware file written by `precheck probe --json`.")
     ] = None
     format: Annotated[
-        str, value("--format", metavar="FORMAT", help="Output format: text, concise, json, sarif or github.")
+        str,
+        value("--format", metavar="FORMAT", help="Output format: text, concise, json, sarif, github, gitlab or junit."),
     ] = "text"
     select: Annotated[
         tuple[str, ...] | None, values("--select", metavar="RULES", help="Rules to run: code, prefix, name or ALL.")

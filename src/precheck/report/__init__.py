@@ -12,7 +12,7 @@ from ..errors import UsageError
 if TYPE_CHECKING:
     from ..engine import Report
 
-FORMATS = ("text", "concise", "json", "sarif", "github")
+FORMATS = ("text", "concise", "json", "sarif", "github", "gitlab", "junit")
 COLORS = ("auto", "always", "never")
 
 
@@ -48,6 +48,14 @@ def render(report: Report, fmt: str) -> str:
         from . import github
 
         return github.render(report)
+    if fmt == "gitlab":
+        from . import gitlab
+
+        return gitlab.render(report)
+    if fmt == "junit":
+        from . import junit
+
+        return junit.render(report)
     if fmt == "concise":
         from . import concise
 

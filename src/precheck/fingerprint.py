@@ -1,0 +1,41 @@
+"""A finding's identity across edits: what a baseline and GitLab's Code Quality report key on.
+
+A fingerprint is a hash of the rule, the file, the key the finding points at and its headline
+with line and column numbers taken out (``(line 6)``, ``train.yaml:6:1``), plus how many
+findings before it in the same file had the same identity. Lines added or removed above a
+finding, or moving a key within its file, keep its fingerprint; changing the key, the value
+the headline quotes, the rule or the file's path makes it a new finding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+
+from .report.headline import headline
+from .rules.base import Finding
+
+#: positions inside a message: ``(line 6)``, ``lines 6-7``, ``:6:1``, ``:6``
+_POSITIONS = re.compile(r"\blines? \d+(?:[-–]\d+)?|:\d+(?::\d+)?\b")
+
+
+def identity(finding: Finding) -> str:
+    origin = finding.origin
+    text = _POSITIONS.sub("", headline(finding.message))
+    return "\0".join((finding.rule, origin.path or "", origin.key or "", text))
+
+
+def fingerprints(findings: Iterable[Finding]) -> list[str]:
+    """One fingerprint per finding, in order; unique within the list."""
+    seen: dict[str, int] = {}
+    out = []
+    for finding in findings:
+        base = identity(finding)
+        index = seen.get(base, 0)
+        seen[base] = index + 1
+        out.append(hashlib.sha256(f"{base}\0{index}".encode("utf-8", "surrogatepass")).hexdigest()[:32])
+    return out
+
+
+__all__ = ["fingerprints", "identity"]
