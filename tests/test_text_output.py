@@ -80,6 +80,7 @@ def _findings(paths: list[str], gpu: str) -> list[tuple[str, str]]:
     return [(f.rule, f.message) for f in report.findings]
 
 
+@pytest.mark.shared  # its sample is too small without ../shared
 def test_headlines_are_short_and_in_the_users_terms() -> None:
     """Every finding on the examples (three GPUs) and the framework corpus: a headline of at
     most ~120 characters (a few long names or paths may take it further, never past 160),
