@@ -36,8 +36,9 @@ def run_check(options: CheckOptions, command: list[str] | None = None) -> int:
     if options.statistics and options.format not in ("text", "json"):
         raise UsageError(f"--statistics prints text or json, not --format {options.format}")
     paths = read_stdin(list(options.paths) if options.paths else None, options.stdin_filename)
-    if options.stdin_filename is not None and (options.fix or options.diff):
-        raise UsageError("--fix/--diff write files; with --stdin-filename there is none to write")
+    if options.stdin_filename is not None and (options.fix or options.diff or options.add_noqa):
+        raise UsageError("--fix/--diff/--add-noqa write files; with --stdin-filename there is none to write")
+    _refuse_together(options)
     wanted = options._replace(paths=tuple(paths) if paths else None)
 
     def run() -> Report:
@@ -50,6 +51,12 @@ def run_check(options: CheckOptions, command: list[str] | None = None) -> int:
         if isinstance(fixed, int):
             return fixed
         report = fixed
+    if options.write_baseline is not None:
+        return _write_baseline(report, options.write_baseline)
+    if options.add_noqa:
+        report = _add_noqa(report, run)
+    if options.baseline is not None:
+        _apply_baseline(report, options.baseline)
     if command is not None:
         _show_command(command, options)
     emit(report, options.format, options.color, options.quiet, options.statistics)
@@ -57,6 +64,59 @@ def run_check(options: CheckOptions, command: list[str] | None = None) -> int:
     report_internal(report)
     code = report.exit_code()
     return 0 if options.exit_zero and code == 1 else code
+
+
+def _refuse_together(options: CheckOptions) -> None:
+    if options.baseline is not None and options.write_baseline is not None:
+        raise UsageError("--baseline reads a baseline and --write-baseline writes one: give one of them")
+    if options.add_noqa and (options.fix or options.diff or options.write_baseline is not None):
+        raise UsageError("--add-noqa silences the findings: give it without --fix, --diff or --write-baseline")
+
+
+def _write_baseline(report: Report, name: str) -> int:
+    """``--write-baseline FILE``: today's findings, to check new ones against; exit 0 (2 when an
+    input could not be read: what it holds is not in the baseline)."""
+    from pathlib import Path
+
+    from . import baseline
+
+    count = baseline.write(report.findings, Path(name))
+    print(
+        f"precheck: wrote {count} finding{'' if count == 1 else 's'} to {name}; "
+        f"`precheck --baseline {name}` reports only the findings that are not in it",
+        file=sys.stderr,
+    )
+    for error in report.errors:
+        print(f"precheck: {error}", file=sys.stderr)
+    report_internal(report)
+    return 2 if report.errors or report.internal_errors else 0
+
+
+def _apply_baseline(report: Report, name: str) -> None:
+    """``--baseline FILE``: drop the findings the baseline holds, and say how many."""
+    from pathlib import Path
+
+    from . import baseline
+
+    known = baseline.load(Path(name))
+    before = len(report.findings)
+    report.findings = baseline.new(report.findings, Path(name), known)
+    hidden = before - len(report.findings)
+    if hidden:
+        print(
+            f"precheck: {hidden} finding{'' if hidden == 1 else 's'} in the baseline {name} not shown", file=sys.stderr
+        )
+
+
+def _add_noqa(report: Report, run: Callable[[], Report]) -> Report:
+    """``--add-noqa``: silence today's findings where they are, then check again."""
+    from .fix.noqa import add_noqa
+
+    done = add_noqa(report.findings)
+    for line in done.messages:
+        print(f"precheck: {line}", file=sys.stderr)
+    print(f"precheck: added {done.summary()}", file=sys.stderr)
+    return run() if done.changed else report
 
 
 def warn_no_hardware(report: Report) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from .report.headline import headline
 from .rules.base import Finding
@@ -20,18 +20,26 @@ from .rules.base import Finding
 _POSITIONS = re.compile(r"\blines? \d+(?:[-–]\d+)?|:\d+(?::\d+)?\b")
 
 
-def identity(finding: Finding) -> str:
+def _same(path: str) -> str:
+    return path
+
+
+def identity(finding: Finding, path: Callable[[str], str] = _same) -> str:
+    """The finding without its positions; ``path`` maps the shown path to the one to key on
+    (a baseline keys on paths relative to its own folder, not to the current one)."""
     origin = finding.origin
     text = _POSITIONS.sub("", headline(finding.message))
-    return "\0".join((finding.rule, origin.path or "", origin.key or "", text))
+    if origin.path:  # the headline may quote the path too
+        text = text.replace(origin.path, path(origin.path))
+    return "\0".join((finding.rule, path(origin.path) if origin.path else "", origin.key or "", text))
 
 
-def fingerprints(findings: Iterable[Finding]) -> list[str]:
+def fingerprints(findings: Iterable[Finding], path: Callable[[str], str] = _same) -> list[str]:
     """One fingerprint per finding, in order; unique within the list."""
     seen: dict[str, int] = {}
     out = []
     for finding in findings:
-        base = identity(finding)
+        base = identity(finding, path)
         index = seen.get(base, 0)
         seen[base] = index + 1
         out.append(hashlib.sha256(f"{base}\0{index}".encode("utf-8", "surrogatepass")).hexdigest()[:32])
