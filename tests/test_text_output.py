@@ -207,7 +207,7 @@ def test_help_shows_metavars_choices_and_whole_words() -> None:
     text = run("check", "--help", env={"COLUMNS": "80"}).stdout
     assert "<list[str]>" not in text and "<bool>" not in text and "<str>" not in text
     words = " ".join(re.sub("[│╭╮╰╯─]", " ", text).split())
-    assert "Output format: text, concise, json, sarif or github." in words
+    assert "Output format: text, concise, json, sarif, github, gitlab or junit." in words
     assert "--color WHEN Colour the text output: auto" in words and "always or never." in words
     assert "--gpu SPEC" in words and "--hardware FILE" in words and "--quiet -q" in words
     assert "…" not in text  # nothing cut (rich cuts a word longer than its column)
