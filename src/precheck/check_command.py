@@ -86,8 +86,10 @@ def _write_baseline(report: Report, name: str) -> int:
         f"`precheck --baseline {name}` reports only the findings that are not in it",
         file=sys.stderr,
     )
+    from .escape import printable
+
     for error in report.errors:
-        print(f"precheck: {error}", file=sys.stderr)
+        print(f"precheck: {printable(str(error))}", file=sys.stderr)
     report_internal(report)
     return 2 if report.errors or report.internal_errors else 0
 
@@ -110,11 +112,12 @@ def _apply_baseline(report: Report, name: str) -> None:
 
 def _add_noqa(report: Report, run: Callable[[], Report]) -> Report:
     """``--add-noqa``: silence today's findings where they are, then check again."""
+    from .escape import printable
     from .fix.noqa import add_noqa
 
     done = add_noqa(report.findings)
-    for line in done.messages:
-        print(f"precheck: {line}", file=sys.stderr)
+    for line in done.messages:  # they name files: a pull request's file names are escaped
+        print(f"precheck: {printable(line)}", file=sys.stderr)
     print(f"precheck: added {done.summary()}", file=sys.stderr)
     return run() if done.changed else report
 

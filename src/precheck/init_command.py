@@ -120,7 +120,10 @@ def run_init(gpu: Sequence[str] | None, config: str | None, folder: Path | None 
         tmp = path.with_name(path.name + ".precheck-tmp")
         tmp.write_text(new, encoding="utf-8")
         os.replace(tmp, path)
+    from .escape import printable
+
     where = f"[tool.precheck] in {path}" if path.name == "pyproject.toml" else str(path)
-    print(f"wrote `{line}` ({source}: {hardware.describe()}) to {where}")
+    # GPU names come from nvidia-smi, paths from the folder: printed escaped
+    print(printable(f"wrote `{line}` ({source}: {hardware.describe()}) to {where}"))
     print("every check in this repository now targets it; commit the file")
     return 0
