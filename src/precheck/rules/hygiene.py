@@ -176,7 +176,10 @@ def unknown_key(ctx: Context) -> Iterator[Finding]:
             yield Finding(origin, message, Fix("rename the key to the one the framework reads, or remove it"))
         else:  # the did-you-mean the dialect found, in the help line the text output shows
             name = close.group(1)
-            yield Finding(origin, message, Fix(f"did you mean {name}? rename `{origin.key}` to `{name}`, or remove it"))
+            key = origin.key or ""
+            # a nested key (`fsdp_config.fsdp_x`) keeps its table: the suggestion names the last part
+            full = f"{key.rsplit('.', 1)[0]}.{name}" if "." in key and "." not in name else name
+            yield Finding(origin, message, Fix(f"did you mean {name}? rename `{key}` to `{full}`, or remove it"))
 
 
 @rule("PC906", "quoted-boolean", Severity.WARNING)
