@@ -7,7 +7,8 @@ the repository root, with this interpreter's ``bin`` folder first on ``PATH`` (s
 ``precheck`` is the checkout's), ``NO_COLOR=1``, no ``CUDA_VISIBLE_DEVICES`` and no
 ``FORCE_COLOR``. A transcript after the line ``<!-- transcript: needs hf -->`` needs the
 ``[hf]`` extra (torch, transformers): it is checked only where transformers is installed, and
-durations (``3.71 s``) are compared as ``N s``. Nothing else in the documents is generated
+durations (``3.71 s``) and release numbers (``transformers 5.24.0``: the extra is not pinned)
+are compared as ``N s`` and ``X.Y.Z``. Nothing else in the documents is generated
 here; ``scripts/generate_docs.py`` writes and checks both.
 """
 
@@ -24,6 +25,7 @@ from pathlib import Path
 NEEDS_HF = "<!-- transcript: needs hf -->"
 FENCE = re.compile(r"^(```(?:console)?)\n(\$ .*?)^```$", re.MULTILINE | re.DOTALL)
 DURATION = re.compile(r"\b\d+(?:\.\d+)? s\b")
+RELEASE = re.compile(r"\b\d+\.\d+\.\d+(?:\.?(?:post|rc|dev|a|b)\d+)?(?:\+\w+)?")
 
 
 @dataclass(frozen=True)
@@ -75,8 +77,12 @@ def render(block: str, root: Path) -> str:
     return "".join(parts)
 
 
+def _loose(text: str) -> str:
+    return DURATION.sub("N s", RELEASE.sub("X.Y.Z", text))
+
+
 def _same(a: str, b: str, needs_hf: bool) -> bool:
-    return DURATION.sub("N s", a) == DURATION.sub("N s", b) if needs_hf else a == b
+    return _loose(a) == _loose(b) if needs_hf else a == b
 
 
 def stale(root: Path) -> list[str]:
