@@ -10,11 +10,13 @@ internal-error messages) live here for the same reason.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .errors import InputError, UsageError
+from .escape import printable
 from .options import CheckOptions
 
 if TYPE_CHECKING:
@@ -86,8 +88,6 @@ def _write_baseline(report: Report, name: str) -> int:
         f"`precheck --baseline {name}` reports only the findings that are not in it",
         file=sys.stderr,
     )
-    from .escape import printable
-
     for error in report.errors:
         print(f"precheck: {printable(str(error))}", file=sys.stderr)
     report_internal(report)
@@ -112,7 +112,6 @@ def _apply_baseline(report: Report, name: str) -> None:
 
 def _add_noqa(report: Report, run: Callable[[], Report]) -> Report:
     """``--add-noqa``: silence today's findings where they are, then check again."""
-    from .escape import printable
     from .fix.noqa import add_noqa
 
     done = add_noqa(report.findings)
@@ -166,6 +165,8 @@ def read_stdin(paths: list[str] | None, name: str | None) -> list[str] | None:
     """``--stdin-filename NAME -`` (or NAME with no path): the text on standard input is
     checked as the file NAME (its format, its folder for the files it names); the paths."""
     given = list(paths or [])
+    if name is None and "-" in given and os.path.isfile("-"):  # a committed file named `-` (pre-commit)
+        return ["./-" if path == "-" else path for path in given]
     if name is None:
         if "-" in given:
             raise UsageError(
@@ -199,7 +200,8 @@ def _fix(report: Report, diff: bool, unsafe: bool, run: Callable[[], Report]) ->
     fixes = plan_fixes(report.findings, unsafe)
     if diff:
         for finding, why in fixes.skipped:
-            print(f"precheck: not fixed: {finding.origin.location()}: {finding.rule}: {why}", file=sys.stderr)
+            where = printable(finding.origin.location())
+            print(f"precheck: not fixed: {where}: {finding.rule}: {printable(why)}", file=sys.stderr)
         for change in fixes.changes:
             sys.stdout.write(change.diff())
         print(
@@ -224,7 +226,8 @@ def _fix(report: Report, diff: bool, unsafe: bool, run: Callable[[], Report]) ->
         if all((change.path, change.after) in written for change in fixes.changes):
             break  # a fix that does not remove its finding: writing it again changes nothing
     for finding, why in fixes.skipped:
-        print(f"precheck: not fixed: {finding.origin.location()}: {finding.rule}: {why}", file=sys.stderr)
+        where = printable(finding.origin.location())
+        print(f"precheck: not fixed: {where}: {finding.rule}: {printable(why)}", file=sys.stderr)
     counted = _counted(total, len(touched))
     if passes > 1:
         counted += f" in {passes} passes"
@@ -263,7 +266,7 @@ def _add_errors(report: Report, errors: list[InputError]) -> None:
 def report_internal(report: Report) -> None:
     for error in report.internal_errors:
         print(
-            f"precheck: internal error while checking {error.path}: {error}\n"
+            f"precheck: internal error while checking {printable(error.path)}: {printable(str(error))}\n"
             "This is a bug in precheck; please report it with that file "
             "(run again with --debug for the traceback).",
             file=sys.stderr,

@@ -147,10 +147,9 @@ _EQUAL_TO_ITSELF = frozenset({str, int, bool, type(None), Unknown, Dtype, Built}
 def _declared() -> tuple[frozenset[str], tuple[str, ...]]:
     """What the frameworks declare about training scripts: the packages whose ``Trainer``/
     ``Fabric`` take ``precision=``, and the model base classes."""
-    from .. import frameworks  # lazily: the registry imports the sources
+    from . import registered  # the registry's table (the registry imports the sources)
 
-    packages = frozenset(p for f in frameworks.FRAMEWORKS for p in f.python_trainer_packages)
-    return packages, tuple(b for f in frameworks.FRAMEWORKS for b in f.python_model_bases)
+    return registered.trainer_packages, registered.model_bases
 
 
 @lru_cache(maxsize=4096)  # a pure function of the name, asked for every call of every script

@@ -91,7 +91,7 @@ def _config_file(launch: Launch, schema: Schema, option: str, root: dict[str, No
                 )
             )
         return
-    from . import load  # the package imports this module lazily
+    from .reading import load  # the package imports this module lazily
 
     name = shown(target)
     document = load(target, name)
@@ -110,10 +110,9 @@ def _dialect(schema: Schema | None, found: Found) -> str | None:
         return "hf-trainer"
     if found.dialect is not None:
         return found.dialect
-    from .. import frameworks  # lazily: the registry imports the sources
+    from . import registered  # the registry's table (the registry imports the sources)
 
-    detected = frameworks.detect(Document("", "shell", Node(found.root, 1, 1), ""))
-    if detected is not None and detected.name == "trl":
+    if registered.detect(Document("", "shell", Node(found.root, 1, 1), "")) == "trl":
         return "hf-trainer"  # the script's own options, not a TRL config: TRL's defaults do not apply
     return None
 
