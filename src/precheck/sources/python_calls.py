@@ -95,6 +95,8 @@ POSITIONAL = {
     "trl": ("output_dir",),
     "peft": ("model", "peft_config"),
     "default-dtype": ("dtype",),
+    # ``.to(dtype)``, ``.to(device, dtype)``, ``.to(tensor)``: read by value (:func:`cast_dtype`)
+    "cast": ("to_0", "to_1", "to_2"),
 }
 _MODEL_CLASS = re.compile(r"^(?:Auto\w*Model\w*|\w*(?:Model|LMHeadModel)|\w+For[A-Z]\w*)$")
 _NOT_MODEL = re.compile(r"Tokenizer|Config|Processor|Extractor|^Peft")

@@ -286,8 +286,10 @@ class _Runs:
         loaders = [c for c in calls if c.kind in ("model", "unsloth")]
         mixed = [c for c in calls if c.kind in ("accelerator", "trainer-precision") and _MIXED_KEY[c.kind] in c.args]
         precision = autocasts or casts or defaults or any("torch_dtype" in c.args or "dtype" in c.args for c in loaders)
-        trainer_precision = any(c.kind == "trainer-precision" for c in mixed)
-        if not scalers and not trainer_precision and not (self.collector.backward and (precision or mixed)):
+        # a framework object that sets the mixed precision is the run's, loop visible or not
+        # (``Accelerator(mixed_precision="bf16")`` raises on a card without bf16 at construction)
+        framework_precision = bool(mixed)
+        if not scalers and not framework_precision and not (self.collector.backward and precision):
             return None
         self.notes = []
         model = self._model()

@@ -23,8 +23,10 @@ unknown and nothing is filled in.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InputError
 from .launch_args import locate, shown, with_path
 from .nodes import Document, Node, SourceNote
 from .script_effects import SAME, UNKNOWN, Effect, effects, holds
@@ -47,6 +49,8 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
     schema = read_schema(path) if path is not None else None
     if schema is None or not schema.known:
         found.dialect = _dialect(None, found)
+        if found.dialect is None and path is not None:
+            _own_loop(path, found)
         return found
     for option in sorted(schema.config_options):
         _config_file(launch, schema, option, found.root)
@@ -67,7 +71,29 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
         if node.path is None and key not in defined and any(k.startswith(key) for k in defined)
     }
     found.dialect = _dialect(schema, found)
+    if found.dialect is None and not schema.frameworks:
+        _own_loop(path, found)
     return found
+
+
+def _own_loop(path: Path, found: Found) -> None:
+    """A launched script that sets its precision in its own code (``Accelerator(mixed_precision=
+    "bf16")``, ``torch.autocast`` and a ``GradScaler``, a cast of the model): the run is what
+    that code does, as the script is read on its own (:mod:`.python_source`), its keys marked
+    with the script's path. Its flags mean nothing precheck knows, and are left out."""
+    from . import read_text  # the package imports this module lazily
+    from .python_source import parse_code
+
+    name = shown(path)
+    try:
+        runs = parse_code(name, read_text(path, name), "python", None)
+    except InputError:
+        return  # (the script itself, checked on its own, reports why it cannot be read)
+    loops = [run for run in runs if run.dialect == "pytorch"]
+    if len(loops) != 1:
+        return
+    found.dialect = "pytorch"
+    found.root = {key: with_path(node, name) for key, node in loops[0].mapping().items()}
 
 
 def _config_file(launch: Launch, schema: Schema, option: str, root: dict[str, Node]) -> None:
