@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,14 +92,101 @@ class _Opaque(Exception):
     """A test precheck cannot decide statically."""
 
 
-def effects(modules: dict[Path, ast.Module], options: set[str]) -> list[Effect]:
-    """Every effect the modules give the ``options``."""
+def effects(
+    modules: dict[Path, ast.Module], options: set[str], commands: Mapping[str, str] | None = None
+) -> list[Effect]:
+    """Every effect the modules give the ``options``; ``commands``: the functions whose
+    parameters are the options (a ``click`` command, ``fire.Fire``'s function) → their parser."""
     out: list[Effect] = []
+    carried = _carried(modules, options, commands) if commands else {}
     for path, tree in modules.items():
         sources = _sources(tree)
         if sources:
-            _Walker(path, options, out, sources).body(tree.body, ())
+            _Walker(path, options, out, sources, carried).body(tree.body, ())
     return out
+
+
+def _carried(modules: dict[Path, ast.Module], options: set[str], commands: Mapping[str, str]) -> dict[str, frozenset[str]]:
+    """Module-level function → its parameters that hold the option of the same name.
+
+    A command's parameters are its options (click calls it with every option as a keyword;
+    fire with its flags). Another function's parameter holds an option when every call of
+    it in the modules passes that option on: ``train(bf16=bf16)``, ``train(bf16)`` in its
+    place, or ``train(**kwargs)`` from a click command's ``**kwargs`` (dolly's ``main(**kwargs):
+    train(**kwargs)``). A parameter the function assigns again holds its own value."""
+    functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    for tree in modules.values():
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions.setdefault(node.name, node)
+    if not any(name in functions for name in commands):
+        return {}
+
+    def parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+        arguments = function.args
+        return [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+
+    def own(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+        return (set(parameters(function)) & options) - set(_assignments(function))
+
+    carried = {name: frozenset(own(functions[name])) for name in commands if name in functions}
+    #: a click command's ``**kwargs``: every option not named among its parameters
+    spread = {
+        name: functions[name].args.kwarg.arg  # type: ignore[union-attr]
+        for name, parser in commands.items()
+        if parser == "click" and name in functions and functions[name].args.kwarg is not None
+    }
+    sites: dict[str, list[tuple[str | None, ast.Call]]] = {}
+    for tree in modules.values():
+        for node in tree.body:
+            caller = node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            for sub in walk(node):
+                if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in functions:
+                    sites.setdefault(sub.func.id, []).append((caller, sub))
+
+    def passed(call: ast.Call, caller: str | None, callee: list[str]) -> set[str]:
+        held = carried.get(caller, frozenset()) if caller is not None else frozenset()
+        out: set[str] = set()
+        named: set[str] = set()
+        everything = False
+        for index, argument in enumerate(call.args):
+            if isinstance(argument, ast.Starred):
+                return out  # the places after it are not known
+            if index < len(callee) and isinstance(argument, ast.Name) and argument.id == callee[index] in held:
+                out.add(argument.id)
+            if index < len(callee):
+                named.add(callee[index])
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                value = keyword.value
+                everything = everything or (
+                    caller in spread and isinstance(value, ast.Name) and value.id == spread[caller]
+                )
+                continue
+            named.add(keyword.arg)
+            if isinstance(keyword.value, ast.Name) and keyword.value.id == keyword.arg and keyword.arg in held:
+                out.add(keyword.arg)
+        if everything:
+            out |= options - named - set(parameters(functions[caller])) if caller is not None else set()
+        return out
+
+    for _ in range(len(functions)):
+        changed = False
+        for name, function in functions.items():
+            if name in carried or name not in sites:
+                continue
+            wanted = own(function)
+            callee = parameters(function)
+            for caller, call in sites[name]:
+                wanted &= passed(call, caller, callee)
+                if not wanted:
+                    break
+            if wanted:
+                carried[name] = frozenset(wanted)
+                changed = True
+        if not changed:
+            break
+    return {name: params for name, params in carried.items() if params}
 
 
 def _sources(tree: ast.Module) -> set[int]:
@@ -212,8 +300,19 @@ _SOURCES: weakref.WeakKeyDictionary[ast.Module, set[int]] = weakref.WeakKeyDicti
 
 
 class _Walker:
-    def __init__(self, path: Path, options: set[str], out: list[Effect], sources: set[int]):
+    def __init__(
+        self,
+        path: Path,
+        options: set[str],
+        out: list[Effect],
+        sources: set[int],
+        carried: dict[str, frozenset[str]] | None = None,
+    ):
         self.path = path
+        #: module-level function → its parameters that hold options (:func:`_carried`)
+        self.carried = carried or {}
+        #: those of the function being read
+        self.params: frozenset[str] = frozenset()
         #: the statements that can give an effect (:func:`_sources`): the others are skipped
         self.sources = sources
         self.options = options
@@ -229,10 +328,11 @@ class _Walker:
         if id(node) not in self.sources:
             return  # nothing in it gives an effect
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            saved = self.names
+            saved, saved_params = self.names, self.params
             self.names = _assignments(node)
+            self.params = self.carried.get(node.name, frozenset()) if not saved_params else frozenset()
             self.body(node.body, ())
-            self.names = saved
+            self.names, self.params = saved, saved_params
             return
         if isinstance(node, ast.ClassDef):
             return
@@ -313,13 +413,16 @@ class _Walker:
         raise _Opaque
 
     def _option(self, expr: ast.expr) -> str | None:
-        """``args.x`` (any object) where ``x`` is an option of the script."""
+        """``args.x`` (any object) where ``x`` is an option of the script; ``x`` alone where it is
+        a parameter that holds the option (:func:`_carried`) and the function never assigns it."""
         if isinstance(expr, ast.Attribute) and expr.attr in self.options and isinstance(expr.value, ast.Name):
             return expr.attr
+        if type(expr) is ast.Name and expr.id in self.params and expr.id not in self.names:
+            return expr.id
         return None
 
     def _mentions(self, expr: ast.expr) -> bool:
-        return any(self._option(sub) is not None for sub in ast.walk(expr) if isinstance(sub, ast.Attribute))
+        return any(self._option(sub) is not None for sub in ast.walk(expr) if isinstance(sub, (ast.Attribute, ast.Name)))
 
     def _call(self, call: ast.Call, when: tuple[Condition, ...]) -> None:
         name = _callee(call.func)
@@ -396,7 +499,7 @@ class _Walker:
 
     def _only_option(self, expr: ast.expr) -> str | None:
         """The one option an expression reads (``getattr(torch, args.x)``, ``args.x``)."""
-        names = {self._option(sub) for sub in ast.walk(expr) if isinstance(sub, ast.Attribute)} - {None}
+        names = {self._option(sub) for sub in ast.walk(expr) if isinstance(sub, (ast.Attribute, ast.Name))} - {None}
         if len(names) != 1:
             return None
         for sub in ast.walk(expr):

@@ -22,6 +22,7 @@ unknown and nothing is filled in.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from .launch_args import locate, shown, with_path
 from .nodes import Document, Node, SourceNote
+from .python_calls import HF_ARGUMENTS
 from .script_effects import SAME, UNKNOWN, Effect, effects, holds
 from .script_schema import MISSING, Option, Schema, read_schema
 
@@ -60,7 +62,7 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
     _defaults(schema, found.root)
     before = set(found.root)
     if schema.effects is None:
-        schema.effects = effects(schema.modules, set(schema.options))
+        schema.effects = effects(schema.modules, set(schema.options), schema.commands)
     _apply(schema, found.root, schema.effects, launch.builder.notes)
     found.script_keys |= set(found.root) - before  # keys the script's code derives
     # argparse (HfArgumentParser too) takes a unique prefix of a long option: `--lr` for `--lr_scheduler`
@@ -141,7 +143,28 @@ def _dialect(schema: Schema | None, found: Found) -> str | None:
     detected = frameworks.detect(Document("", "shell", Node(found.root, 1, 1), ""))
     if detected is not None and detected.name == "trl":
         return "hf-trainer"  # the script's own options, not a TRL config: TRL's defaults do not apply
+    if detected is None and schema is not None and _builds_arguments(schema):
+        # its own options (click, fire, argparse) passed into a TrainingArguments it constructs
+        # (dolly's ``TrainingArguments(fp16=fp16, bf16=bf16, deepspeed=deepspeed)``): transformers' semantics
+        return "hf-trainer"
     return None
+
+
+def _builds_arguments(schema: Schema) -> bool:
+    """Whether the script's modules construct ``TrainingArguments`` (or a subclass precheck knows)."""
+    if schema.builds_arguments is None:
+        schema.builds_arguments = any(
+            isinstance(node, ast.Call) and _callee(node.func) in HF_ARGUMENTS
+            for tree in schema.modules.values()
+            for node in ast.walk(tree)
+        )
+    return schema.builds_arguments
+
+
+def _callee(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else None
 
 
 def _defaults(schema: Schema, root: dict[str, Node]) -> None:

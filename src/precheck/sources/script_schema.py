@@ -100,6 +100,13 @@ class Schema:
     modules: dict[Path, ast.Module] = field(default_factory=dict)
     #: what the options do (:func:`.script_effects.effects`), computed once
     effects: list[Any] | None = None
+    #: functions whose parameters are the options themselves (a ``click`` command, the
+    #: function ``fire.Fire`` is given): each parameter named as an option holds its value
+    #: (name → its parser: "click" passes every option as a keyword, so its ``**kwargs`` holds them all)
+    commands: dict[str, str] = field(default_factory=dict)
+    #: the modules construct transformers' ``TrainingArguments`` (or a subclass precheck
+    #: knows) themselves: set by :mod:`.script_launch` when first asked
+    builds_arguments: bool | None = None
 
     @property
     def known(self) -> bool:
@@ -392,6 +399,7 @@ class _Reader:
                 for decorator in node.decorator_list:
                     if isinstance(decorator, ast.Call) and _dotted(decorator.func) in ("click.option", "option"):
                         self._click(path, decorator)
+                        self.schema.commands[node.name] = "click"
 
     def _hf(self, path: Path, expr: ast.expr, tuples: dict[str, ast.expr]) -> None:
         if isinstance(expr, ast.Name) and expr.id in tuples:
@@ -545,6 +553,7 @@ class _Reader:
         if function is None:
             self.schema.closed = False
             return
+        self.schema.commands[function.name] = "fire"
         arguments = function.args
         if arguments.kwarg is not None:
             self.schema.closed = False

@@ -1,0 +1,173 @@
+"""The base libraries read wherever a script calls them (issue 27): torch casts and AMP in a
+plain loop, ``Accelerator(mixed_precision=...)`` with no loop in sight and the launch that
+starts it, and a script's own options carried into ``TrainingArguments`` through a click
+command's parameters. Each class is tested on a small script and on a real file."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from precheck import engine
+from precheck.hardware import from_specs
+from precheck.sources import load_runs
+
+PROJECTS = Path(__file__).resolve().parents[1] / ".." / "shared" / "projects"
+needs_projects = pytest.mark.skipif(not PROJECTS.is_dir(), reason="../shared/projects is not present")
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return path
+
+
+def findings(paths: list[Path], gpu: str) -> set[tuple[str, str, str, int]]:
+    report = engine.run([str(p) for p in paths], from_specs([gpu], {}), env={})
+    assert not report.errors, report.errors
+    return {(f.rule, str(f.severity), Path(f.origin.path or "").name, f.origin.line or 0) for f in report.findings}
+
+
+PLAIN_LOOP = """
+import torch
+import torch.nn as nn
+
+model = nn.Linear(1024, 1024).cuda().to(torch.bfloat16)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+scaler = torch.amp.GradScaler("cuda")
+
+for step in range(10):
+    x = torch.randn(8, 1024, device="cuda")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = model(x).float().pow(2).mean()
+    optimizer.zero_grad()
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+"""
+
+
+@pytest.mark.parametrize("gpu", ["A100", "V100", "H100"])
+def test_chained_positional_cast_under_a_grad_scaler_is_an_error_on_any_gpu(tmp_path: Path, gpu: str) -> None:
+    script = write(tmp_path, "train.py", PLAIN_LOOP)
+    (run,) = load_runs(script)
+    assert run.mapping()["torch_dtype"].value == "bfloat16"
+    assert run.mapping()["torch_dtype"].line == 4  # the `.to(torch.bfloat16)` of the chain
+    assert ("PC404", "error", "train.py", 6) in findings([script], gpu)
+
+
+def test_to_with_a_device_and_a_dtype_is_a_cast_and_to_a_device_is_not(tmp_path: Path) -> None:
+    both = write(tmp_path, "both.py", PLAIN_LOOP.replace(".cuda().to(torch.bfloat16)", '.to("cuda", torch.float16)'))
+    (run,) = load_runs(both)
+    assert run.mapping()["torch_dtype"].value == "float16"
+    device = write(tmp_path, "device.py", PLAIN_LOOP.replace(".cuda().to(torch.bfloat16)", '.to("cuda")'))
+    (run,) = load_runs(device)
+    assert "torch_dtype" not in run.mapping()
+
+
+ACCELERATOR_ONLY = """
+from accelerate import Accelerator
+from accelerate.utils.imports import is_bf16_available
+
+accelerator = Accelerator(mixed_precision="{precision}")
+print(accelerator.native_amp, accelerator.state.mixed_precision, is_bf16_available())
+"""
+
+
+def test_accelerator_alone_is_a_run_and_so_is_its_accelerate_launch(tmp_path: Path) -> None:
+    script = write(tmp_path, "test.py", ACCELERATOR_ONLY.format(precision="bf16"))
+    launch = write(tmp_path, "launch.sh", "#!/bin/bash\naccelerate launch test.py\n")
+    assert ("PC101", "error", "test.py", 4) in findings([script], "V100")
+    assert ("PC101", "error", "test.py", 4) in findings([launch], "V100")  # the launch alone finds it
+    assert not any(s == "error" for _, s, _, _ in findings([launch, script], "A100"))
+    fp16 = write(tmp_path, "fp16/test.py", ACCELERATOR_ONLY.format(precision="fp16"))
+    assert not any(s == "error" for _, s, _, _ in findings([fp16], "V100"))
+
+
+def test_an_accelerate_config_still_rules_a_script_whose_code_sets_no_precision(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "train.py",
+        """
+        import torch
+        from accelerate import Accelerator
+        accelerator = Accelerator()
+        model = torch.nn.Linear(4, 4)
+        optimizer = torch.optim.AdamW(model.parameters())
+        model, optimizer = accelerator.prepare(model, optimizer)
+        for batch in loader:
+            accelerator.backward(model(batch).sum())
+        """,
+    )
+    launch = write(tmp_path, "launch.sh", "accelerate launch --mixed_precision bf16 train.py\n")
+    (run,) = load_runs(launch)
+    assert run.dialect == "accelerate"
+    assert ("PC101", "error", "launch.sh", 1) in {
+        (rule, severity, name, line) for rule, severity, name, line in findings([launch], "V100")
+    }
+
+
+CLICK = """
+import click
+from transformers import Trainer, TrainingArguments
+
+
+def train(local_output_dir, deepspeed, bf16):
+    fp16 = not bf16
+    args = TrainingArguments(output_dir=local_output_dir, fp16=fp16, bf16=bf16, deepspeed=deepspeed)
+    Trainer(args=args).train()
+
+
+@click.command()
+@click.option("--local-output-dir", type=str, required=True)
+@click.option("--deepspeed", type=str, default=None)
+@click.option("--bf16", type=bool, default={default})
+def main(**kwargs):
+    train(**kwargs)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_click_options_reach_training_arguments_through_the_commands_parameters(tmp_path: Path) -> None:
+    write(tmp_path, "training/trainer.py", CLICK.format(default="True"))
+    launch = write(tmp_path, "train.sh", "deepspeed --module training.trainer --local-output-dir /tmp/out\n")
+    (run,) = load_runs(launch)
+    assert run.mapping()["bf16"].value is True and run.mapping()["fp16"].value is False
+    assert ("PC101", "error", "trainer.py", 7) in findings([launch], "8xV100")  # the script's default, at its use
+    flag = write(tmp_path, "flag.sh", "deepspeed --module training.trainer --local-output-dir /tmp/out --bf16 false\n")
+    (run,) = load_runs(flag)
+    assert run.mapping()["fp16"].value is True
+    assert not any(s == "error" for _, s, _, _ in findings([flag], "8xV100"))
+
+
+def test_a_parameter_a_call_sets_otherwise_is_not_the_option(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "training/trainer.py",
+        CLICK.format(default="True").replace("    train(**kwargs)", "    train(kwargs['local_output_dir'], None, False)"),
+    )
+    launch = write(tmp_path, "train.sh", "deepspeed --module training.trainer --local-output-dir /tmp/out\n")
+    runs = load_runs(launch)
+    assert all(run.mapping().get("bf16") is None for run in runs)
+
+
+@needs_projects
+def test_dollys_click_command_on_the_real_trainer(tmp_path: Path) -> None:
+    """databrickslabs/dolly ``training/trainer.py``: ``--bf16`` (default None) reaches
+    ``train(**kwargs)``, whose ``fp16 = not bf16`` and ``bf16=bf16`` go into TrainingArguments."""
+    dolly = (PROJECTS / "databrickslabs__dolly").resolve()
+    plain = write(tmp_path, "a.sh", f"cd {dolly}\ndeepspeed --module training.trainer --local-output-dir /tmp/o\n")
+    (run,) = load_runs(plain)
+    assert run.dialect == "hf-trainer"
+    fp16 = run.mapping()["fp16"]
+    assert fp16.value is True and fp16.path is not None and fp16.path.endswith("training/trainer.py")
+    assert fp16.line == 245
+    bf16 = write(tmp_path, "b.sh", f"cd {dolly}\ndeepspeed --module training.trainer --local-output-dir /tmp/o --bf16 true\n")
+    assert ("PC101", "error", "b.sh", 2) in findings([bf16], "V100")
+    assert not any(s == "error" for _, s, _, _ in findings([plain], "V100"))
