@@ -171,3 +171,50 @@ def test_dollys_click_command_on_the_real_trainer(tmp_path: Path) -> None:
     bf16 = write(tmp_path, "b.sh", f"cd {dolly}\ndeepspeed --module training.trainer --local-output-dir /tmp/o --bf16 true\n")
     assert ("PC101", "error", "b.sh", 2) in findings([bf16], "V100")
     assert not any(s == "error" for _, s, _, _ in findings([plain], "V100"))
+
+
+def test_a_lightning_trainer_in_code_gets_the_pinned_releases_precision_names(tmp_path: Path) -> None:
+    """``pl.Trainer(precision="bf16-mixed")`` with ``pytorch-lightning==1.9.5`` pinned: 1.9 takes
+    64/32/16/"bf16" only (the "-mixed"/"-true" names came with 2.0), so the Trainer refuses it."""
+    write(tmp_path, "requirements.txt", "pytorch-lightning==1.9.5\n")
+    script = write(
+        tmp_path,
+        "train.py",
+        'import pytorch_lightning as pl\ntrainer = pl.Trainer(devices=1, precision="bf16-mixed")\ntrainer.fit(model)\n',
+    )
+    (run,) = load_runs(script)
+    assert run.dialect == "lightning"
+    assert ("PC703", "error", "train.py", 2) in findings([script], "A100")
+    legacy = write(tmp_path, "legacy/train.py", script.read_text().replace("bf16-mixed", "bf16"))
+    write(tmp_path, "legacy/requirements.txt", "pytorch-lightning==1.9.5\n")
+    assert not any(s == "error" for _, s, _, _ in findings([legacy], "A100"))
+
+
+def test_a_launched_lightning_script_gets_the_model_its_flag_names(tmp_path: Path) -> None:
+    """flan-alpaca's ``training.py`` (``pl.Trainer(precision="16-mixed")``) launched with
+    ``--model_name_or_path google/flan-t5-xl``: fp16 on a T5 checkpoint."""
+    write(
+        tmp_path,
+        "training.py",
+        """
+        import argparse
+        import pytorch_lightning as pl
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--model_name_or_path", type=str, default="google/flan-t5-base")
+        args, _ = parser.parse_known_args()
+        trainer = pl.Trainer(precision="16-mixed", accelerator="gpu")
+        """,
+    )
+    launch = write(tmp_path, "run.sh", 'python training.py --model_name_or_path "google/flan-t5-xl"\n')
+    assert ("PC209", "warning", "training.py", 6) in findings([launch], "V100")
+
+
+@needs_projects
+def test_lightnings_own_example_trainer_bf16_true(tmp_path: Path) -> None:
+    """Lightning's ``examples/pytorch/fp8_distributed_transformer/train.py``:
+    ``L.Trainer(strategy=mp_strategy, ..., precision="bf16-true")``."""
+    script = PROJECTS / "Lightning-AI__pytorch-lightning/examples/pytorch/fp8_distributed_transformer/train.py"
+    (run,) = load_runs(script)
+    assert run.dialect == "lightning" and run.root.plain()["trainer"]["precision"] == "bf16-true"
+    assert ("PC101", "error", "train.py", 76) in findings([script], "V100")
+    assert not any(s == "error" for _, s, _, _ in findings([script], "A100"))

@@ -427,6 +427,12 @@ def collect(
     return _collect(resolved(config_path).parent, names, tuple(sorted(assumed.items())), python)
 
 
+#: distributions released from one repository with the same version numbers as the framework
+#: precheck names: ``pytorch-lightning==1.9.5`` is the Trainer of ``lightning`` 1.9.5 (both are
+#: built from Lightning-AI/pytorch-lightning, ``src/lightning`` and ``src/pytorch_lightning``)
+RELEASED_AS = {"pytorch-lightning": "lightning"}
+
+
 @lru_cache(maxsize=1024)
 def _collect(
     folder: Path,
@@ -446,7 +452,8 @@ def _collect(
     missing = set(names - known.keys())
     if missing:
         for parent in _folders_from(folder):
-            for source, name, version, line in _pins_in_folder(parent):
+            for source, pinned, version, line in _pins_in_folder(parent):
+                name = RELEASED_AS.get(pinned, pinned)
                 if name in missing:
                     known[name] = VersionInfo(name, version, f"{_display(source)}:{line}")
                     missing.discard(name)

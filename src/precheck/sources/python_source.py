@@ -230,6 +230,9 @@ class _Runs:
         configs = [c for c in calls if c.kind in ("hf-trainer", "trl") and not c.inference]
         if configs:
             return [self._trainer_run(config) for config in configs]
+        trainers = [c for c in calls if _lightning_trainer(c) and not c.inference]
+        if trainers:
+            return [self._lightning_run(trainer) for trainer in trainers]
         loop = self._loop_run()
         return [loop] if loop is not None else []
 
@@ -259,6 +262,22 @@ class _Runs:
             # default fills only a bf16 the call leaves out, so it must not be read as one
             dialect = "hf-trainer"
         return self._document(root, dialect, self._label(config))
+
+    def _lightning_run(self, trainer: Call) -> Document:
+        """``pl.Trainer(precision=..., devices=..., strategy=...)``: the arguments of
+        ``Trainer.__init__`` as a ``trainer:`` block of the framework's own config, read with its
+        semantics (the precision names each release takes, its plugins and strategies)."""
+        self.notes = []
+        arguments: dict[str, Node] = {}
+        for key in _TRAINER_KEYS:
+            arg = trainer.args.get(key)
+            if arg is None:
+                continue
+            if key == "precision" or _plain(arg.value):
+                self._put(arguments, key, arg)  # (an unknown precision is a note)
+        line, column = self.where(trainer.at)
+        root = {"trainer": Node(arguments, line, column, "trainer", line, column)}
+        return self._document(root, "lightning", self._label(trainer))
 
     def _unsloth_precision(self, config: Call, root: dict[str, Node]) -> str:
         """Importing unsloth replaces TRL's configs and trainers (``UnslothSFTConfig``...):
@@ -492,6 +511,25 @@ class _Runs:
         if device is None or isinstance(device, Unknown):
             return True  # torch.autocast(device_type=device.type): the GPU run is the one precheck checks
         return isinstance(device, str) and device.split(":")[0] == "cuda"
+
+
+#: ``Trainer.__init__`` arguments the framework's dialect reads (lightning 2.6.6
+#: ``pytorch/trainer/trainer.py``): the others are not precision settings
+_TRAINER_KEYS = (
+    "precision",
+    "accelerator",
+    "devices",
+    "num_nodes",
+    "strategy",
+    "accumulate_grad_batches",
+    "gradient_clip_val",
+    "gradient_clip_algorithm",
+)
+
+
+def _lightning_trainer(call: Call) -> bool:
+    """A Lightning ``Trainer`` (not ``Fabric``, whose loop is the script's own) given a precision."""
+    return call.kind == "trainer-precision" and call.qualname.rsplit(".", 1)[-1] == "Trainer" and "precision" in call.args
 
 
 #: the argument that sets a framework's mixed precision

@@ -82,7 +82,8 @@ def _own_loop(path: Path, found: Found) -> None:
     """A launched script that sets its precision in its own code (``Accelerator(mixed_precision=
     "bf16")``, ``torch.autocast`` and a ``GradScaler``, a cast of the model): the run is what
     that code does, as the script is read on its own (:mod:`.python_source`), its keys marked
-    with the script's path. Its flags mean nothing precheck knows, and are left out."""
+    with the script's path. Its flags mean nothing precheck knows, and are left out, but for
+    ``--model_name_or_path``: the checkpoint, by the name every Hugging Face script gives it."""
     from . import read_text  # the package imports this module lazily
     from .python_source import parse_code
 
@@ -91,11 +92,21 @@ def _own_loop(path: Path, found: Found) -> None:
         runs = parse_code(name, read_text(path, name), "python", None)
     except InputError:
         return  # (the script itself, checked on its own, reports why it cannot be read)
-    loops = [run for run in runs if run.dialect == "pytorch"]
+    loops = [run for run in runs if run.dialect in ("pytorch", "lightning")]
     if len(loops) != 1:
         return
-    found.dialect = "pytorch"
-    found.root = {key: with_path(node, name) for key, node in loops[0].mapping().items()}
+    (loop,) = loops
+    found.dialect = loop.dialect
+    flags = found.root
+    found.root = {key: with_path(node, name) for key, node in loop.mapping().items()}
+    model = flags.get("model_name_or_path")
+    if model is None or not isinstance(model.value, str):
+        return
+    if loop.dialect == "pytorch":
+        found.root.setdefault("model_name_or_path", model)  # the checkpoint the script is told to load
+    elif "model" not in found.root:  # a LightningModule's init argument, as the framework's config writes it
+        init = Node({"model_name_or_path": model}, model.line, model.column)
+        found.root["model"] = Node({"init_args": init}, model.line, model.column)
 
 
 def _config_file(launch: Launch, schema: Schema, option: str, root: dict[str, Node]) -> None:
