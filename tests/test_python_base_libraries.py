@@ -218,3 +218,60 @@ def test_lightnings_own_example_trainer_bf16_true(tmp_path: Path) -> None:
     assert run.dialect == "lightning" and run.root.plain()["trainer"]["precision"] == "bf16-true"
     assert ("PC101", "error", "train.py", 76) in findings([script], "V100")
     assert not any(s == "error" for _, s, _, _ in findings([script], "A100"))
+
+
+def test_a_function_the_module_calls_once_gets_its_defaults(tmp_path: Path) -> None:
+    """lit-gpt ``finetune/lora.py`` (2023-06): ``setup(precision=None)`` called as ``setup()``:
+    ``precision = "32-true" if tpu else "bf16-mixed"`` decides, at that line."""
+    script = write(
+        tmp_path,
+        "lora.py",
+        """
+        import lightning as L
+
+
+        def setup(precision=None, tpu=False):
+            if precision is None:
+                precision = "32-true" if tpu else "bf16-mixed"
+            fabric = L.Fabric(devices=1, precision=precision)
+            fabric.launch()
+
+
+        if __name__ == "__main__":
+            setup()
+        """,
+    )
+    assert ("PC101", "error", "lora.py", 6) in findings([script], "T4")
+    twice = write(tmp_path, "twice.py", script.read_text().replace("    setup()", "    setup()\n    setup(tpu=x)"))
+    assert not any(s == "error" for _, s, _, _ in findings([twice], "T4"))  # which call trains is not known
+    handed = write(tmp_path, "handed.py", script.read_text().replace("    setup()", "    CLI(setup)"))
+    assert not any(s == "error" for _, s, _, _ in findings([handed], "T4"))  # flags may set it
+
+
+def test_findings_point_where_the_value_is_decided(tmp_path: Path) -> None:
+    script = write(
+        tmp_path,
+        "train.py",
+        """
+        import torch
+        from transformers import AutoModelForCausalLM, TrainingArguments
+
+        dtype = torch.bfloat16
+        kwargs_dtype = dtype
+        model = AutoModelForCausalLM.from_pretrained("facebook/opt-125m", torch_dtype=kwargs_dtype)
+        args = TrainingArguments(output_dir="o", bf16=True)
+        """,
+    )
+    (run,) = load_runs(script)
+    node = run.mapping()["torch_dtype"]
+    assert (node.value, node.key_line, node.raw) == ("bfloat16", 4, "torch.bfloat16")
+
+
+@needs_projects
+def test_nanogpt_dtype_is_reported_where_it_is_decided() -> None:
+    """nanoGPT ``train.py``: ``dtype = 'bfloat16' if ... is_bf16_supported() else 'float16'``
+    (line 73), translated by ``ptdtype = {...}[dtype]`` (line 111), passed at line 112."""
+    script = PROJECTS / "karpathy__nanoGPT/train.py"
+    (run,) = load_runs(script, hardware=from_specs(["V100"], {}))
+    assert run.mapping()["autocast_dtype"].key_line == 73
+    assert ("PC101", "error", "train.py", 73) in findings([script], "V100")

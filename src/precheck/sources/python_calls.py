@@ -141,6 +141,15 @@ class Built:
     call: Call
 
 
+#: where a name got the value an argument passes (``dtype = torch.bfloat16`` before
+#: ``torch_dtype=dtype``): kept in the names under this prefix (no identifier starts so), as
+#: (the name's place, the value's place, the value as written); None once rebound otherwise
+_DECIDED_AT = "\0at "
+#: the expressions that decide a value where they stand (a literal, ``torch.bfloat16``, a choice)
+_DECISIONS = frozenset({ast.Constant, ast.Attribute, ast.IfExp, ast.BoolOp, ast.UnaryOp, ast.Compare})
+#: the values whose assignment is the place a setting is decided
+_DECIDED = frozenset({str, bool, int, float, type(None), Dtype})
+
 #: the values that are always equal to themselves (unlike a float NaN)
 _EQUAL_TO_ITSELF = frozenset({str, int, bool, type(None), Unknown, Dtype, Built})
 
@@ -226,6 +235,10 @@ class Collector:
         self._unequal = False
         #: the evaluator of the names last read (dropped when the run ends: it refers back to the collector)
         self._evaluator: Evaluator | None = None
+        #: module-level functions, while the module's own statements are read (their calls are recorded)
+        self._entries: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        #: function name → its one call from the module's statements and what it passes (None: not known)
+        self._sites: dict[str, tuple[ast.Call, dict[str | int, Any] | None]] = {}
 
     # -- positions -------------------------------------------------------------------------
 
@@ -246,17 +259,50 @@ class Collector:
 
     def _run(self) -> None:
         env: dict[str, Any] = {"__name__": "__main__"}
+        self._entries = {n.name: n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self.block(self.tree.body, env, inference=False)
+        self._entries = {}
         for node in self.index.functions:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 local = dict(env)
                 arguments = node.args
                 params = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
                 params.extend(p for p in (arguments.vararg, arguments.kwarg) if p is not None)
+                given = self._called_once(node, env)
                 for param in params:
-                    local[param.arg] = Unknown(f"`{param.arg}` is a parameter of `{node.name}`")
+                    if given is not None and param.arg in given:
+                        local[param.arg] = given[param.arg]
+                    else:
+                        local[param.arg] = Unknown(f"`{param.arg}` is a parameter of `{node.name}`")
                 inference = any(self._no_grad(d) for d in node.decorator_list)
                 self.block(node.body, local, inference)
+
+    def _called_once(self, node: ast.FunctionDef | ast.AsyncFunctionDef, env: dict[str, Any]) -> dict[str, Any] | None:
+        """The parameters of a module-level function the module's own code calls once, and
+        nothing else calls (``if __name__ == "__main__": setup()``): the values that call passes
+        and the defaults of the others. None when it is called otherwise (or not at all)."""
+        site = self._sites.get(node.name)
+        if site is None or node not in self.tree.body:
+            return None
+        call, passed = site
+        if passed is None or len(_call_words(self.source, node.name)) != 1:
+            return None  # another call (in a function, a lambda), or the name handed on (`CLI(setup)`)
+        arguments = node.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        if len(call.args) > len(positional):
+            return None
+        values: dict[str, Any] = {}
+        defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
+        pairs = [*zip(positional, defaults, strict=True), *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)]
+        evaluate = self.evaluator(env)
+        for index, (param, default) in enumerate(pairs):
+            if param.arg in passed:
+                values[param.arg] = passed[param.arg]
+            elif index < len(call.args):
+                values[param.arg] = passed[index]
+            elif default is not None:
+                values[param.arg] = evaluate(default)
+        return values
 
     def block(self, body: list[ast.stmt], env: dict[str, Any], inference: bool) -> None:
         for statement in body:
@@ -369,6 +415,16 @@ class Collector:
             env[target.id] = value
             if self._written is not None:
                 self._written.add(target.id)
+            where = _DECIDED_AT + target.id
+            decided = self._decided(target, source, env) if source is not None and type(value) in _DECIDED else None
+            if decided is not None:
+                env[where] = decided
+            elif where in env:
+                env[where] = None
+            else:
+                where = ""
+            if where and self._written is not None:
+                self._written.add(where)
             if type(value) not in _EQUAL_TO_ITSELF and not value == value:  # noqa: SIM201 (NaN)
                 self._unequal = True
             if source is not None and self._builds_model(source):
@@ -390,6 +446,20 @@ class Collector:
                 self.environ[key] = Arg(value, key, self.at(target), self.at(source), self.source.segment(source))
                 if key == "CUDA_VISIBLE_DEVICES" and isinstance(value, str):
                     self._visible(value)
+
+    def _decided(self, target: ast.Name, source: ast.expr, env: dict[str, Any]) -> Any:
+        """Where the value bound to ``target`` is decided: here when ``source`` is a literal or
+        a choice between literals (``dtype = 'bfloat16' if is_bf16_supported() else 'float16'``);
+        where the one name it looks up was decided when it only translates that name
+        (``ptdtype = {'bfloat16': torch.bfloat16, ...}[dtype]``, ``x = dtype``); else nowhere."""
+        kind = type(source)
+        if kind is ast.Name or kind is ast.Subscript:
+            found = [env.get(_DECIDED_AT + n.id) for n in ast.walk(source) if type(n) is ast.Name]
+            places = [f for f in found if type(f) is tuple]
+            return places[0] if len(places) == 1 else None
+        if kind in _DECISIONS:
+            return (self.at(target), self.at(source), self.source.segment(source))
+        return None
 
     # -- calls -----------------------------------------------------------------------------
 
@@ -427,6 +497,8 @@ class Collector:
             method = func.attr if isinstance(func, attribute) else None
             if method == "backward":
                 self.backward = True
+            if type(func) is ast.Name and func.id in self._entries:
+                self._site(func.id, node, env)
             qualname = qualname_of(func) or ""
             kind = kind_of(qualname)
             if kind is None:
@@ -442,6 +514,26 @@ class Collector:
             self._seen[id(node)] = call
             self.calls.append(call)
 
+    def _site(self, name: str, node: ast.Call, env: dict[str, Any]) -> None:
+        """A call of a module-level function from the module's own statements: what it passes
+        (by keyword, and by place under its index); a second call, or ``*args``, spoils it."""
+        if name in self._sites:
+            self._sites[name] = (node, None)
+            return
+        evaluate = self.evaluator(env)
+        passed: dict[str | int, Any] | None = {}
+        for index, argument in enumerate(node.args):
+            if isinstance(argument, ast.Starred):
+                passed = None
+                break
+            passed[index] = evaluate(argument)  # type: ignore[index]
+        for keyword in node.keywords:
+            if passed is None or keyword.arg is None:
+                passed = None
+                break
+            passed[keyword.arg] = evaluate(keyword.value)
+        self._sites[name] = (node, passed)
+
     def _arguments(self, call: Call, node: ast.Call, env: dict[str, Any]) -> None:
         evaluate = self.evaluator(env)
         params = AUTOCASTS.get(call.qualname) or SCALERS.get(call.qualname) or POSITIONAL.get(call.kind)
@@ -451,11 +543,20 @@ class Collector:
             if isinstance(positional, ast.Starred) or params is None or index >= len(params):
                 continue
             value = evaluate(positional)
+            decided = env.get(_DECIDED_AT + positional.id) if type(positional) is ast.Name else None
+            if type(decided) is tuple and type(value) in _DECIDED:
+                call.args[params[index]] = Arg(value, None, None, decided[1], decided[2])
+                continue
             call.args[params[index]] = Arg(value, None, None, self.at(positional), self.source.segment(positional))
         for keyword in node.keywords:
             value = evaluate(keyword.value)
             raw = self.source.segment(keyword.value)
             if keyword.arg is not None:
+                decided = env.get(_DECIDED_AT + keyword.value.id) if type(keyword.value) is ast.Name else None
+                if type(decided) is tuple and type(value) in _DECIDED:
+                    # `dtype = torch.bfloat16` ... `torch_dtype=dtype`: the line that decides it
+                    call.args[keyword.arg] = Arg(value, keyword.arg, decided[0], decided[1], decided[2])
+                    continue
                 call.args[keyword.arg] = Arg(value, keyword.arg, self.at(keyword), self.at(keyword.value), raw)
             elif isinstance(value, dict):  # **kwargs built from a dict precheck can read
                 for key, item in value.items():
@@ -507,6 +608,17 @@ class Collector:
             from ..hardware import with_visibility
 
             self.runtime.hardware = with_visibility(hardware, {"CUDA_VISIBLE_DEVICES": value})
+
+
+def _call_words(source: Source, name: str) -> list[int]:
+    """The lines where ``name`` is written as a word (calls, references and its ``def``)
+    outside its definition line: one means the module calls it in one place only."""
+    pattern = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
+    return [
+        number
+        for number, line in enumerate(source.text_lines, 1)
+        if name in line and not line.lstrip().startswith(("def ", "async def ")) and pattern.search(line)
+    ]
 
 
 def cast_dtype(call: Call) -> Arg | None:

@@ -54,16 +54,20 @@ if TYPE_CHECKING:
     from ..hardware import Hardware
 
 #: a cheap test before parsing: a file holds a run only if it names a training config
-#: class, a GradScaler or calls ``.backward(``; the rest of a folder is never parsed
+#: class, a GradScaler, calls ``.backward(`` or names a precision and constructs a framework
+#: object that takes one (``Fabric(``, ``Trainer(``, ``Accelerator(``); the rest is never parsed
 _TRAINING_WORDS = re.compile(
     r"TrainingArguments|\b(?:SFT|DPO|GRPO|ORPO|KTO|Reward|PPO|CPO|BCO|PRM|OnlineDPO|RLOO|NashMD|XPO|GKD|GSPO|"
     r"IterativeSFT)Config\b|GradScaler|\.backward\s*\(|precision\s*=\s*[\"'](?:bf16|16)"
+    r"|(?s:^(?=.*precision)(?=.*\b(?:Fabric|Trainer|Accelerator)\s*\())"
 )
 #: the parts of _TRAINING_WORDS, each tried only where its literal word occurs (a substring
 #: search is many times faster than the regex, and most files hold none of them)
 _BACKWARD = re.compile(r"\.backward\s*\(")
 _PRECISION = re.compile(r"precision\s*=\s*[\"'](?:bf16|16)")
 _CONFIG_END = re.compile(r"Config\b")
+#: a framework object whose precision may be passed as a value (``L.Fabric(precision=precision)``)
+_FRAMEWORK_OBJECT = re.compile(r"\b(?:Fabric|Trainer|Accelerator)\s*\(")
 _CONFIG_NAMES = (
     "SFT", "DPO", "GRPO", "ORPO", "KTO", "Reward", "PPO", "CPO", "BCO", "PRM", "OnlineDPO", "RLOO", "NashMD", "XPO",
     "GKD", "GSPO", "IterativeSFT",
@@ -76,7 +80,7 @@ def _training_words(text: str) -> bool:
         return True
     if "backward" in text and _BACKWARD.search(text):
         return True
-    if "precision" in text and _PRECISION.search(text):
+    if "precision" in text and (_PRECISION.search(text) or _FRAMEWORK_OBJECT.search(text)):
         return True
     return "Config" in text and any(_config_name(text, m.start()) for m in _CONFIG_END.finditer(text))
 
