@@ -150,7 +150,9 @@ def test_a_parameter_a_call_sets_otherwise_is_not_the_option(tmp_path: Path) -> 
     write(
         tmp_path,
         "training/trainer.py",
-        CLICK.format(default="True").replace("    train(**kwargs)", "    train(kwargs['local_output_dir'], None, False)"),
+        CLICK.format(default="True").replace(
+            "    train(**kwargs)", "    train(kwargs['local_output_dir'], None, False)"
+        ),
     )
     launch = write(tmp_path, "train.sh", "deepspeed --module training.trainer --local-output-dir /tmp/out\n")
     runs = load_runs(launch)
@@ -168,7 +170,9 @@ def test_dollys_click_command_on_the_real_trainer(tmp_path: Path) -> None:
     fp16 = run.mapping()["fp16"]
     assert fp16.value is True and fp16.path is not None and fp16.path.endswith("training/trainer.py")
     assert fp16.line == 245
-    bf16 = write(tmp_path, "b.sh", f"cd {dolly}\ndeepspeed --module training.trainer --local-output-dir /tmp/o --bf16 true\n")
+    bf16 = write(
+        tmp_path, "b.sh", f"cd {dolly}\ndeepspeed --module training.trainer --local-output-dir /tmp/o --bf16 true\n"
+    )
     assert ("PC101", "error", "b.sh", 2) in findings([bf16], "V100")
     assert not any(s == "error" for _, s, _, _ in findings([plain], "V100"))
 
@@ -275,3 +279,51 @@ def test_nanogpt_dtype_is_reported_where_it_is_decided() -> None:
     (run,) = load_runs(script, hardware=from_specs(["V100"], {}))
     assert run.mapping()["autocast_dtype"].key_line == 73
     assert ("PC101", "error", "train.py", 73) in findings([script], "V100")
+
+
+def test_settings_read_but_not_used_are_listed_per_run(tmp_path: Path) -> None:
+    """Issue 27 item 5: what precheck read and could not use, per run, in explain and the JSON
+    report, apart from what it cites (``file``, not ``path``; no ``FILE:LINE`` in ``why``)."""
+    import json
+    import re
+
+    from precheck import explain
+    from precheck.report import json_report
+
+    script = write(
+        tmp_path,
+        "train.py",
+        """
+        import argparse
+        from transformers import TrainingArguments
+        parser = argparse.ArgumentParser()
+        args = parser.parse_args()
+        TrainingArguments(output_dir="o", bf16=args.bf16, fp16=False)
+        """,
+    )
+    report = engine.run([str(script)], from_specs(["A100"], {}), env={})
+    (result,) = report.files
+    assert [(u.line, u.key) for u in result.unused] == [(5, "bf16")]
+    (run,) = json.loads(explain.render_json(report))["runs"]
+    assert run["unused"] == [
+        {"file": str(script), "line": 5, "key": "bf16", "why": result.unused[0].why},
+    ]
+    (entry,) = json.loads(json_report.render(report))["files"]
+    assert entry["unused"] == run["unused"]
+    effect = write(
+        tmp_path,
+        "effects/train.py",
+        """
+        import argparse, os
+        from transformers import AutoModelForCausalLM
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--model", default="m")
+        args = parser.parse_args()
+        model = AutoModelForCausalLM.from_pretrained(args.model, torch_dtype=os.environ["DTYPE"])
+        """,
+    )
+    launch = write(tmp_path, "effects/run.sh", "python train.py --model m --bf16 True --output_dir o\n")
+    report = engine.run([str(launch)], from_specs(["A100"], {}), env={})
+    left = [u for r in report.files for u in r.unused]
+    assert [(Path(u.path).name, u.line, u.key) for u in left] == [("train.py", 6, "torch_dtype")]
+    assert effect.name in left[0].why and not re.search(r"\.py:\d", left[0].as_json()["why"])

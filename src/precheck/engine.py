@@ -22,6 +22,7 @@ from .resolve.plan import PrecisionPlan
 from .rules import RULES
 from .rules.base import Context, Finding, Rule, RuleStatus, Severity
 from .suppression import account, comments_of
+from .unused import Unused, unused
 from .versions import VersionInfo, Versions, check_interpreter, clear_caches, collect
 
 DEVICE_VARIABLES = ("CUDA_DEVICE_ORDER", *VISIBILITY_AMD)
@@ -62,6 +63,8 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     #: ``--gpu`` named no count and the run's launch asked for this many devices
     devices_asked: int | None = None
+    #: the precision settings its files write that precheck read but could not use
+    unused: list[Unused] = field(default_factory=list)
 
 
 @dataclass
@@ -446,6 +449,7 @@ def _check_document(
     config = resolve.with_launch_env(config)  # the run as launched: its environment's sharding
     plan = resolve.resolve(config, hardware, versions)
     result.config, result.plan, result.versions, result.hardware = config, plan, versions, hardware
+    result.unused = unused(config)
     context = Context(config, plan, hardware, versions)
     findings = judge(run_rules(context, active), premises(document, config, context), context, active)
     return point_at_key(findings, document)

@@ -293,7 +293,10 @@ class Collector:
             return None
         values: dict[str, Any] = {}
         defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
-        pairs = [*zip(positional, defaults, strict=True), *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)]
+        pairs = [
+            *zip(positional, defaults, strict=True),
+            *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True),
+        ]
         evaluate = self.evaluator(env)
         for index, (param, default) in enumerate(pairs):
             if param.arg in passed:

@@ -533,7 +533,9 @@ _TRAINER_KEYS = (
 
 def _lightning_trainer(call: Call) -> bool:
     """A Lightning ``Trainer`` (not ``Fabric``, whose loop is the script's own) given a precision."""
-    return call.kind == "trainer-precision" and call.qualname.rsplit(".", 1)[-1] == "Trainer" and "precision" in call.args
+    return (
+        call.kind == "trainer-precision" and call.qualname.rsplit(".", 1)[-1] == "Trainer" and "precision" in call.args
+    )
 
 
 #: the argument that sets a framework's mixed precision

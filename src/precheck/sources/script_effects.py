@@ -106,7 +106,9 @@ def effects(
     return out
 
 
-def _carried(modules: dict[Path, ast.Module], options: set[str], commands: Mapping[str, str]) -> dict[str, frozenset[str]]:
+def _carried(
+    modules: dict[Path, ast.Module], options: set[str], commands: Mapping[str, str]
+) -> dict[str, frozenset[str]]:
     """Module-level function → its parameters that hold the option of the same name.
 
     A command's parameters are its options (click calls it with every option as a keyword;
@@ -422,7 +424,9 @@ class _Walker:
         return None
 
     def _mentions(self, expr: ast.expr) -> bool:
-        return any(self._option(sub) is not None for sub in ast.walk(expr) if isinstance(sub, (ast.Attribute, ast.Name)))
+        return any(
+            self._option(sub) is not None for sub in ast.walk(expr) if isinstance(sub, (ast.Attribute, ast.Name))
+        )
 
     def _call(self, call: ast.Call, when: tuple[Condition, ...]) -> None:
         name = _callee(call.func)

@@ -73,7 +73,7 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
         if node.path is None and key not in defined and any(k.startswith(key) for k in defined)
     }
     found.dialect = _dialect(schema, found)
-    if found.dialect is None and not schema.frameworks:
+    if found.dialect is None and not schema.frameworks and path is not None:
         _own_loop(path, found)
     return found
 
@@ -205,9 +205,10 @@ def _apply(schema: Schema, root: dict[str, Node], found: list[Effect], notes: li
                         "unresolved-value",
                         f"`{effect.key}` is set by the script at {shown(effect.path)}:{effect.line} to a value "
                         "computed at run time: precheck leaves it out",
-                        1,
-                        1,
+                        effect.line,
+                        effect.column,
                         effect.key,
+                        shown(effect.path),  # where the script sets it
                     )
                 )
             continue
