@@ -327,3 +327,34 @@ def test_settings_read_but_not_used_are_listed_per_run(tmp_path: Path) -> None:
     left = [u for r in report.files for u in r.unused]
     assert [(Path(u.path).name, u.line, u.key) for u in left] == [("train.py", 6, "torch_dtype")]
     assert effect.name in left[0].why and not re.search(r"\.py:\d", left[0].as_json()["why"])
+
+
+def test_subclasses_of_the_training_arguments_get_their_inherited_fields(tmp_path: Path) -> None:
+    script = write(
+        tmp_path,
+        "train.py",
+        """
+        from dataclasses import dataclass, field
+        import transformers
+        from sentence_transformers import SentenceTransformerTrainingArguments
+
+
+        @dataclass
+        class TrainingArguments(transformers.TrainingArguments):
+            cache_dir: str = field(default=None)
+
+
+        class LongerArguments(TrainingArguments):
+            pass
+
+
+        args = LongerArguments(output_dir="o", bf16=True)
+        st = SentenceTransformerTrainingArguments(output_dir="x", tf32=True)
+        """,
+    )
+    first, second = load_runs(script)
+    assert (first.dialect, first.mapping()["bf16"].value) == ("hf-trainer", True)
+    assert (second.dialect, second.mapping()["tf32"].value) == ("hf-trainer", True)
+    found = findings([script], "V100")
+    assert ("PC101", "error", "train.py", 15) in found  # bf16 on Volta
+    assert ("PC103", "error", "train.py", 16) in found  # tf32=True on Volta: transformers raises

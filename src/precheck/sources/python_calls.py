@@ -171,7 +171,9 @@ def kind_of(qualname: str) -> str | None:
         return None
     parts = qualname.split(".")
     last, owner = parts[-1], (parts[-2] if len(parts) > 1 else "")
-    if last in HF_ARGUMENTS:
+    if last in HF_ARGUMENTS or (last.endswith("TrainingArguments") and last != "TrainingArguments"):
+        # a library's subclass (sentence-transformers' SentenceTransformerTrainingArguments,
+        # ``training_args.py``: ``class SentenceTransformerTrainingArguments(TransformersTrainingArguments)``)
         return "hf-trainer"
     if last in TRL_CONFIGS:
         return "trl"
@@ -223,10 +225,15 @@ class Collector:
         self.environ: dict[str, Arg] = {}
         #: the script calls ``.backward()``: a training loop
         self.backward = False
+        #: the first line that calls ``.backward()`` (casts after it are for saving, not training)
+        self.backward_at: int | None = None
         #: names (``model``, ``self.model``) whose parameters the script trains
         self.models: set[str] = set(_parameter_owners(self.index.parameter_calls))
         #: classes the file defines that subclass ``nn.Module``
         self.modules = {c.name for c in self.index.classes if _is_module(c, self.names)}
+        #: classes the file defines that subclass a training config class (``class
+        #: MyArguments(TrainingArguments)``): calls of them are that config, with its inherited fields
+        self.configs = _config_subclasses(self.index.classes, self.names)
         #: values (keys as written) that could not be read, for notes: (key, where, why)
         self.unknown: list[tuple[str, tuple[int, int], str]] = []
         #: the names bound since the innermost undecided branch began (None: outside any)
@@ -500,10 +507,14 @@ class Collector:
             method = func.attr if isinstance(func, attribute) else None
             if method == "backward":
                 self.backward = True
+                if self.backward_at is None or node.lineno < self.backward_at:
+                    self.backward_at = node.lineno
             if type(func) is ast.Name and func.id in self._entries:
                 self._site(func.id, node, env)
             qualname = qualname_of(func) or ""
             kind = kind_of(qualname)
+            if kind is None and self.configs and type(func) is ast.Name:
+                kind = self.configs.get(func.id)
             if kind is None:
                 if method is not None and (method in CASTS or method == "to"):
                     kind = self._cast_kind(node, model_target)
@@ -668,6 +679,25 @@ def _parameter_owners(calls: list[ast.Call]) -> list[str]:
             if dotted:
                 owners.append(dotted)
     return owners
+
+
+def _config_subclasses(classes: list[ast.ClassDef], names: Names) -> dict[str, str]:
+    """Local class name → the kind of the training config it subclasses, through local
+    subclasses too (``class A(TrainingArguments)``, ``class B(A)``)."""
+    found: dict[str, str] = {}
+    for _ in range(3):  # a chain of local subclasses, a few deep
+        for node in classes:
+            if node.name in found:
+                continue
+            for base in node.bases:
+                kind = found.get(base.id) if isinstance(base, ast.Name) else None
+                if kind is None:
+                    qualname = names.qualname(base) or ""
+                    kind = kind_of(qualname) if not qualname.startswith("<local>.") else None
+                if kind in ("hf-trainer", "trl"):
+                    found[node.name] = kind
+                    break
+    return found
 
 
 def _is_module(node: ast.ClassDef, names: Names) -> bool:

@@ -305,6 +305,9 @@ class _Runs:
         autocasts = [c for c in calls if c.kind == "autocast" and self._on_gpu(c)]
         scalers = [c for c in calls if c.kind == "scaler" and _device(c) != "cpu"]
         casts = [(c, d) for c in calls if c.kind == "cast" for d in [cast_dtype(c)] if d is not None]
+        step = self.collector.backward_at
+        if step is not None and any(c.at[0] < step for c, _ in casts):
+            casts = [(c, d) for c, d in casts if c.at[0] < step]  # (a cast after the loop readies a save)
         defaults = [c for c in calls if c.kind == "default-dtype"]
         loaders = [c for c in calls if c.kind in ("model", "unsloth")]
         mixed = [c for c in calls if c.kind in ("accelerator", "trainer-precision") and _MIXED_KEY[c.kind] in c.args]
