@@ -358,3 +358,34 @@ def test_subclasses_of_the_training_arguments_get_their_inherited_fields(tmp_pat
     found = findings([script], "V100")
     assert ("PC101", "error", "train.py", 15) in found  # bf16 on Volta
     assert ("PC103", "error", "train.py", 16) in found  # tf32=True on Volta: transformers raises
+
+
+def test_attention_chosen_through_a_function_argument(tmp_path: Path) -> None:
+    """``load_model(path, attn_implementation="flash_attention_2")`` from ``main()``: the one
+    call decides the parameter, and the finding points at it."""
+    script = write(
+        tmp_path,
+        "train.py",
+        """
+        import torch
+        from transformers import AutoModelForCausalLM, TrainingArguments, Trainer
+
+
+        def load_model(path, attn_implementation="eager"):
+            return AutoModelForCausalLM.from_pretrained(path, attn_implementation=attn_implementation)
+
+
+        def main():
+            model = load_model("facebook/opt-125m", attn_implementation="flash_attention_2")
+            Trainer(model=model, args=TrainingArguments(output_dir="o", fp16=True)).train()
+
+
+        if __name__ == "__main__":
+            main()
+        """,
+    )
+    assert ("PC105", "error", "train.py", 10) in findings([script], "V100")
+    default = write(tmp_path, "default.py", script.read_text().replace(', attn_implementation="flash_attention_2"', ""))
+    assert not any(rule == "PC105" for rule, _, _, _ in findings([default], "V100"))  # its default, eager
+    twice = write(tmp_path, "twice.py", script.read_text().replace("    main()", "    main()\n    load_model(p)"))
+    assert not any(rule == "PC105" for rule, _, _, _ in findings([twice], "V100"))  # which call trains: not known

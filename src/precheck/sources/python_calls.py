@@ -245,7 +245,9 @@ class Collector:
         #: module-level functions, while the module's own statements are read (their calls are recorded)
         self._entries: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         #: function name → its one call from the module's statements and what it passes (None: not known)
-        self._sites: dict[str, tuple[ast.Call, dict[str | int, Any] | None]] = {}
+        self._sites: dict[str, tuple[ast.Call, dict[str | int, tuple[Any, Any]] | None]] = {}
+        #: module-level function name → the lines that name it (:func:`_word_lines`)
+        self._words: dict[str, list[int]] = {}
 
     # -- positions -------------------------------------------------------------------------
 
@@ -267,9 +269,9 @@ class Collector:
     def _run(self) -> None:
         env: dict[str, Any] = {"__name__": "__main__"}
         self._entries = {n.name: n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self._words = _word_lines(self.source, self._entries)
         self.block(self.tree.body, env, inference=False)
-        self._entries = {}
-        for node in self.index.functions:
+        for node in _callers_first(self.index.functions, self._entries, self._words):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 local = dict(env)
                 arguments = node.args
@@ -279,6 +281,8 @@ class Collector:
                 for param in params:
                     if given is not None and param.arg in given:
                         local[param.arg] = given[param.arg]
+                        if _DECIDED_AT + param.arg in given:
+                            local[_DECIDED_AT + param.arg] = given[_DECIDED_AT + param.arg]
                     else:
                         local[param.arg] = Unknown(f"`{param.arg}` is a parameter of `{node.name}`")
                 inference = any(self._no_grad(d) for d in node.decorator_list)
@@ -289,10 +293,10 @@ class Collector:
         nothing else calls (``if __name__ == "__main__": setup()``): the values that call passes
         and the defaults of the others. None when it is called otherwise (or not at all)."""
         site = self._sites.get(node.name)
-        if site is None or node not in self.tree.body:
+        if site is None or self._entries.get(node.name) is not node:
             return None
         call, passed = site
-        if passed is None or len(_call_words(self.source, node.name)) != 1:
+        if passed is None or len(self._words.get(node.name, ())) != 1:
             return None  # another call (in a function, a lambda), or the name handed on (`CLI(setup)`)
         arguments = node.args
         positional = [*arguments.posonlyargs, *arguments.args]
@@ -307,11 +311,16 @@ class Collector:
         evaluate = self.evaluator(env)
         for index, (param, default) in enumerate(pairs):
             if param.arg in passed:
-                values[param.arg] = passed[param.arg]
+                value, place = passed[param.arg]
             elif index < len(call.args):
-                values[param.arg] = passed[index]
+                value, place = passed[index]
             elif default is not None:
-                values[param.arg] = evaluate(default)
+                value, place = evaluate(default), self._place_of(param, default, env)
+            else:
+                continue
+            values[param.arg] = value
+            if place is not None and type(value) in _DECIDED:
+                values[_DECIDED_AT + param.arg] = place
         return values
 
     def block(self, body: list[ast.stmt], env: dict[str, Any], inference: bool) -> None:
@@ -535,18 +544,25 @@ class Collector:
             self._sites[name] = (node, None)
             return
         evaluate = self.evaluator(env)
-        passed: dict[str | int, Any] | None = {}
+        passed: dict[str | int, tuple[Any, Any]] | None = {}
         for index, argument in enumerate(node.args):
             if isinstance(argument, ast.Starred):
                 passed = None
                 break
-            passed[index] = evaluate(argument)  # type: ignore[index]
+            passed[index] = (evaluate(argument), self._place_of(argument, argument, env))  # type: ignore[index]
         for keyword in node.keywords:
             if passed is None or keyword.arg is None:
                 passed = None
                 break
-            passed[keyword.arg] = evaluate(keyword.value)
+            passed[keyword.arg] = (evaluate(keyword.value), self._place_of(keyword, keyword.value, env))
         self._sites[name] = (node, passed)
+
+    def _place_of(self, key: ast.expr | ast.keyword | ast.arg, value: ast.expr, env: dict[str, Any]) -> Any:
+        """Where an argument's value is decided: where the name it passes was, else here."""
+        if type(value) is ast.Name:
+            decided = env.get(_DECIDED_AT + value.id)
+            return decided if type(decided) is tuple else None
+        return (self.at(key), self.at(value), self.source.segment(value))  # type: ignore[arg-type]
 
     def _arguments(self, call: Call, node: ast.Call, env: dict[str, Any]) -> None:
         evaluate = self.evaluator(env)
@@ -624,15 +640,60 @@ class Collector:
             self.runtime.hardware = with_visibility(hardware, {"CUDA_VISIBLE_DEVICES": value})
 
 
-def _call_words(source: Source, name: str) -> list[int]:
-    """The lines where ``name`` is written as a word (calls, references and its ``def``)
-    outside its definition line: one means the module calls it in one place only."""
-    pattern = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
-    return [
-        number
-        for number, line in enumerate(source.text_lines, 1)
-        if name in line and not line.lstrip().startswith(("def ", "async def ")) and pattern.search(line)
-    ]
+def _word_lines(source: Source, names: dict[str, Any]) -> dict[str, list[int]]:
+    """For each name, the lines where it is written as a word (its calls, anything that hands
+    it on, a comment that names it) but its ``def``: one line means one place uses it. One
+    pass of one pattern over the text."""
+    if not names:
+        return {}
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
+    out: dict[str, list[int]] = {}
+    for number, line in enumerate(source.text_lines, 1):
+        for match in pattern.finditer(line):
+            if line[: match.start()].rstrip().endswith("def"):
+                continue
+            lines = out.setdefault(match.group(1), [])
+            if not lines or lines[-1] != number:
+                lines.append(number)
+    return out
+
+
+def _callers_first(
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef],
+    entries: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
+    words: dict[str, list[int]],
+) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """``functions`` in their order, but a module-level function used in one place after the
+    function that place is in (so its call's values are known when its body is read)."""
+    spans = sorted(
+        ((f.lineno, f.end_lineno or f.lineno, i) for i, f in enumerate(functions)), key=lambda s: s[1] - s[0]
+    )
+    after: dict[int, int] = {}  # function index → the index of the function that calls it
+    index_of = {id(f): i for i, f in enumerate(functions)}
+    for name, node in entries.items():
+        lines = words.get(name)
+        if not lines or len(lines) != 1 or id(node) not in index_of:
+            continue
+        caller = next((i for start, end, i in spans if start <= lines[0] <= end), None)
+        if caller is not None and caller != index_of[id(node)]:
+            after[index_of[id(node)]] = caller
+    if not after:
+        return functions
+    order: list[int] = []
+    placed: set[int] = set()
+
+    def place(index: int, depth: int = 0) -> None:
+        if index in placed:
+            return
+        placed.add(index)
+        caller = after.get(index)
+        if caller is not None and depth < 32:
+            place(caller, depth + 1)
+        order.append(index)
+
+    for index in range(len(functions)):
+        place(index)
+    return [functions[i] for i in order]
 
 
 def cast_dtype(call: Call) -> Arg | None:
