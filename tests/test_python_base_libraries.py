@@ -389,3 +389,25 @@ def test_attention_chosen_through_a_function_argument(tmp_path: Path) -> None:
     assert not any(rule == "PC105" for rule, _, _, _ in findings([default], "V100"))  # its default, eager
     twice = write(tmp_path, "twice.py", script.read_text().replace("    main()", "    main()\n    load_model(p)"))
     assert not any(rule == "PC105" for rule, _, _, _ in findings([twice], "V100"))  # which call trains: not known
+
+
+def test_attention_set_on_the_config_the_model_is_loaded_with(tmp_path: Path) -> None:
+    script = write(
+        tmp_path,
+        "train.py",
+        """
+        from transformers import AutoConfig, AutoModelForCausalLM, TrainingArguments
+        config = AutoConfig.from_pretrained("facebook/opt-125m")
+        config._attn_implementation = "flash_attention_2"
+        model = AutoModelForCausalLM.from_pretrained("facebook/opt-125m", config=config)
+        args = TrainingArguments(output_dir="o", fp16=True)
+        """,
+    )
+    assert ("PC105", "error", "train.py", 3) in findings([script], "V100")
+    assert not any(rule == "PC105" for rule, _, _, _ in findings([script], "A100"))
+    after = write(
+        tmp_path,
+        "after.py",
+        script.read_text().replace(", config=config)", ")").replace("config._attn", "model.config._attn"),
+    )
+    assert not any(rule == "PC105" for rule, _, _, _ in findings([after], "V100"))  # only transformers >= 4.48

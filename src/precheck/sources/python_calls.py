@@ -145,6 +145,10 @@ class Built:
 #: ``torch_dtype=dtype``): kept in the names under this prefix (no identifier starts so), as
 #: (the name's place, the value's place, the value as written); None once rebound otherwise
 _DECIDED_AT = "\0at "
+#: a model config's attributes that choose its attention (transformers ``PretrainedConfig``:
+#: ``_attn_implementation`` is the property over ``_attn_implementation_internal``)
+#: (a plain ``config.attn_implementation = ...`` is an attribute no loader reads: left out)
+_ATTENTION_ATTRIBUTES = frozenset({"_attn_implementation", "_attn_implementation_internal"})
 #: the expressions that decide a value where they stand (a literal, ``torch.bfloat16``, a choice)
 _DECISIONS = frozenset({ast.Constant, ast.Attribute, ast.IfExp, ast.BoolOp, ast.UnaryOp, ast.Compare})
 #: the values whose assignment is the place a setting is decided
@@ -246,6 +250,8 @@ class Collector:
         self._entries: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         #: function name → its one call from the module's statements and what it passes (None: not known)
         self._sites: dict[str, tuple[ast.Call, dict[str | int, tuple[Any, Any]] | None]] = {}
+        #: object → the attention implementation the script sets on it as an attribute
+        self.attention: dict[str, Arg] = {}
         #: module-level function name → the lines that name it (:func:`_word_lines`)
         self._words: dict[str, list[int]] = {}
 
@@ -459,6 +465,11 @@ class Collector:
             dotted = _dotted(target)
             if dotted and source is not None and self._builds_model(source):
                 self.models.add(dotted)
+            if dotted and source is not None and target.attr in _ATTENTION_ATTRIBUTES:
+                # `config._attn_implementation = "flash_attention_2"` (a config the model is loaded
+                # with, or the loaded model's own: transformers looks it up at every forward)
+                owner = dotted.rsplit(".", 1)[0]
+                self.attention[owner] = Arg(value, target.attr, self.at(target), self.at(source), self.source.segment(source))
         elif isinstance(target, ast.Subscript) and self.names.qualname(target.value) == "os.environ":
             key = self.evaluator(env)(target.slice)
             if isinstance(key, str) and source is not None:

@@ -406,6 +406,10 @@ class _Runs:
         for key in _MODEL_KEYS:
             if key in args:
                 self._put(keys, key, args[key])
+        if "attn_implementation" not in keys:
+            chosen = self._attention_attribute(loader)
+            if chosen is not None:
+                self._put(keys, "attn_implementation", chosen)
         legacy = args.get("use_flash_attention_2")  # transformers' old spelling of flash_attention_2
         if "attn_implementation" not in args and legacy is not None and legacy.value is True:
             self._put(keys, "attn_implementation", Arg("flash_attention_2", None, legacy.key_at, legacy.at, legacy.raw))
@@ -418,6 +422,19 @@ class _Runs:
                 if settings is not None and key in settings:
                     self._put(keys, key, settings[key])
         return _Model(keys, loader)
+
+    def _attention_attribute(self, loader: Call) -> Arg | None:
+        """The attention set as an attribute on the config the model is loaded with
+        (``config._attn_implementation = ...`` then ``from_pretrained(..., config=config)``)."""
+        attention = self.collector.attention
+        if not attention:
+            return None
+        config = loader.args.get("config")
+        if config is not None and config.raw in attention:
+            return attention[config.raw]
+        # (set on the loaded model's config it switches only in transformers >= 4.48, whose attention
+        # modules look the implementation up at every forward: not read)
+        return None
 
     def _unsloth(self, loader: Call, keys: dict[str, Node]) -> None:
         """``FastLanguageModel.from_pretrained``: dtype None → bf16 where supported, else fp16; 4-bit by default."""
