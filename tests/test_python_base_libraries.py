@@ -411,3 +411,64 @@ def test_attention_set_on_the_config_the_model_is_loaded_with(tmp_path: Path) ->
         script.read_text().replace(", config=config)", ")").replace("config._attn", "model.config._attn"),
     )
     assert not any(rule == "PC105" for rule, _, _, _ in findings([after], "V100"))  # only transformers >= 4.48
+
+
+def test_a_flash_attention_monkey_patch_is_the_models_attention(tmp_path: Path) -> None:
+    """FastChat's ``train_mem.py``: ``replace_llama_attn_with_flash_attn()`` at module level
+    before ``train()`` (the patch module imports ``flash_attn``), launched with torchrun;
+    checked on lm-sys/FastChat's own ``scripts/train_vicuna_7b.sh`` as well (PC105 at
+    ``fastchat/train/train_mem.py:8`` on 8xV100, nothing on 8xA100)."""
+    write(
+        tmp_path,
+        "fastchat/train/train_mem.py",
+        """
+        from fastchat.train.llama_flash_attn_monkey_patch import replace_llama_attn_with_flash_attn
+
+        replace_llama_attn_with_flash_attn()
+
+        from fastchat.train.train import train
+
+        if __name__ == "__main__":
+            train()
+        """,
+    )
+    write(
+        tmp_path,
+        "fastchat/train/train.py",
+        """
+        from dataclasses import dataclass, field
+        import transformers
+
+
+        @dataclass
+        class ModelArguments:
+            model_name_or_path: str = field(default="facebook/opt-125m")
+
+
+        def train():
+            parser = transformers.HfArgumentParser((ModelArguments, transformers.TrainingArguments))
+            model_args, training_args = parser.parse_args_into_dataclasses()
+        """,
+    )
+    launch = write(
+        tmp_path, "train.sh", "torchrun --nproc_per_node=4 fastchat/train/train_mem.py --fp16 True --output_dir out\n"
+    )
+    assert ("PC105", "error", "train_mem.py", 3) in findings([launch], "4xV100")
+    assert not any(s == "error" for _, s, _, _ in findings([launch], "4xA100"))
+    checked = write(
+        tmp_path, "check.py", "if is_flash_attn_2_available():\n    pass\nTrainingArguments(output_dir='o')\n"
+    )
+    assert not any(rule == "PC105" for rule, _, _, _ in findings([checked], "V100"))
+    conditional = write(
+        tmp_path,
+        "conditional.py",
+        """
+        import sys
+        from transformers import TrainingArguments
+        from patches import replace_llama_attn_with_flash_attn
+        if sys.argv[1] == "flash":
+            replace_llama_attn_with_flash_attn()
+        TrainingArguments(output_dir="o", fp16=True)
+        """,
+    )
+    assert not any(rule == "PC105" for rule, _, _, _ in findings([conditional], "V100"))  # not on every path

@@ -145,6 +145,22 @@ class Built:
 #: ``torch_dtype=dtype``): kept in the names under this prefix (no identifier starts so), as
 #: (the name's place, the value's place, the value as written); None once rebound otherwise
 _DECIDED_AT = "\0at "
+#: a call that swaps FlashAttention into a model's attention, by its name: a monkey patch such
+#: as FastChat's ``replace_llama_attn_with_flash_attn()`` (``fastchat/train/llama_flash_attn_monkey_patch.py``
+#: imports ``flash_attn.flash_attn_interface``) called for its effect alone; not a test
+#: (``is_flash_attn_2_available()``) nor an undo (``disable_...``, ``unpatch_...``)
+FLASH_PATCH = re.compile(r"(?i)^(?!is_|has_|check|disable|unpatch|restore|remove).*flash_?(?:attn|attention)")
+
+
+def flash_patch(expr: ast.expr) -> bool:
+    """Whether a statement's expression is a call of a FlashAttention monkey patch."""
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    return "lash" in name and FLASH_PATCH.match(name) is not None
+
+
 #: a model config's attributes that choose its attention (transformers ``PretrainedConfig``:
 #: ``_attn_implementation`` is the property over ``_attn_implementation_internal``)
 #: (a plain ``config.attn_implementation = ...`` is an attribute no loader reads: left out)
@@ -250,6 +266,10 @@ class Collector:
         self._entries: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         #: function name → its one call from the module's statements and what it passes (None: not known)
         self._sites: dict[str, tuple[ast.Call, dict[str | int, tuple[Any, Any]] | None]] = {}
+        #: reading the module's own statements (not a function's body)
+        self._module = False
+        #: FlashAttention monkey patches the module calls on every path (:func:`flash_patch`)
+        self.patches: list[ast.Call] = []
         #: object → the attention implementation the script sets on it as an attribute
         self.attention: dict[str, Arg] = {}
         #: module-level function name → the lines that name it (:func:`_word_lines`)
@@ -276,7 +296,9 @@ class Collector:
         env: dict[str, Any] = {"__name__": "__main__"}
         self._entries = {n.name: n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self._words = _word_lines(self.source, self._entries)
+        self._module = True
         self.block(self.tree.body, env, inference=False)
+        self._module = False
         for node in _callers_first(self.index.functions, self._entries, self._words):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 local = dict(env)
@@ -338,6 +360,8 @@ class Collector:
         if kind is ast.Expr or kind is ast.Return:  # the commonest: one expression (or none)
             if node.value is not None:  # type: ignore[attr-defined]
                 self.scan(node.value, env, inference)  # type: ignore[attr-defined]
+                if kind is ast.Expr and self._module and self._written is None and flash_patch(node.value):  # type: ignore[attr-defined]
+                    self.patches.append(node.value)  # type: ignore[attr-defined]
             return
         if kind is ast.Assign or kind is ast.AnnAssign:
             source = node.value  # type: ignore[attr-defined]
@@ -469,7 +493,9 @@ class Collector:
                 # `config._attn_implementation = "flash_attention_2"` (a config the model is loaded
                 # with, or the loaded model's own: transformers looks it up at every forward)
                 owner = dotted.rsplit(".", 1)[0]
-                self.attention[owner] = Arg(value, target.attr, self.at(target), self.at(source), self.source.segment(source))
+                self.attention[owner] = Arg(
+                    value, target.attr, self.at(target), self.at(source), self.source.segment(source)
+                )
         elif isinstance(target, ast.Subscript) and self.names.qualname(target.value) == "os.environ":
             key = self.evaluator(env)(target.slice)
             if isinstance(key, str) and source is not None:

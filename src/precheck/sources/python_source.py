@@ -387,6 +387,9 @@ class _Runs:
             name = trainer.args.get("model") if trainer is not None else None
             if name is not None and isinstance(name.value, str):
                 self._put(keys, "model_name_or_path", name)
+            patch = self._attention_patch()
+            if patch is not None:
+                self._put(keys, "attn_implementation", patch)
             return _Model(keys, None)
         if loader.kind == "model-config":
             for key in _MODEL_CONFIG_KEYS:
@@ -407,7 +410,7 @@ class _Runs:
             if key in args:
                 self._put(keys, key, args[key])
         if "attn_implementation" not in keys:
-            chosen = self._attention_attribute(loader)
+            chosen = self._attention_attribute(loader) or self._attention_patch()
             if chosen is not None:
                 self._put(keys, "attn_implementation", chosen)
         legacy = args.get("use_flash_attention_2")  # transformers' old spelling of flash_attention_2
@@ -422,6 +425,17 @@ class _Runs:
                 if settings is not None and key in settings:
                     self._put(keys, key, settings[key])
         return _Model(keys, loader)
+
+    def _attention_patch(self) -> Arg | None:
+        """A FlashAttention monkey patch the module calls on every path
+        (``replace_llama_attn_with_flash_attn()``): the model's attention is flash-attn's (2.x,
+        the newest: FlashAttention-2 needs sm_80+; 1.x ran on sm_75 too, and neither below)."""
+        if not self.collector.patches:
+            return None
+        call = self.collector.patches[0]
+        at = self.collector.at(call)
+        text = self.collector.source.segment(call)
+        return Arg("flash_attention_2", text.split("(")[0], at, at, text)
 
     def _attention_attribute(self, loader: Call) -> Arg | None:
         """The attention set as an attribute on the config the model is loaded with

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .python_calls import FLASH_PATCH, flash_patch
 from .python_index import walk
 from .script_schema import statements
 
@@ -254,7 +255,8 @@ def _holds_source(node: ast.AST) -> bool:
             kind = type(current)
         if kind is call:  # the commonest looked for: _source_of_effect's test, its children pushed
             func = current.func  # type: ignore[attr-defined]
-            if _callee(func) in calls:
+            callee = _callee(func)
+            if callee in calls or (callee and "lash" in callee and FLASH_PATCH.match(callee)):
                 return True
             for keyword in current.keywords:  # type: ignore[attr-defined]
                 if keyword.arg in keywords:
@@ -290,7 +292,12 @@ _NO_NODES = frozenset(
 
 def _source_of_effect(node: ast.AST) -> bool:
     if isinstance(node, ast.Call):
-        return _callee(node.func) in _PEFT_CALLS or any(k.arg in _KEYWORDS for k in node.keywords)
+        callee = _callee(node.func) or ""
+        return (
+            callee in _PEFT_CALLS
+            or any(k.arg in _KEYWORDS for k in node.keywords)
+            or ("lash" in callee and FLASH_PATCH.match(callee) is not None)
+        )
     if isinstance(node, ast.Dict):
         return any(isinstance(k, ast.Constant) and k.value in _DICT_KEYS for k in node.keys)
     if isinstance(node, ast.Subscript):
@@ -315,6 +322,8 @@ class _Walker:
         self.carried = carried or {}
         #: those of the function being read
         self.params: frozenset[str] = frozenset()
+        #: the statement being read is a FlashAttention monkey patch call (its call)
+        self.patches: list[ast.expr] = []
         #: the statements that can give an effect (:func:`_sources`): the others are skipped
         self.sources = sources
         self.options = options
@@ -349,6 +358,7 @@ class _Walker:
             return
         if when is None:
             return
+        self.patches = [node.value] if isinstance(node, ast.Expr) and flash_patch(node.value) else []
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if (
@@ -430,6 +440,8 @@ class _Walker:
 
     def _call(self, call: ast.Call, when: tuple[Condition, ...]) -> None:
         name = _callee(call.func)
+        if call in self.patches:  # a FlashAttention monkey patch, called for its effect
+            self._add("attn_implementation", "flash_attention_2", when, None, call)
         if name in _PEFT_CALLS:
             self.out.append(Effect("use_peft", True, when, None, self.path, call.lineno, call.col_offset + 1))
         for keyword in call.keywords:
