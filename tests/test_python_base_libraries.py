@@ -472,3 +472,65 @@ def test_a_flash_attention_monkey_patch_is_the_models_attention(tmp_path: Path) 
         """,
     )
     assert not any(rule == "PC105" for rule, _, _, _ in findings([conditional], "V100"))  # not on every path
+
+
+DEEPSPEED_ENGINE = """
+import deepspeed
+import torch
+
+ds_config = {
+    "train_micro_batch_size_per_gpu": 4,
+    "bf16": {"enabled": True},
+    "zero_optimization": {"stage": 2},
+}
+model = torch.nn.Linear(8, 8)
+engine, optimizer, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=CONFIG)
+for batch in loader:
+    engine.backward(engine(batch).sum())
+    engine.step()
+"""
+
+
+def test_deepspeed_initialize_with_a_dict_the_script_writes(tmp_path: Path) -> None:
+    script = write(tmp_path, "train.py", DEEPSPEED_ENGINE.replace("CONFIG", "ds_config"))
+    (run,) = load_runs(script)
+    assert run.dialect == "deepspeed"
+    enabled = run.mapping()["bf16"].get("enabled")
+    assert enabled is not None and (enabled.value, enabled.key_line) == (True, 6)  # where the script writes it
+    assert ("PC101", "error", "train.py", 6) in findings([script], "V100")
+    assert not any(s == "error" for _, s, _, _ in findings([script], "A100"))
+    fp16 = write(tmp_path, "fp16.py", script.read_text().replace('"bf16"', '"fp16"'))
+    report = engine.run([str(fp16)], from_specs(["V100"], {}), env={})
+    plan = report.files[0].plan
+    assert plan is not None and plan.loss_scaling.value == "dynamic" and plan.master_weights.value == "float32"
+
+
+def test_deepspeed_initialize_with_a_path_and_with_a_dict_changed_later(tmp_path: Path) -> None:
+    (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 4, "bf16": {"enabled": true}}')
+    script = write(tmp_path, "train.py", DEEPSPEED_ENGINE.replace("CONFIG", '"ds.json"'))
+    assert ("PC101", "error", "ds.json", 1) in findings([script], "V100")  # pointing into the file
+    changed = write(
+        tmp_path,
+        "changed.py",
+        DEEPSPEED_ENGINE.replace("CONFIG", "ds_config").replace(
+            "model = torch", 'ds_config["bf16"]["enabled"] = False\nmodel = torch'
+        ),
+    )
+    (run,) = load_runs(changed)
+    assert run.mapping()["bf16"].get("enabled").value is False  # type: ignore[union-attr]
+    updated = write(
+        tmp_path,
+        "updated.py",
+        DEEPSPEED_ENGINE.replace("CONFIG", "ds_config").replace(
+            "model = torch", "ds_config.update(extra)\nmodel = torch"
+        ),
+    )
+    assert load_runs(updated) == []  # changed at run time: not known
+    chosen = write(
+        tmp_path,
+        "chosen.py",
+        DEEPSPEED_ENGINE.replace("CONFIG", "ds_config").replace(
+            '{"enabled": True}', '{"enabled": sys.argv[1] == "bf16"}'
+        ),
+    )
+    assert load_runs(chosen) == []  # its precision chosen at run time

@@ -83,6 +83,17 @@ DISTRIBUTED = {
     "torch.nn.DataParallel",
     "torch.nn.parallel.DataParallel",
 }
+#: DeepSpeed's engine and config, given the config as a dict or a path (deepspeedai/DeepSpeed
+#: ``deepspeed/__init__.py`` ``initialize(args=None, model=None, optimizer=None,
+#: model_parameters=None, training_data=None, lr_scheduler=None, distributed_port, mpu,
+#: dist_init_required=None, collate_fn=None, config=None, mesh_param=None, config_params=None)``;
+#: ``runtime/config.py`` ``DeepSpeedConfig(config, mpu=None, mesh_device=None)``)
+DEEPSPEED_CONFIGS = {
+    "deepspeed.initialize",
+    "deepspeed.DeepSpeedConfig",
+    "deepspeed.runtime.config.DeepSpeedConfig",
+    "deepspeed.runtime.engine.DeepSpeedConfig",
+}
 NO_GRAD = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.inference_mode"}
 #: ``model.half()``-style casts of a module's parameters
 CASTS = {"half": "float16", "bfloat16": "bfloat16", "float": "float32", "double": "float64"}
@@ -95,6 +106,7 @@ POSITIONAL = {
     "trl": ("output_dir",),
     "peft": ("model", "peft_config"),
     "default-dtype": ("dtype",),
+    "deepspeed": ("config",),
     # ``.to(dtype)``, ``.to(device, dtype)``, ``.to(tensor)``: read by value (:func:`cast_dtype`)
     "cast": ("to_0", "to_1", "to_2"),
 }
@@ -118,6 +130,8 @@ class Arg:
     key_at: tuple[int, int] | None
     at: tuple[int, int]
     raw: str
+    #: the dict literal the value was written as, when it still holds (for the place of each key)
+    literal: ast.Dict | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(slots=True)
@@ -167,6 +181,8 @@ def flash_patch(expr: ast.expr) -> bool:
 _ATTENTION_ATTRIBUTES = frozenset({"_attn_implementation", "_attn_implementation_internal"})
 #: the expressions that decide a value where they stand (a literal, ``torch.bfloat16``, a choice)
 _DECISIONS = frozenset({ast.Constant, ast.Attribute, ast.IfExp, ast.BoolOp, ast.UnaryOp, ast.Compare})
+#: the dict literal a name was bound to (``ds_config = {...}``), while it holds: the place of each key
+_LITERAL = "\0dict "
 #: the values whose assignment is the place a setting is decided
 _DECIDED = frozenset({str, bool, int, float, type(None), Dtype})
 
@@ -219,6 +235,8 @@ def kind_of(qualname: str) -> str | None:
         return "default-dtype"
     if qualname in DISTRIBUTED:
         return "distributed"
+    if qualname in DEEPSPEED_CONFIGS:
+        return "deepspeed"
     if last == "Accelerator" and parts[0] == "accelerate":
         return "accelerator"
     if last in ("Trainer", "Fabric") and parts[0] in _declared()[0]:
@@ -362,6 +380,8 @@ class Collector:
                 self.scan(node.value, env, inference)  # type: ignore[attr-defined]
                 if kind is ast.Expr and self._module and self._written is None and flash_patch(node.value):  # type: ignore[attr-defined]
                     self.patches.append(node.value)  # type: ignore[attr-defined]
+                if kind is ast.Expr:
+                    self._changed_in_place(node.value, env)  # type: ignore[attr-defined]
             return
         if kind is ast.Assign or kind is ast.AnnAssign:
             source = node.value  # type: ignore[attr-defined]
@@ -474,6 +494,15 @@ class Collector:
                 where = ""
             if where and self._written is not None:
                 self._written.add(where)
+            literal = _LITERAL + target.id
+            if type(source) is ast.Dict and isinstance(value, dict):
+                env[literal] = source
+            elif literal in env:
+                env[literal] = None
+            else:
+                literal = ""
+            if literal and self._written is not None:
+                self._written.add(literal)
             if type(value) not in _EQUAL_TO_ITSELF and not value == value:  # noqa: SIM201 (NaN)
                 self._unequal = True
             if source is not None and self._builds_model(source):
@@ -496,6 +525,8 @@ class Collector:
                 self.attention[owner] = Arg(
                     value, target.attr, self.at(target), self.at(source), self.source.segment(source)
                 )
+        elif isinstance(target, ast.Subscript) and self.names.qualname(target.value) != "os.environ":
+            self._store(target, value, env)
         elif isinstance(target, ast.Subscript) and self.names.qualname(target.value) == "os.environ":
             key = self.evaluator(env)(target.slice)
             if isinstance(key, str) and source is not None:
@@ -518,6 +549,43 @@ class Collector:
         return None
 
     # -- calls -----------------------------------------------------------------------------
+
+    def _store(self, target: ast.Subscript, value: Any, env: dict[str, Any]) -> None:
+        """``config["fp16"]["enabled"] = True`` on a dict the script built: the dict with it (a
+        copy along the way: other branches keep theirs); a key not known spoils the dict."""
+        keys: list[ast.expr] = []
+        node: ast.expr = target
+        while isinstance(node, ast.Subscript):
+            keys.append(node.slice)
+            node = node.value
+        if type(node) is not ast.Name or not isinstance(env.get(node.id), dict):
+            return
+        name, old = node.id, env[node.id]
+        evaluate = self.evaluator(env)
+        path = [evaluate(k) for k in reversed(keys)]
+        new = _stored(old, path, value) if all(isinstance(k, str) for k in path) else None
+        self._rebind(name, new if new is not None else Unknown(f"`{name}` is changed at a key not known"), env)
+        for other, held in list(env.items()):
+            if held is old and other != name:  # another name for the same dict
+                self._rebind(other, Unknown(f"`{other}` is changed through `{name}`"), env)
+
+    def _rebind(self, name: str, value: Any, env: dict[str, Any]) -> None:
+        env[name] = value
+        env[_LITERAL + name] = None  # (its literal no longer says what it holds)
+        if self._written is not None:
+            self._written.update((name, _LITERAL + name))
+
+    def _changed_in_place(self, expr: ast.expr, env: dict[str, Any]) -> None:
+        """``config.update(...)``, ``config["x"].setdefault(...)``: a dict changed by a method."""
+        if not isinstance(expr, ast.Call) or not isinstance(expr.func, ast.Attribute):
+            return
+        if expr.func.attr not in ("update", "setdefault", "pop", "popitem", "clear"):
+            return
+        node = expr.func.value
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        if type(node) is ast.Name and isinstance(env.get(node.id), dict):
+            self._rebind(node.id, Unknown(f"`{node.id}` is changed by `.{expr.func.attr}(...)`"), env)
 
     def _bound(self, name: str, value: Any) -> None:
         """``name`` bound to ``value`` by the evaluator (``(name := value)``)."""
@@ -618,6 +686,12 @@ class Collector:
         for keyword in node.keywords:
             value = evaluate(keyword.value)
             raw = self.source.segment(keyword.value)
+            if keyword.arg is not None and isinstance(value, dict):
+                literal = keyword.value if type(keyword.value) is ast.Dict else None
+                if type(keyword.value) is ast.Name:
+                    literal = env.get(_LITERAL + keyword.value.id)
+                call.args[keyword.arg] = Arg(value, keyword.arg, self.at(keyword), self.at(keyword.value), raw, literal)
+                continue
             if keyword.arg is not None:
                 decided = env.get(_DECIDED_AT + keyword.value.id) if type(keyword.value) is ast.Name else None
                 if type(decided) is tuple and type(value) in _DECIDED:
@@ -731,6 +805,22 @@ def _callers_first(
     for index in range(len(functions)):
         place(index)
     return [functions[i] for i in order]
+
+
+def _stored(old: dict[str, Any], path: list[str], value: Any) -> dict[str, Any] | None:
+    """``old`` with ``value`` at ``path`` (copies along it); None when a key on the way is not a dict."""
+    out = dict(old)
+    if len(path) == 1:
+        out[path[0]] = value
+        return out
+    inner = out.get(path[0])
+    if not isinstance(inner, dict):
+        return None
+    changed = _stored(inner, path[1:], value)
+    if changed is None:
+        return None
+    out[path[0]] = changed
+    return out
 
 
 def cast_dtype(call: Call) -> Arg | None:

@@ -60,6 +60,7 @@ _TRAINING_WORDS = re.compile(
     r"TrainingArguments|\b(?:SFT|DPO|GRPO|ORPO|KTO|Reward|PPO|CPO|BCO|PRM|OnlineDPO|RLOO|NashMD|XPO|GKD|GSPO|"
     r"IterativeSFT)Config\b|GradScaler|\.backward\s*\(|precision\s*=\s*[\"'](?:bf16|16)"
     r"|(?s:^(?=.*precision)(?=.*\b(?:Fabric|Trainer|Accelerator)\s*\())"
+    r"|(?s:^(?=.*deepspeed)(?=.*(?:initialize|DeepSpeedConfig)))"
 )
 #: the parts of _TRAINING_WORDS, each tried only where its literal word occurs (a substring
 #: search is many times faster than the regex, and most files hold none of them)
@@ -81,6 +82,8 @@ def _training_words(text: str) -> bool:
     if "backward" in text and _BACKWARD.search(text):
         return True
     if "precision" in text and (_PRECISION.search(text) or _FRAMEWORK_OBJECT.search(text)):
+        return True
+    if "deepspeed" in text and ("initialize" in text or "DeepSpeedConfig" in text):
         return True
     return "Config" in text and any(_config_name(text, m.start()) for m in _CONFIG_END.finditer(text))
 
@@ -237,6 +240,10 @@ class _Runs:
         trainers = [c for c in calls if _lightning_trainer(c) and not c.inference]
         if trainers:
             return [self._lightning_run(trainer) for trainer in trainers]
+        engines = [c for c in calls if c.kind == "deepspeed" and not c.inference]
+        engine = self._deepspeed_run(engines[0]) if engines else None
+        if engine is not None:
+            return [engine]
         loop = self._loop_run()
         return [loop] if loop is not None else []
 
@@ -282,6 +289,76 @@ class _Runs:
         line, column = self.where(trainer.at)
         root = {"trainer": Node(arguments, line, column, "trainer", line, column)}
         return self._document(root, "lightning", self._label(trainer))
+
+    def _deepspeed_run(self, call: Call) -> Document | None:
+        """``deepspeed.initialize(config=...)`` / ``DeepSpeedConfig(...)``: the engine's config, a
+        dict the script writes (each key where it is written) or the file a path names (looked
+        for next to the script, then in the current folder), read with DeepSpeed's own semantics
+        (fp16 with dynamic loss scaling and fp32 master weights; no Trainer fills in ``"auto"``)."""
+        self.notes = []
+        arg = call.args.get("config") or call.args.get("config_params")
+        if arg is None:
+            return None  # (`initialize(args=args)`: the --deepspeed_config the launch passes)
+        value = arg.value
+        root: dict[str, Node]
+        if isinstance(value, dict):
+            noted = len(self.notes)
+            root = self._dict_nodes(value, arg.literal, arg, arg.key or "config")
+            unknown = {n.key.split(".")[1] for n in self.notes[noted:] if n.key and n.key.count(".") >= 1}
+            if unknown & _DEEPSPEED_PRECISION:
+                return None  # its precision is chosen at run time: the engine's plan is not known
+        elif isinstance(value, str) and value.lower().endswith((".json", ".yaml", ".yml")):
+            from pathlib import Path
+
+            from . import load  # the package imports this module lazily
+            from .launch_args import locate, shown, with_path
+
+            target = locate(value, [Path(self.path).parent])
+            if target is None:
+                line, column = self.where(arg.at)
+                self.notes.append(
+                    SourceNote(
+                        "missing-reference",
+                        f"`{arg.key or 'config'}` names `{value}`, which is not a file next to the script or in "
+                        "the current folder: precheck could not check it",
+                        line,
+                        column,
+                        arg.key or "config",
+                    )
+                )
+                return None
+            name = shown(target)
+            document = load(target, name)
+            root = {key: with_path(node, name) for key, node in document.mapping().items()}
+        else:
+            self._unknown(arg.key or "config", arg, "the DeepSpeed config is not known before the run")
+            return None
+        return self._document(root, "deepspeed", self._label(call))
+
+    def _dict_nodes(self, value: dict[str, Any], literal: ast.Dict | None, arg: Arg, path: str) -> dict[str, Node]:
+        """A dict the script wrote as nodes, each key at its place in the literal (else at the argument)."""
+        places: dict[str, tuple[ast.expr, ast.expr]] = {}
+        if literal is not None:
+            for written, item in zip(literal.keys, literal.values, strict=True):
+                if isinstance(written, ast.Constant) and isinstance(written.value, str):
+                    places[written.value] = (written, item)
+        out: dict[str, Node] = {}
+        for key, item in value.items():
+            place = places.get(key)
+            key_at = self.collector.at(place[0]) if place else arg.key_at or arg.at
+            at = self.collector.at(place[1]) if place else arg.at
+            raw = self.collector.source.segment(place[1]) if place else arg.raw
+            inner = place[1] if place is not None and type(place[1]) is ast.Dict else None
+            if isinstance(item, dict):
+                line, column = self.where(at)
+                key_line, key_column = self.where(key_at)
+                nodes = self._dict_nodes(item, inner, Arg(item, key, key_at, at, raw), f"{path}.{key}")
+                out[key] = Node(nodes, line, column, key, key_line, key_column)
+            elif _plain(item):
+                out[key] = self._node(Arg(item, key, key_at, at, raw), key)
+            else:
+                self._unknown(f"{path}.{key}", Arg(item, f"{path}.{key}", key_at, at, raw), _why(item))
+        return out
 
     def _unsloth_precision(self, config: Call, root: dict[str, Node]) -> str:
         """Importing unsloth replaces TRL's configs and trainers (``UnslothSFTConfig``...):
@@ -603,6 +680,16 @@ def _settings(value: Any) -> dict[str, Arg] | None:
     if isinstance(value, Built):
         return value.call.args
     return None
+
+
+#: the DeepSpeed config sections that decide the run's precision (``runtime/config.py``)
+_DEEPSPEED_PRECISION = frozenset(
+    {"fp16", "bf16", "bfloat16", "amp", "torch_autocast", "zero_optimization", "data_types", "communication_data_type"}
+)
+
+
+def _why(value: Any) -> str:
+    return value.reason if isinstance(value, Unknown) else "not a value a config can hold"
 
 
 def _plain(value: Any) -> bool:
