@@ -534,3 +534,54 @@ def test_deepspeed_initialize_with_a_path_and_with_a_dict_changed_later(tmp_path
         ),
     )
     assert load_runs(chosen) == []  # its precision chosen at run time
+
+
+DREAMBOOTH = """
+import argparse
+import torch
+from accelerate import Accelerator
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--pretrained_model_name_or_path", type=str, required=True)
+parser.add_argument("--mixed_precision", type=str, default=None, choices=["no", "fp16", "bf16"])
+parser.add_argument("--learning_rate", type=float, default=5e-6)
+args = parser.parse_args()
+accelerator = Accelerator(mixed_precision=args.mixed_precision)
+model = torch.nn.Linear(4, 4)
+optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate)
+model, optimizer = accelerator.prepare(model, optimizer)
+for batch in loader:
+    accelerator.backward(model(batch).sum())
+"""
+
+
+def test_a_launched_accelerate_loop_takes_its_mixed_precision_option_or_the_launchs(tmp_path: Path) -> None:
+    """diffusers' and peft's example scripts: ``Accelerator(mixed_precision=args.mixed_precision)``
+    in their own loop. The option's flag decides; without it, ``accelerate launch``'s own
+    ``--mixed_precision`` (ACCELERATE_MIXED_PRECISION). Their other flags stay linted."""
+    write(tmp_path, "train.py", DREAMBOOTH)
+    flag = write(
+        tmp_path, "flag.sh", "accelerate launch train.py --pretrained_model_name_or_path m --mixed_precision=bf16\n"
+    )
+    (run,) = load_runs(flag)
+    assert (run.dialect, run.mapping()["autocast_dtype"].value) == ("pytorch", "bfloat16")
+    assert ("PC101", "error", "flag.sh", 1) in findings([flag], "V100")
+    launch = write(
+        tmp_path, "launch.sh", "accelerate launch --mixed_precision fp16 train.py --pretrained_model_name_or_path m\n"
+    )
+    (run,) = load_runs(launch)
+    assert (run.mapping()["autocast_dtype"].value, run.mapping()["grad_scaler"].value) == ("float16", True)
+    assert not any(s == "error" for _, s, _, _ in findings([launch], "V100"))
+    typo = write(tmp_path, "typo.sh", "python train.py --pretrained_model_name_or_path m --warmup_steps 10\n")
+    assert any(rule == "PC905" for rule, _, _, _ in findings([typo], "A100"))  # argparse refuses it
+
+
+@needs_projects
+def test_a_launched_diffusers_loop_on_a_real_script() -> None:
+    """diffusers ``examples/research_projects/sana/train_sana_sprint_diffusers.sh`` runs
+    ``python train_sana_sprint_diffusers.py --mixed_precision=bf16 ...``: read as that script's
+    own loop (not a Trainer's arguments)."""
+    launch = PROJECTS / "huggingface__diffusers/examples/research_projects/sana/train_sana_sprint_diffusers.sh"
+    (run,) = load_runs(launch)
+    assert run.dialect == "pytorch"
+    assert not any(s == "error" for _, s, _, _ in findings([launch], "A100"))

@@ -441,6 +441,12 @@ def accelerate(launch: Launch) -> Found | None:
         # a script precheck cannot read: the run is the accelerate config the launch builds
         return Found("accelerate", config) if config else None
     found.env.update(_accelerate_env(launch, config))
+    chosen = config.get("mixed_precision")
+    if found.dialect == "pytorch" and chosen is not None and not ({"autocast", "torch_dtype"} & found.root.keys()):
+        # the script's Accelerator() leaves mixed_precision to ACCELERATE_MIXED_PRECISION, which the launch sets
+        from .python_source import mixed_precision_keys
+
+        found.root.update(mixed_precision_keys(chosen))
     deepspeed_file = _get(config, "deepspeed_config.deepspeed_config_file")
     if deepspeed_file is not None and "deepspeed" not in found.root and found.dialect in (None, "hf-trainer", "trl"):
         found.root["deepspeed"] = replace(deepspeed_file)

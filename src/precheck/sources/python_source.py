@@ -39,7 +39,7 @@ import bisect
 import re
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FileTooLarge, InputError
@@ -640,6 +640,29 @@ _TRAINER_KEYS = (
     "gradient_clip_val",
     "gradient_clip_algorithm",
 )
+
+
+def mixed_precision_keys(node: Node) -> dict[str, Node]:
+    """The loop keys an accelerate mixed precision (``--mixed_precision fp16``, a script's option
+    passed to ``Accelerator(mixed_precision=...)``) stands for, each at ``node``; none when it is
+    not one accelerate takes. No fix names them (their key is left out)."""
+    autocast, weights, scaler = _MIXED.get(str(node.value).lower(), (None, None, False))
+    if node.value is None or isinstance(node.value, (dict, list)) or (autocast is None and weights is None):
+        return {}
+
+    def at(value: Any) -> Node:
+        return replace(node, value=value, key=None)
+
+    out: dict[str, Node] = {}
+    if autocast is not None:
+        out["autocast"] = at(autocast != "no")
+        if autocast != "no":
+            out["autocast_dtype"] = at(autocast)
+    if weights is not None:
+        out["torch_dtype"] = at(weights)
+    if scaler:
+        out["grad_scaler"] = at(True)
+    return out
 
 
 def _lightning_trainer(call: Call) -> bool:

@@ -72,41 +72,72 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
         for key, node in found.root.items()
         if node.path is None and key not in defined and any(k.startswith(key) for k in defined)
     }
+    derived = set(found.root) - before
+    # an option the code passes on as it is (``Accelerator(mixed_precision=args.mixed_precision)``): its flag
+    derived |= {e.key for e in schema.effects if e.value is SAME and e.source == e.key and not e.when}
+    if not schema.frameworks and path is not None and not _builds_arguments(schema) and _own_loop(path, found, derived):
+        return found  # no Trainer's arguments: what the script's own loop does with its options is the run
     found.dialect = _dialect(schema, found)
-    if found.dialect is None and not schema.frameworks and path is not None:
-        _own_loop(path, found)
     return found
 
 
-def _own_loop(path: Path, found: Found) -> None:
+def _own_loop(path: Path, found: Found, derived: set[str] | None = None) -> bool:
     """A launched script that sets its precision in its own code (``Accelerator(mixed_precision=
     "bf16")``, ``torch.autocast`` and a ``GradScaler``, a cast of the model): the run is what
     that code does, as the script is read on its own (:mod:`.python_source`), its keys marked
     with the script's path. Its flags mean nothing precheck knows, and are left out, but for
-    ``--model_name_or_path``: the checkpoint, by the name every Hugging Face script gives it."""
+    ``--model_name_or_path`` (the checkpoint, by the name every Hugging Face script gives it) and
+    the keys its code derives from them (``derived``: ``--mixed_precision fp16`` passed to
+    ``Accelerator(mixed_precision=args.mixed_precision)``, a ``torch_dtype`` an option picks).
+    Whether it was such a script."""
     from . import read_text  # the package imports this module lazily
-    from .python_source import parse_code
+    from .python_source import mixed_precision_keys, parse_code
 
     name = shown(path)
     try:
         runs = parse_code(name, read_text(path, name), "python", None)
     except InputError:
-        return  # (the script itself, checked on its own, reports why it cannot be read)
+        return False  # (the script itself, checked on its own, reports why it cannot be read)
     loops = [run for run in runs if run.dialect in ("pytorch", "lightning")]
     if len(loops) != 1:
-        return
+        return False
     (loop,) = loops
     found.dialect = loop.dialect
     flags = found.root
     found.root = {key: with_path(node, name) for key, node in loop.mapping().items()}
+    if found.script_keys is not None:
+        found.script_keys = found.script_keys | set(found.root)  # (the flags are still linted)
+    for key, node in flags.items():  # its own options: read by no field of the loop's run
+        if key not in _READ_BY_LOOPS and key not in found.root:
+            found.root[key] = node
+    if loop.dialect == "pytorch":
+        for key in sorted((derived or set()) & _LOOP_KEYS):
+            found.root.setdefault(key, flags[key])
+        chosen = flags.get("mixed_precision") if "mixed_precision" in (derived or set()) else None
+        if chosen is not None and "autocast" not in found.root and "torch_dtype" not in found.root:
+            found.root.update(mixed_precision_keys(chosen))
     model = flags.get("model_name_or_path")
     if model is None or not isinstance(model.value, str):
-        return
+        return True
     if loop.dialect == "pytorch":
         found.root.setdefault("model_name_or_path", model)  # the checkpoint the script is told to load
     elif "model" not in found.root:  # a LightningModule's init argument, as the framework's config writes it
         init = Node({"model_name_or_path": model}, model.line, model.column)
         found.root["model"] = Node({"init_args": init}, model.line, model.column)
+    return True
+
+
+#: the keys a loop's run reads (``frameworks/pytorch_loop/dialect.py``, Lightning's ``trainer``/``model``):
+#: a flag of the same name is the script's own option, not one of them
+_READ_BY_LOOPS = frozenset(
+    {"model_name_or_path", "torch_dtype", "autocast", "autocast_dtype", "grad_scaler", "sharded_grad_scaler"}
+    | {"distributed", "load_in_4bit", "load_in_8bit", "bnb_4bit_compute_dtype", "attn_implementation", "use_peft"}
+    | {"trainer", "model", "precision", "dtype", "bnb_4bit_quant_type", "gradient_checkpointing"}
+)
+#: keys a script's code derives from its options that its own loop's run reads
+_LOOP_KEYS = frozenset(
+    {"torch_dtype", "attn_implementation", "load_in_4bit", "load_in_8bit", "bnb_4bit_compute_dtype", "use_peft"}
+)
 
 
 def _config_file(launch: Launch, schema: Schema, option: str, root: dict[str, Node]) -> None:
