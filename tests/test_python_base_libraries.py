@@ -585,3 +585,32 @@ def test_a_launched_diffusers_loop_on_a_real_script() -> None:
     (run,) = load_runs(launch)
     assert run.dialect == "pytorch"
     assert not any(s == "error" for _, s, _, _ in findings([launch], "A100"))
+
+
+def test_a_config_file_the_script_loads_by_a_literal_path(tmp_path: Path) -> None:
+    """nano-world-model (PR #17): ``args = OmegaConf.load("src/configs/experiment/default.yaml")``,
+    then ``Trainer(precision="bf16-mixed" if args.experiment.infra.mixed_precision else "32")``,
+    with pytorch-lightning 1.9.5 pinned (no '-mixed' names before 2.0)."""
+    write(tmp_path, "requirements.txt", "pytorch-lightning==1.9.5\n")
+    write(tmp_path, "src/configs/experiment/default.yaml", "infra:\n  mixed_precision: true\n")
+    script = write(
+        tmp_path,
+        "src/experiments/train_experiment.py",
+        """
+        from omegaconf import OmegaConf
+        from pytorch_lightning import Trainer
+
+        args = OmegaConf.load("src/configs/experiment/default.yaml")
+        args = OmegaConf.create({"experiment": args})
+        trainer = Trainer(
+            devices=1,
+            precision="bf16-mixed" if args.experiment.infra.mixed_precision else "32",
+        )
+        """,
+    )
+    assert ("PC703", "error", "train_experiment.py", 8) in findings([script], "A100")
+    (tmp_path / "src/configs/experiment/default.yaml").write_text("infra:\n  mixed_precision: false\n")
+    assert not any(s == "error" for _, s, _, _ in findings([script], "A100"))
+    (tmp_path / "src/configs/experiment/default.yaml").unlink()
+    (run,) = load_runs(script)
+    assert "precision" not in run.root.plain()["trainer"]  # no such file: not known
