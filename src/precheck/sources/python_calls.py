@@ -757,16 +757,25 @@ def _word_lines(source: Source, names: dict[str, Any]) -> dict[str, list[int]]:
     pass of one pattern over the text."""
     if not names:
         return {}
-    pattern = re.compile(r"(?<![\w.])(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
+    pattern = _words_pattern(tuple(sorted(names, key=len, reverse=True)))
+    code = source.code
     out: dict[str, list[int]] = {}
-    for number, line in enumerate(source.text_lines, 1):
-        for match in pattern.finditer(line):
-            if line[: match.start()].rstrip().endswith("def"):
-                continue
-            lines = out.setdefault(match.group(1), [])
-            if not lines or lines[-1] != number:
-                lines.append(number)
+    number, counted = 1, 0  # the line of the text up to `counted`
+    for match in pattern.finditer(code):
+        start = match.start()
+        number += code.count("\n", counted, start)
+        counted = start
+        if code[code.rfind("\n", 0, start) + 1 : start].rstrip().endswith("def"):
+            continue
+        lines = out.setdefault(match.group(1), [])
+        if not lines or lines[-1] != number:
+            lines.append(number)
     return out
+
+
+@lru_cache(maxsize=256)
+def _words_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w.])(" + "|".join(re.escape(n) for n in names) + r")\b")
 
 
 def _callers_first(

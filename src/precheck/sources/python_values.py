@@ -210,6 +210,7 @@ class Source:
     200 kB module take seconds.) ast columns count UTF-8 bytes."""
 
     def __init__(self, code: str):
+        self.code = code
         #: ASCII code: a byte offset is a character offset, the lines are kept as they are
         self.ascii = code.isascii()
         self.text_lines = code.split("\n")

@@ -22,7 +22,6 @@ unknown and nothing is filled in.
 
 from __future__ import annotations
 
-import ast
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from .launch_args import locate, shown, with_path
 from .nodes import Document, Node, SourceNote
-from .python_calls import HF_ARGUMENTS
 from .script_effects import SAME, UNKNOWN, Effect, effects, holds
 from .script_schema import MISSING, Option, Schema, read_schema
 
@@ -193,20 +191,8 @@ def _dialect(schema: Schema | None, found: Found) -> str | None:
 
 
 def _builds_arguments(schema: Schema) -> bool:
-    """Whether the script's modules construct ``TrainingArguments`` (or a subclass precheck knows)."""
-    if schema.builds_arguments is None:
-        schema.builds_arguments = any(
-            isinstance(node, ast.Call) and _callee(node.func) in HF_ARGUMENTS
-            for tree in schema.modules.values()
-            for node in ast.walk(tree)
-        )
+    """Whether the script's modules call a ``TrainingArguments`` class (read with their text)."""
     return schema.builds_arguments
-
-
-def _callee(func: ast.expr) -> str | None:
-    if isinstance(func, ast.Name):
-        return func.id
-    return func.attr if isinstance(func, ast.Attribute) else None
 
 
 def _defaults(schema: Schema, root: dict[str, Node]) -> None:

@@ -104,9 +104,9 @@ class Schema:
     #: function ``fire.Fire`` is given): each parameter named as an option holds its value
     #: (name → its parser: "click" passes every option as a keyword, so its ``**kwargs`` holds them all)
     commands: dict[str, str] = field(default_factory=dict)
-    #: the modules construct transformers' ``TrainingArguments`` (or a subclass precheck
-    #: knows) themselves: set by :mod:`.script_launch` when first asked
-    builds_arguments: bool | None = None
+    #: the modules call a ``TrainingArguments`` class themselves (``TrainingArguments(...)``,
+    #: ``Seq2SeqTrainingArguments(...)``, a subclass named so), not only parse into one
+    builds_arguments: bool = False
 
     @property
     def known(self) -> bool:
@@ -153,6 +153,10 @@ def read_schema(script: Path, root: Path | None = None) -> Schema:
 _CACHE: dict[tuple[Path, Path | None, tuple[int, int] | None], Schema] = {}
 
 
+#: a call of a training arguments class, in a module's text
+_BUILDS = re.compile(r"TrainingArguments\s*\(")
+
+
 def parse_file(path: Path) -> ast.Module | None:
     """A module's tree, or None when it cannot be read or parsed."""
     module = _module(path)
@@ -196,6 +200,8 @@ class _Module:
     imports: list[ast.Import | ast.ImportFrom]
     #: the text names a parser call (:data:`_PARSER_NAMES`)
     parses: bool
+    #: the text calls a ``...TrainingArguments(`` class (see :attr:`Schema.builds_arguments`)
+    builds: bool = False
     #: the calls, function definitions and assignments, once walked (only where ``parses``)
     walked: list[ast.AST] | None = None
 
@@ -232,7 +238,7 @@ def _module(path: Path) -> _Module | None:
             # Python reads identifiers NFKC-normalised: a non-ASCII text is searched as the parser sees it
             words = text if text.isascii() else unicodedata.normalize("NFKC", text)
             classes, imports = _statements(tree)
-            module = _Module(tree, classes, imports, _names_a_parser(words))
+            module = _Module(tree, classes, imports, _names_a_parser(words), _BUILDS.search(words) is not None)
     if len(_MODULES) >= 256:
         _MODULES.pop(next(iter(_MODULES)))
     _MODULES[key] = module
@@ -327,6 +333,7 @@ class _Reader:
 
     def _load(self, path: Path, module: _Module) -> None:
         self.schema.modules[path] = module.tree
+        self.schema.builds_arguments = bool(self.schema.builds_arguments) or module.builds
         self.read_modules[path] = module
         for definition in module.classes:
             self.classes.setdefault(definition.name, (path, definition))
