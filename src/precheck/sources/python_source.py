@@ -40,6 +40,7 @@ import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FileTooLarge, InputError
@@ -226,37 +227,12 @@ class _Runs:
         self.where = where
         self.cell_of: Callable[[int], tuple[Cell, int]] | None = None
         self.runtime = Runtime(hardware)
-        self.runtime.files = self._config_file
+        # (a function of the path and the answers: a bound method here would be a reference cycle
+        # that keeps every script's trees until the cyclic collector runs)
+        self.runtime.files = partial(_config_file, path, self.runtime.answers)
         self.collector = Collector(tree, code, self.runtime)
         self.collector.run()
         self.notes: list[SourceNote] = []
-
-    def _config_file(self, value: str, what: str) -> Any:
-        """The plain data of a config file the script loads by a literal path, found where a run
-        started from the script's folder or one of the folders above it (a repository root:
-        ``OmegaConf.load("src/configs/x.yaml")`` in ``src/experiments/train.py``) would find it;
-        Unknown when no such file is there, when two different ones are, or it cannot be read.
-        An OmegaConf interpolation (``${...}``) is left unknown."""
-        from pathlib import Path
-
-        from ..errors import InputError
-        from . import load  # the package imports this module lazily
-
-        script = Path(self.path).resolve().parent
-        given = Path(value)
-        folders = [script, *script.parents[:3]] if not given.is_absolute() else [Path("/")]
-        found = list(dict.fromkeys(f / given for f in folders if (f / given).is_file()))
-        if len(found) != 1:
-            why = "is not next to the script or in a folder above it" if not found else "names two files"
-            return Unknown(f"`{what}`: `{value}` {why}")
-        try:
-            document = load(found[0], str(found[0]))
-        except (InputError, OSError):
-            return Unknown(f"`{what}`: `{value}` cannot be read")
-        from .launch_args import shown
-
-        self.runtime.answers.append(f"`{what}` reads {shown(found[0])}, the one `{value}` near the script")
-        return _settled(document.root.plain(), what)
 
     # -- documents -------------------------------------------------------------------------
 
@@ -737,6 +713,34 @@ def _settings(value: Any) -> dict[str, Arg] | None:
 _DEEPSPEED_PRECISION = frozenset(
     {"fp16", "bf16", "bfloat16", "amp", "torch_autocast", "zero_optimization", "data_types", "communication_data_type"}
 )
+
+
+def _config_file(script_path: str, answers: list[str], value: str, what: str) -> Any:
+    """The plain data of a config file the script loads by a literal path, found where a run
+    started from the script's folder or one of the folders above it (a repository root:
+    ``OmegaConf.load("src/configs/x.yaml")`` in ``src/experiments/train.py``) would find it;
+    Unknown when no such file is there, when two different ones are, or it cannot be read.
+    An OmegaConf interpolation (``${...}``) is left unknown."""
+    from pathlib import Path
+
+    from ..errors import InputError
+    from . import load  # the package imports this module lazily
+
+    script = Path(script_path).resolve().parent
+    given = Path(value)
+    folders = [script, *script.parents[:3]] if not given.is_absolute() else [Path("/")]
+    found = list(dict.fromkeys(f / given for f in folders if (f / given).is_file()))
+    if len(found) != 1:
+        why = "is not next to the script or in a folder above it" if not found else "names two files"
+        return Unknown(f"`{what}`: `{value}` {why}")
+    try:
+        document = load(found[0], str(found[0]))
+    except (InputError, OSError):
+        return Unknown(f"`{what}`: `{value}` cannot be read")
+    from .launch_args import shown
+
+    answers.append(f"`{what}` reads {shown(found[0])}, the one `{value}` near the script")
+    return _settled(document.root.plain(), what)
 
 
 def _settled(value: Any, what: str) -> Any:
