@@ -753,29 +753,27 @@ class Collector:
 
 def _word_lines(source: Source, names: dict[str, Any]) -> dict[str, list[int]]:
     """For each name, the lines where it is written as a word (its calls, anything that hands
-    it on, a comment that names it) but its ``def``: one line means one place uses it. One
-    pass of one pattern over the text."""
-    if not names:
-        return {}
-    pattern = _words_pattern(tuple(sorted(names, key=len, reverse=True)))
+    it on, a comment that names it) but its ``def``: one line means one place uses it. Each
+    name found with ``str.find`` (a pattern of every name costs more on a long module)."""
     code = source.code
     out: dict[str, list[int]] = {}
-    number, counted = 1, 0  # the line of the text up to `counted`
-    for match in pattern.finditer(code):
-        start = match.start()
-        number += code.count("\n", counted, start)
-        counted = start
-        if code[code.rfind("\n", 0, start) + 1 : start].rstrip().endswith("def"):
-            continue
-        lines = out.setdefault(match.group(1), [])
-        if not lines or lines[-1] != number:
-            lines.append(number)
+    for name in names:
+        lines: list[int] = []
+        start = code.find(name)
+        while start >= 0:
+            end = start + len(name)
+            before = code[start - 1] if start else " "
+            after = code[end] if end < len(code) else " "
+            if not (before.isalnum() or before in "_." or after.isalnum() or after == "_"):
+                line_start = code.rfind("\n", 0, start) + 1
+                if not code[line_start:start].rstrip().endswith("def"):
+                    number = code.count("\n", 0, start) + 1
+                    if not lines or lines[-1] != number:
+                        lines.append(number)
+            start = code.find(name, end)
+        if lines:
+            out[name] = lines
     return out
-
-
-@lru_cache(maxsize=256)
-def _words_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w.])(" + "|".join(re.escape(n) for n in names) + r")\b")
 
 
 def _callers_first(
