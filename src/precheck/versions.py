@@ -427,10 +427,10 @@ def collect(
     return _collect(resolved(config_path).parent, names, tuple(sorted(assumed.items())), python)
 
 
-#: distributions released from one repository with the same version numbers as the framework
-#: precheck names: ``pytorch-lightning==1.9.5`` is the Trainer of ``lightning`` 1.9.5 (both are
-#: built from Lightning-AI/pytorch-lightning, ``src/lightning`` and ``src/pytorch_lightning``)
-RELEASED_AS = {"pytorch-lightning": "lightning"}
+#: distribution → the framework distribution it is released with, under the same version
+#: numbers (a pin of either is the framework's version): each framework's ``pinned_as``,
+#: filled in by the framework registry when it loads
+RELEASED_AS: dict[str, str] = {}
 
 
 @lru_cache(maxsize=1024)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from .. import versions
 from ..dialects.base import Dialect
 from ..sources import Document
 from ..traits import Traits
@@ -61,6 +62,8 @@ BY_NAME = {name: f.dialect for name, f in _BY_NAME.items()}
 
 #: distribution → resolver
 RESOLVERS: dict[str, Resolver] = {f.distribution: f.resolver for f in FRAMEWORKS}
+# the versions read a pin of a distribution released with a framework as the framework's
+versions.RELEASED_AS.update({alias: f.distribution for f in FRAMEWORKS for alias in f.pinned_as})
 
 
 def named(name: str) -> Framework | None:

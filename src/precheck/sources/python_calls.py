@@ -191,13 +191,18 @@ _EQUAL_TO_ITSELF = frozenset({str, int, bool, type(None), Unknown, Dtype, Built}
 
 
 @lru_cache(maxsize=1)
-def _declared() -> tuple[frozenset[str], tuple[str, ...]]:
+def _declared() -> tuple[dict[str, str], tuple[str, ...]]:
     """What the frameworks declare about training scripts: the packages whose ``Trainer``/
-    ``Fabric`` take ``precision=``, and the model base classes."""
+    ``Fabric`` take ``precision=`` (each → its framework's dialect), and the model base classes."""
     from .. import frameworks  # lazily: the registry imports the sources
 
-    packages = frozenset(p for f in frameworks.FRAMEWORKS for p in f.python_trainer_packages)
+    packages = {p: f.name for f in frameworks.FRAMEWORKS for p in f.python_trainer_packages}
     return packages, tuple(b for f in frameworks.FRAMEWORKS for b in f.python_model_bases)
+
+
+def trainer_dialect(call: Call) -> str | None:
+    """The dialect of the framework whose ``Trainer`` a call constructs (None: not one)."""
+    return _declared()[0].get(call.qualname.split(".")[0])
 
 
 @lru_cache(maxsize=4096)  # a pure function of the name, asked for every call of every script

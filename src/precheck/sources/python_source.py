@@ -47,7 +47,7 @@ from ..errors import FileTooLarge, InputError
 from .nodes import Document, Node, SourceNote
 from .notebook import Cell, code_cells
 from .parsed import parse as parse_once
-from .python_calls import Arg, Built, Call, Collector, cast_dtype
+from .python_calls import Arg, Built, Call, Collector, cast_dtype, trainer_dialect
 from .python_values import Dtype, Runtime, Unknown
 from .suppressions import scan as scan_suppressions
 
@@ -241,9 +241,9 @@ class _Runs:
         configs = [c for c in calls if c.kind in ("hf-trainer", "trl") and not c.inference]
         if configs:
             return [self._trainer_run(config) for config in configs]
-        trainers = [c for c in calls if _lightning_trainer(c) and not c.inference]
+        trainers = [c for c in calls if _framework_trainer(c) and not c.inference]
         if trainers:
-            return [self._lightning_run(trainer) for trainer in trainers]
+            return [self._framework_trainer_run(trainer) for trainer in trainers]
         engines = [c for c in calls if c.kind == "deepspeed" and not c.inference]
         engine = self._deepspeed_run(engines[0]) if engines else None
         if engine is not None:
@@ -278,9 +278,9 @@ class _Runs:
             dialect = "hf-trainer"
         return self._document(root, dialect, self._label(config))
 
-    def _lightning_run(self, trainer: Call) -> Document:
-        """``pl.Trainer(precision=..., devices=..., strategy=...)``: the arguments of
-        ``Trainer.__init__`` as a ``trainer:`` block of the framework's own config, read with its
+    def _framework_trainer_run(self, trainer: Call) -> Document:
+        """A framework's ``Trainer(precision=..., devices=..., strategy=...)``: the arguments of
+        its ``__init__`` as the ``trainer:`` block of the framework's own config, read with its
         semantics (the precision names each release takes, its plugins and strategies)."""
         self.notes = []
         arguments: dict[str, Node] = {}
@@ -292,7 +292,7 @@ class _Runs:
                 self._put(arguments, key, arg)  # (an unknown precision is a note)
         line, column = self.where(trainer.at)
         root = {"trainer": Node(arguments, line, column, "trainer", line, column)}
-        return self._document(root, "lightning", self._label(trainer))
+        return self._document(root, trainer_dialect(trainer) or "pytorch", self._label(trainer))
 
     def _deepspeed_run(self, call: Call) -> Document | None:
         """``deepspeed.initialize(config=...)`` / ``DeepSpeedConfig(...)``: the engine's config, a
@@ -632,7 +632,7 @@ class _Runs:
         return isinstance(device, str) and device.split(":")[0] == "cuda"
 
 
-#: ``Trainer.__init__`` arguments the framework's dialect reads (lightning 2.6.6
+#: ``Trainer.__init__`` arguments the framework's dialect reads (its 2.6.6 release,
 #: ``pytorch/trainer/trainer.py``): the others are not precision settings
 _TRAINER_KEYS = (
     "precision",
@@ -669,8 +669,8 @@ def mixed_precision_keys(node: Node) -> dict[str, Node]:
     return out
 
 
-def _lightning_trainer(call: Call) -> bool:
-    """A Lightning ``Trainer`` (not ``Fabric``, whose loop is the script's own) given a precision."""
+def _framework_trainer(call: Call) -> bool:
+    """A framework's ``Trainer`` (not its ``Fabric``, whose loop is the script's own) given a precision."""
     return (
         call.kind == "trainer-precision" and call.qualname.rsplit(".", 1)[-1] == "Trainer" and "precision" in call.args
     )

@@ -96,7 +96,7 @@ def _own_loop(path: Path, found: Found, derived: set[str] | None = None) -> bool
         runs = parse_code(name, read_text(path, name), "python", None)
     except InputError:
         return False  # (the script itself, checked on its own, reports why it cannot be read)
-    loops = [run for run in runs if run.dialect in ("pytorch", "lightning")]
+    loops = [run for run in runs if run.dialect == "pytorch" or (run.dialect and "trainer" in run.mapping())]
     if len(loops) != 1:
         return False
     (loop,) = loops
@@ -119,13 +119,15 @@ def _own_loop(path: Path, found: Found, derived: set[str] | None = None) -> bool
         return True
     if loop.dialect == "pytorch":
         found.root.setdefault("model_name_or_path", model)  # the checkpoint the script is told to load
-    elif "model" not in found.root:  # a LightningModule's init argument, as the framework's config writes it
+    elif (
+        "model" not in found.root
+    ):  # a framework Trainer's model: its init argument, as the framework's config writes it
         init = Node({"model_name_or_path": model}, model.line, model.column)
         found.root["model"] = Node({"init_args": init}, model.line, model.column)
     return True
 
 
-#: the keys a loop's run reads (``frameworks/pytorch_loop/dialect.py``, Lightning's ``trainer``/``model``):
+#: the keys a loop's run reads (``frameworks/pytorch_loop/dialect.py``; a framework Trainer's ``trainer``/``model``):
 #: a flag of the same name is the script's own option, not one of them
 _READ_BY_LOOPS = frozenset(
     {"model_name_or_path", "torch_dtype", "autocast", "autocast_dtype", "grad_scaler", "sharded_grad_scaler"}
