@@ -614,3 +614,17 @@ def test_a_config_file_the_script_loads_by_a_literal_path(tmp_path: Path) -> Non
     (tmp_path / "src/configs/experiment/default.yaml").unlink()
     (run,) = load_runs(script)
     assert "precision" not in run.root.plain()["trainer"]  # no such file: not known
+
+
+@needs_projects
+def test_a_launched_accelerator_script_without_a_loop_keyword_on_a_real_script() -> None:
+    """peft ``examples/boft_controlnet/eval.sh`` runs ``accelerate launch eval.py``, whose
+    ``Accelerator(mixed_precision=args.mixed_precision, ...)`` is its only precision call: the
+    run is that script's own, and ``mixed_precision`` is listed as read but not used."""
+    launch = PROJECTS / "huggingface__peft/examples/boft_controlnet/eval.sh"
+    (run,) = load_runs(launch)
+    assert run.dialect == "pytorch"
+    report = engine.run(
+        [str(PROJECTS / "huggingface__peft/examples/boft_controlnet/eval.py")], from_specs(["A100"], {}), env={}
+    )
+    assert any(u.key == "mixed_precision" for r in report.files for u in r.unused)
