@@ -628,3 +628,29 @@ def test_a_launched_accelerator_script_without_a_loop_keyword_on_a_real_script()
         [str(PROJECTS / "huggingface__peft/examples/boft_controlnet/eval.py")], from_specs(["A100"], {}), env={}
     )
     assert any(u.key == "mixed_precision" for r in report.files for u in r.unused)
+
+
+def test_a_framework_trainer_run_keeps_the_checkpoint_its_module_loads(tmp_path: Path) -> None:
+    """transformers#23918: ``pl.Trainer(precision="16")`` training a LightningModule that loads
+    ``t5-large``: fp16 on a bf16-pretrained T5 (NaN), read with the framework's precision names."""
+    script = write(
+        tmp_path,
+        "train.py",
+        """
+        import lightning.pytorch as pl
+        from transformers import T5ForConditionalGeneration
+
+
+        class T5Module(pl.LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.model = T5ForConditionalGeneration.from_pretrained("t5-large")
+
+
+        trainer = pl.Trainer(precision="16", accelerator="gpu", devices=4)
+        trainer.fit(T5Module())
+        """,
+    )
+    (run,) = load_runs(script)
+    assert run.root.plain()["model"] == {"init_args": {"model_name_or_path": "t5-large"}}
+    assert ("PC209", "warning", "train.py", 11) in findings([script], "V100")

@@ -292,6 +292,10 @@ class _Runs:
                 self._put(arguments, key, arg)  # (an unknown precision is a note)
         line, column = self.where(trainer.at)
         root = {"trainer": Node(arguments, line, column, "trainer", line, column)}
+        name = self._model().keys.get("model_name_or_path")
+        if name is not None:  # the checkpoint the script's module loads, as the framework's config names it
+            init = Node({"model_name_or_path": name}, name.line, name.column)
+            root["model"] = Node({"init_args": init}, name.line, name.column)
         return self._document(root, trainer_dialect(trainer) or "pytorch", self._label(trainer))
 
     def _deepspeed_run(self, call: Call) -> Document | None:
