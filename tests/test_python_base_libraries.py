@@ -654,3 +654,32 @@ def test_a_framework_trainer_run_keeps_the_checkpoint_its_module_loads(tmp_path:
     (run,) = load_runs(script)
     assert run.root.plain()["model"] == {"init_args": {"model_name_or_path": "t5-large"}}
     assert ("PC209", "warning", "train.py", 11) in findings([script], "V100")
+
+
+ACCELERATE_PREPARED = """
+import torch
+from accelerate import Accelerator
+from transformers import LlamaForCausalLM
+
+accelerator = Accelerator(gradient_accumulation_steps=1)
+model = LlamaForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf", torch_dtype=torch.bfloat16, use_cache=False)
+model = accelerator.prepare(model)
+optim = accelerator.prepare(torch.optim.AdamW(model.parameters(), lr=2e-5))
+"""
+
+
+def test_a_model_accelerate_prepares_in_weights_the_script_chose(tmp_path: Path) -> None:
+    """tmabraham/hf_fsdp (accelerate#2127): ``from_pretrained(torch_dtype=torch.bfloat16)`` then
+    ``accelerator.prepare(model)`` and AdamW: no loop in sight, the weights it trains are bf16."""
+    script = write(tmp_path, "train.py", ACCELERATE_PREPARED)
+    assert ("PC207", "warning", "train.py", 6) in findings([script], "A100")
+    config = "compute_environment: LOCAL_MACHINE\ndistributed_type: {kind}\nmixed_precision: bf16\nnum_processes: 8\n"
+    write(tmp_path, "multi.yaml", config.format(kind="MULTI_GPU"))
+    launch = write(tmp_path, "multi.sh", "accelerate launch --config_file multi.yaml train.py\n")
+    (run,) = load_runs(launch)
+    assert (run.dialect, run.mapping()["autocast_dtype"].value) == ("pytorch", "bfloat16")
+    assert ("PC207", "warning", "train.py", 6) in findings([launch], "8xA100-80GB")
+    write(tmp_path, "fsdp.yaml", config.format(kind="FSDP"))
+    sharded = write(tmp_path, "fsdp.sh", "accelerate launch --config_file fsdp.yaml train.py\n")
+    (run,) = load_runs(sharded)
+    assert run.dialect == "accelerate"  # FSDP shards the model: the launch's config is the run (as before)

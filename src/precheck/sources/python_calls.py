@@ -268,6 +268,9 @@ class Collector:
         self.environ: dict[str, Arg] = {}
         #: the script calls ``.backward()``: a training loop
         self.backward = False
+        #: the module constructs an ``Accelerator`` and calls ``.prepare(...)``
+        self.accelerated = "Accelerator" in code
+        self.prepared = False
         #: the first line that calls ``.backward()`` (casts after it are for saving, not training)
         self.backward_at: int | None = None
         #: names (``model``, ``self.model``) whose parameters the script trains
@@ -624,6 +627,8 @@ class Collector:
                 continue
             func = node.func
             method = func.attr if isinstance(func, attribute) else None
+            if method == "prepare" and self.accelerated:
+                self.prepared = True  # accelerator.prepare(model, ...): the script trains through accelerate
             if method == "backward":
                 self.backward = True
                 if self.backward_at is None or node.lineno < self.backward_at:

@@ -62,6 +62,7 @@ _TRAINING_WORDS = re.compile(
     r"IterativeSFT)Config\b|GradScaler|\.backward\s*\(|precision\s*=\s*[\"'](?:bf16|16)"
     r"|(?s:^(?=.*precision)(?=.*\b(?:Fabric|Trainer|Accelerator)\s*\())"
     r"|(?s:^(?=.*deepspeed)(?=.*(?:initialize|DeepSpeedConfig)))"
+    r"|(?s:^(?=.*Accelerator)(?=.*\.prepare\())"
 )
 #: the parts of _TRAINING_WORDS, each tried only where its literal word occurs (a substring
 #: search is many times faster than the regex, and most files hold none of them)
@@ -85,6 +86,8 @@ def _training_words(text: str) -> bool:
     if "precision" in text and (_PRECISION.search(text) or _FRAMEWORK_OBJECT.search(text)):
         return True
     if "deepspeed" in text and ("initialize" in text or "DeepSpeedConfig" in text):
+        return True
+    if "Accelerator" in text and ".prepare(" in text:
         return True
     return "Config" in text and any(_config_name(text, m.start()) for m in _CONFIG_END.finditer(text))
 
@@ -400,7 +403,12 @@ class _Runs:
         # a framework object that sets the mixed precision is the run's, loop visible or not
         # (``Accelerator(mixed_precision="bf16")`` raises on a card without bf16 at construction)
         framework_precision = bool(mixed)
-        if not scalers and not framework_precision and not (self.collector.backward and precision):
+        # a model Accelerator prepares, in weights the script chose (``from_pretrained(torch_dtype=
+        # torch.bfloat16)``, ``model.to(torch.bfloat16)``): accelerate trains those weights as they are
+        prepared = self.collector.prepared and (
+            casts or any("torch_dtype" in c.args or "dtype" in c.args for c in loaders)
+        )
+        if not scalers and not framework_precision and not prepared and not (self.collector.backward and precision):
             return None
         self.notes = []
         model = self._model()
