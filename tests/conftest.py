@@ -1,5 +1,6 @@
 import importlib.util
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,3 +21,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "hf" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _no_folders_checked() -> Iterator[None]:
+    """Each test starts with no run's boundary (precheck.paths.check_within) left over."""
+    from precheck.paths import check_anywhere
+
+    check_anywhere()
+    yield
+    check_anywhere()

@@ -480,7 +480,7 @@ def test_fix_never_writes_outside_the_repository(tmp_path: Path) -> None:
     (repo / "link.yaml").symlink_to(outside)
     result = run("link.yaml", "good.yaml", "--fix", cwd=good(repo))
     assert outside.read_text() == LIGHTNING
-    assert "link.yaml:4:3: cannot write the fix: links to" in result.stdout and GOOD_FINDING in result.stdout
+    assert "link.yaml:4:3: cannot write the fix: is " in result.stdout and GOOD_FINDING in result.stdout
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
@@ -578,10 +578,14 @@ def test_a_sixteen_mib_toml_array_is_refused_before_tomllib_reads_it(tmp_path: P
     assert result.returncode == 2 and GOOD_FINDING in result.stdout
 
 
-def test_a_folder_search_passes_over_a_file_past_the_value_budget(tmp_path: Path) -> None:
+def test_a_folder_search_reports_a_config_past_the_value_budget(tmp_path: Path) -> None:
+    """A training config refused for its size is reported, not skipped (issue 30); a data
+    file without a config's words is passed over."""
     (tmp_path / "ones.yaml").write_text("fp16: true\nvalues: " + _flat("[", "1", "]\n")[:-30] + "]\n")
-    result = run(".", cwd=good(tmp_path))
-    assert GOOD_FINDING in result.stdout and TOO_MANY not in result.stdout
+    (tmp_path / "data.yaml").write_text("values: " + _flat("[", "1", "]\n")[:-30] + "]\n")
+    result = run(".", "--format", "concise", cwd=good(tmp_path))
+    assert GOOD_FINDING in result.stdout and "ones.yaml:2:" in result.stdout and TOO_MANY in result.stdout
+    assert "data.yaml" not in result.stdout and result.returncode == 2
 
 
 @pytest.mark.parametrize(

@@ -162,11 +162,13 @@ def test_exclude_applies_to_folder_searches_and_named_files(tmp_path: Path) -> N
     ],
 )
 def test_invalid_configuration_exits_2_with_file_line_and_key(tmp_path: Path, config: str, where: str) -> None:
+    """An error about that file, not the run's end (issue 30): the configs are still checked."""
     folder = project(tmp_path, config)
-    result = run("configs", cwd=folder)
+    result = run("configs", "--gpu", "V100", "--format", "concise", cwd=folder)
     assert result.returncode == 2
     # relative to the current folder, as findings are (issue 20)
-    assert f"precheck: .precheck.toml{where}" in result.stderr, result.stderr
+    assert f".precheck.toml{where}" in result.stdout, result.stdout
+    assert "configs/train.yaml:" in result.stdout and "PC101" in result.stdout
     assert "Traceback" not in result.stderr
 
 
@@ -175,7 +177,7 @@ def test_invalid_pyproject_table_names_its_line(tmp_path: Path) -> None:
     folder = project(tmp_path, config, name="pyproject.toml")
     result = run("configs", cwd=folder)
     assert result.returncode == 2
-    assert "precheck: pyproject.toml:5:1: `ignore`: unknown rule selector 'nope-rule'" in result.stderr
+    assert "pyproject.toml:5:1: `ignore`: unknown rule selector 'nope-rule'" in result.stdout
 
 
 @pytest.mark.parametrize(
@@ -190,7 +192,7 @@ def test_a_broken_pyproject_with_precheck_table_is_an_error(tmp_path: Path, conf
     folder = project(tmp_path, config, name="pyproject.toml")
     result = run("configs", cwd=folder)
     assert result.returncode == 2, result.stdout + result.stderr
-    assert f"precheck: pyproject.toml{where}" in result.stderr, result.stderr
+    assert f"pyproject.toml{where}" in result.stdout, result.stdout
 
 
 def test_a_broken_pyproject_without_precheck_table_is_not_precheck_business(tmp_path: Path) -> None:

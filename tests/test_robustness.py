@@ -374,7 +374,7 @@ def test_an_unreadable_file_is_reported_and_the_others_checked(tmp_path: Path, m
             raise PermissionError(13, "Permission denied", str(path))
         return real(path, limit)
 
-    monkeypatch.setattr(sources, "read_bytes", read_bytes)
+    monkeypatch.setattr(sources.reading, "read_bytes", read_bytes)
     report = engine.run([str(tmp_path)], V100, env={})
     assert [str(e) for e in report.errors] == [f"{locked}: cannot read: Permission denied"]
     assert [Path(f.origin.path or "").name for f in report.findings if f.rule == "PC201"] == ["open.yaml"]
@@ -605,6 +605,7 @@ def test_nothing_is_written_without_fix(tree: Path) -> None:
 
 BREAK_A_RULE = """
 from dataclasses import replace
+import precheck.frameworks  # the registry: fills the rule registry's table of framework rules
 import precheck.rules as rules
 
 def boom(context):

@@ -226,8 +226,8 @@ def test_config_errors_show_relative_paths(tmp_path: Path) -> None:
     (tmp_path / "sub" / "pyproject.toml").write_text("[tool.precheck]\nbogus = 1\n")
     (tmp_path / "sub" / "train.yaml").write_text("output_dir: out\nfp16: true\n")
     result = run("--gpu", "V100", "sub/train.yaml", cwd=tmp_path)
-    assert result.returncode == 2
-    assert result.stderr.startswith("precheck: sub/pyproject.toml:2:1: unknown key `bogus`"), result.stderr
+    assert result.returncode == 2  # an error about that file, and the run goes on (issue 30)
+    assert result.stdout.startswith("sub/pyproject.toml:2:1: unknown key `bogus`"), result.stdout
 
 
 def test_explicit_config_file(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from . import engine, project
 from .engine import Report
-from .errors import InternalError, UsageError
+from .errors import InputError, InternalError, UsageError
 from .hardware import Hardware, from_specs
 from .options import CheckOptions
 from .paths import clear as clear_paths
@@ -258,14 +258,28 @@ def _check(
         on_file=settle,
         command=list(command) if command is not None else None,
         grouped=False,  # grouped below, once the settings have dropped what they exclude
+        project_versions=_ProjectVersions(settings) if use_project else None,
     )
     report.fail_on = _threshold(options.fail_on, base)
     report.hardware_from = hardware_from
     report.suppressed = settle.suppressed
     report.files = settle.kept
+    for error in project.broken():  # a project configuration that could not be read: its own error
+        shown = InputError(_shown(error.path), error.message, error.line, error.column)
+        report.files.append(engine.FileResult(shown.path, error=shown))
     engine.group_runs(report)
     report.findings.sort(key=lambda f: (f.origin.path or "", f.origin.line or 0, f.origin.column or 0, f.rule))
     return report
+
+
+class _ProjectVersions:
+    """A folder's ``versions`` from the settings in force (``--config``'s, or each folder's)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def __call__(self, folder: Path) -> Mapping[str, str]:
+        return self.settings(folder).versions
 
 
 def _no_project(_path: str | Path) -> ProjectConfig:

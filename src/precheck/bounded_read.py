@@ -107,9 +107,31 @@ def read_bytes(path: str | Path, limit: int = MAX_BYTES) -> bytes:
         os.close(handle)
 
 
+def read_ends(path: str | Path, size: int) -> bytes:
+    """The first and the last ``size`` bytes of a regular file of any size (a sample of a
+    file too large to read: a config may hide behind megabytes of comment); raises as
+    :func:`read_bytes` does for what is no regular file."""
+    text = os.fspath(path)
+    if _pseudo(text):
+        raise Refused("a kernel or device file, not a config; not read")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    handle = os.open(text, flags)
+    try:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused("not a regular file (a pipe, socket or device); not read")
+        head = os.read(handle, size)
+        if info.st_size <= 2 * size:
+            return head + os.read(handle, size)
+        os.lseek(handle, info.st_size - size, os.SEEK_SET)
+        return head + b"\n" + os.read(handle, size)
+    finally:
+        os.close(handle)
+
+
 def read_text(path: str | Path, limit: int = MAX_BYTES, errors: str = "replace") -> str:
     """A side file's text (UTF-8, BOM dropped); see :func:`read_bytes` for what it raises."""
     return read_bytes(path, limit).decode("utf-8-sig", errors=errors)
 
 
-__all__ = ["MAX_BYTES", "Refused", "TooLarge", "describe_size", "read_bytes", "read_text"]
+__all__ = ["MAX_BYTES", "Refused", "TooLarge", "describe_size", "read_bytes", "read_ends", "read_text"]

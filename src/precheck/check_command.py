@@ -10,11 +10,13 @@ internal-error messages) live here for the same reason.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .errors import InputError, UsageError
+from .escape import printable
 from .options import CheckOptions
 
 if TYPE_CHECKING:
@@ -86,6 +88,8 @@ def read_stdin(paths: list[str] | None, name: str | None) -> list[str] | None:
     """``--stdin-filename NAME -`` (or NAME with no path): the text on standard input is
     checked as the file NAME (its format, its folder for the files it names); the paths."""
     given = list(paths or [])
+    if name is None and "-" in given and os.path.isfile("-"):  # a committed file named `-` (pre-commit)
+        return ["./-" if path == "-" else path for path in given]
     if name is None:
         if "-" in given:
             raise UsageError(
@@ -111,7 +115,8 @@ def _fix(report: Report, diff: bool, unsafe: bool, run: Callable[[], Report]) ->
 
     fixes = plan_fixes(report.findings, unsafe)
     for finding, why in fixes.skipped:
-        print(f"precheck: not fixed: {finding.origin.location()}: {finding.rule}: {why}", file=sys.stderr)
+        where = printable(finding.origin.location())
+        print(f"precheck: not fixed: {where}: {finding.rule}: {printable(why)}", file=sys.stderr)
     files = len(fixes.changes)
     counted = f"{fixes.fixed} finding{'' if fixes.fixed == 1 else 's'} in {files} file{'' if files == 1 else 's'}"
     if not unsafe:  # as ruff does: say that more would be fixed with the flag
@@ -143,7 +148,7 @@ def _add_errors(report: Report, errors: list[InputError]) -> None:
 def report_internal(report: Report) -> None:
     for error in report.internal_errors:
         print(
-            f"precheck: internal error while checking {error.path}: {error}\n"
+            f"precheck: internal error while checking {printable(error.path)}: {printable(str(error))}\n"
             "This is a bug in precheck; please report it with that file "
             "(run again with --debug for the traceback).",
             file=sys.stderr,

@@ -24,6 +24,7 @@ SCHEMA_FILE = "schema/precheck-config.schema.json"
 
 
 def _rule_selector(value: str) -> str:
+    from . import frameworks as frameworks  # the registry: fills the rule registry's table of framework rules
     from .rules import resolve_selector
 
     try:
@@ -54,6 +55,7 @@ def _glob(value: str) -> str:
 
 
 def _selector_schema() -> dict[str, Any]:
+    from . import frameworks as frameworks  # the registry: fills the rule registry's table of framework rules
     from .rules import RULES
 
     return {

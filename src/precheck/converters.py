@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .counts import decimal
 from .provenance import Sourced
 
 
@@ -26,11 +27,8 @@ def to_int(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdecimal():
-        try:
-            return int(value.strip())
-        except ValueError:  # over Python's int digit limit (3.11+), as for the framework's int()
-            return None
+    if isinstance(value, str):
+        return decimal(value)  # None past 18 digits: the framework's int() of more is no count
     return None
 
 

@@ -9,13 +9,14 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
-from . import dialects, resolve, sources
-from .bounded_read import Refused, read_bytes
+from . import frameworks, resolve, sources
+from .bounded_read import Refused, read_ends
 from .config import TrainingConfig
+from .counts import MAX_DEVICES, decimal
 from .discovery import iter_files
 from .errors import FileTooLarge, InputError, InternalError
 from .hardware import VISIBILITY_AMD, Hardware, cuda_order, env_order, with_count, with_visibility
-from .paths import resolved
+from .paths import check_within, resolved
 from .premises import judge, point_at_key, premises, rest_on_facts
 from .references import attach
 from .resolve.plan import PrecisionPlan
@@ -23,7 +24,7 @@ from .rules import RULES
 from .rules.base import Context, Finding, Rule, RuleStatus, Severity
 from .suppression import account, comments_of
 from .unused import Unused, unused
-from .versions import VersionInfo, Versions, check_interpreter, clear_caches, collect
+from .versions import ProjectVersions, VersionInfo, Versions, check_interpreter, clear_caches, collect
 
 DEVICE_VARIABLES = ("CUDA_DEVICE_ORDER", *VISIBILITY_AMD)
 
@@ -128,6 +129,7 @@ def run(
     on_file: Callable[[FileResult], None] | None = None,
     command: list[str] | None = None,
     grouped: bool = True,
+    project_versions: ProjectVersions | None = None,
 ) -> Report:
     """Run the pipeline on config files against ``hardware``, with ``rules`` (default: every
     rule) and no project configuration: :func:`precheck.check` runs it with the project's
@@ -140,6 +142,8 @@ def run(
     API groups the results it keeps itself (:func:`group_runs`)."""
     clear_caches()  # a long-lived process sees edited pins and installs
     sources.clear_caches()  # and edited scripts
+    paths = list(paths)
+    check_within(paths if command is None else ["."])  # no file outside them is shown (paths.within_checked)
     environment = dict(os.environ if env is None else env)
     active = list(RULES.values() if rules is None else rules)
     report = Report(hardware)
@@ -154,8 +158,10 @@ def run(
     #: files other configs name that could not be read: reported once each, at the end
     broken: list[InputError] = []
     # ``command``: a command line instead of files (``precheck -- CMD``), shown as ``<command line>``
-    items = iter_files(list(paths), exclude) if command is None else iter(_command_line())
-    checking = _Checking(hardware, environment, active, assumed_versions or {}, python, debug, deep, command, broken)
+    items = iter_files(paths, exclude) if command is None else iter(_command_line())
+    checking = _Checking(
+        hardware, environment, active, assumed_versions or {}, python, debug, deep, command, broken, project_versions
+    )
     for file, shown, named in items:
         settled = _settle(report, settled, on_file)
         checking.file(report, file, shown, named)
@@ -209,6 +215,8 @@ class _Checking:
     command: list[str] | None
     #: files other configs name that could not be read: reported once each, at the end
     broken: list[InputError]
+    #: the project configuration's ``versions`` for a folder (None: none is read)
+    project_versions: ProjectVersions | None
 
     def file(self, report: Report, file: Path, shown: str, named: bool) -> None:
         """Check one file into ``report`` (one result per run the file holds)."""
@@ -242,6 +250,7 @@ class _Checking:
                     self.python,
                     deep=self.deep,
                     broken=self.broken,
+                    project_versions=self.project_versions,
                 )
         except InputError as error:
             if _passed_over(file, error, named):
@@ -261,13 +270,19 @@ class _Checking:
 def _passed_over(file: Path, error: InputError, named: bool) -> bool:
     """Whether a file that could not be read is skipped rather than reported.
 
-    A folder search passes over what is too large, scripts that do not parse and files
-    without a training config's words. A file named on the command line (pre-commit names
-    every staged YAML/JSON/TOML file) is passed over only when it does not parse and holds
-    none of those words (a Helm template, a tsconfig.json with comments): a missing or
-    unreadable file, one too large, or a script that does not parse is reported.
+    A folder search passes over scripts that do not parse, Python files too large (generated
+    modules are common), and files without a training config's words that do not parse or
+    are too large (a data file); a config or shell script refused for its size that has those
+    words is reported (issue 30: a pull request must not hide a config by making it large).
+    A file named on the command line (pre-commit names every staged
+    YAML/JSON/TOML file) is passed over only when it does not parse and holds none of those
+    words (a Helm template, a tsconfig.json with comments): a missing or unreadable file,
+    one too large, or a script that does not parse is reported.
     """
-    if sources.script_kind(file) is not None or isinstance(error, FileTooLarge):
+    kind = sources.script_kind(file)
+    if isinstance(error, FileTooLarge) and kind not in ("python", "notebook"):
+        return not named and not _looks_like_training_config(file)
+    if kind is not None or isinstance(error, FileTooLarge):  # Python: large generated modules are common
         return not named
     if named and (error.line is None or not os.path.isfile(file)):  # missing, unreadable: not a parse error
         return False
@@ -395,8 +410,9 @@ def devices_asked(config: TrainingConfig) -> int | None:
         counts.append(max(int(e) for e in entries) + 1)
     for name in ("LOCAL_WORLD_SIZE", "SLURM_GPUS_ON_NODE"):
         workers = config.env.get(name)
-        if workers is not None and str(workers.value).strip().isdecimal():
-            counts.append(int(str(workers.value).strip()))
+        count = decimal(str(workers.value), MAX_DEVICES) if workers is not None else None
+        if count is not None:
+            counts.append(count)
     for source in (config, *config.attached.values()):
         machines = source.setting("num_machines")
         nodes = machines.value if machines is not None and isinstance(machines.value, int) else 1
@@ -408,7 +424,7 @@ def devices_asked(config: TrainingConfig) -> int | None:
 
 def _looks_like_training_config(file: Path) -> bool:
     try:
-        head = read_bytes(file)[: 256 * 1024].decode("utf-8", errors="replace")
+        head = read_ends(file, 256 * 1024).decode("utf-8", errors="replace")  # the words may follow a long comment
     except Refused:  # a FIFO, a device, a kernel file: not a config
         return False
     except OSError:
@@ -428,9 +444,10 @@ def _check_document(
     *,
     deep: bool = False,
     broken: list[InputError] | None = None,
+    project_versions: ProjectVersions | None = None,
 ) -> list[Finding]:
     """One run's document through dialects → resolve → rules (``broken``: see :func:`attach`)."""
-    dialect = dialects.detect(document)
+    dialect = frameworks.detect(document)
     if dialect is None:
         return []
     result.dialect = dialect.name
@@ -441,7 +458,7 @@ def _check_document(
         result.devices_asked = len(asked.all_devices)
     hardware = asked
     wanted = {config.framework, *ALWAYS_ASKED, *_rule_packages()}
-    versions = collect(str(file), wanted, assumed, python)
+    versions = collect(str(file), wanted, assumed, python, project_versions)
     if deep:  # the only way into torch/transformers/accelerate
         from .deep import inspect
 

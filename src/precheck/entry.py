@@ -21,6 +21,7 @@ import gc
 import sys
 
 from .errors import InputError, PrecheckError
+from .escape import install, printable
 
 #: the typer app's commands (tests/test_cli_entry.py checks this against it)
 SUBCOMMANDS = {"check", "explain", "probe", "rules", "rule", "gpus", "smoke", "run"}
@@ -84,6 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     atexit.unregister(gc.freeze)  # once, however often main runs in one process
     atexit.register(gc.freeze)
 
+    install()  # every line written passes the output boundary (precheck.escape)
     if COMPLETE_VAR in os.environ:  # the shell asks for completions: typer answers
         from .cli import app
 
@@ -108,10 +110,10 @@ def main(argv: list[str] | None = None) -> None:
         _checked_plainly = True
         sys.exit(code)
     except InputError as error:
-        print(f"precheck: {_relative(error)}", file=sys.stderr)
+        print(f"precheck: {printable(_relative(error))}", file=sys.stderr)
         sys.exit(2)
     except PrecheckError as error:
-        print(f"precheck: error: {error}", file=sys.stderr)
+        print(f"precheck: error: {printable(str(error))}", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:
         sys.exit(130)
@@ -126,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
         if debug:
             raise
         print(
-            f"precheck: internal error: {type(error).__name__}: {error}\n"
+            f"precheck: internal error: {type(error).__name__}: {printable(str(error))}\n"
             "This is a bug in precheck; please report it with the config that caused it "
             "(run again with --debug for the traceback).",
             file=sys.stderr,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .engine import FileResult, Report
-from .memory import gib
+from .engine import Report
+from .explain_memory import memory_of as memory_of
 from .provenance import Origin
 from .report.json_report import hardware_json
 from .resolve.plan import PLAN_FIELDS
@@ -19,34 +19,6 @@ def render_text(report: Report) -> str:
     from .explain_view import render_plain
 
     return render_plain(report)
-
-
-def memory_of(result: FileResult) -> dict[str, Any] | None:
-    """The per-device memory estimate PC801/PC802 judge, when the model's size is known."""
-    if result.config is None or result.plan is None or result.hardware is None or result.versions is None:
-        return None
-    if not result.hardware.known:
-        return None
-    from .rules.base import Context
-    from .rules.memory import estimate_for
-
-    found = estimate_for(Context(result.config, result.plan, result.hardware, result.versions))
-    if found is None:
-        return None
-    est, dims, capacity, device = found
-    return {
-        "summary": f"{est.breakdown()} of {device}'s {gib(capacity)} "
-        f"({dims.params / 1e9:.2f}B parameters, {dims.source})",
-        "devices": est.devices,
-        "bytes": {name: value for name, value in est.parts()},
-        "total_bytes": est.total,
-        "device_bytes": capacity,
-        "device": device,
-        "source": dims.source,
-        "parameters": dims.params,
-        "trainable": est.trainable,
-        "notes": est.notes,
-    }
 
 
 def origin_json(origin: Origin) -> dict[str, Any]:

@@ -4,13 +4,16 @@ its findings in full (the detail the check's one-line headlines leave out).
 
 Plain text when piped (ASCII diagram, the bar in letters, one part each); on a terminal
 the same picture with rich (colours, arrows, a coloured bar). :mod:`precheck.explain`
-holds the data (the plan's fields, the memory estimate) and the JSON document.
+holds the data (the plan's fields) and the JSON document; :mod:`precheck.explain_memory` the
+memory estimate.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from .escape import printable, shorten
 
 if TYPE_CHECKING:
     from .engine import FileResult, Report
@@ -49,7 +52,8 @@ _DTYPE_STYLE = {"bfloat16": "magenta", "float16": "yellow", "float32": "green", 
 
 
 def value_text(value: Any) -> str:
-    return "none" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+    """A value as shown: cut to :data:`precheck.escape.QUOTE_LIMIT` characters (a 200 KB model name)."""
+    return "none" if value is None else str(value).lower() if isinstance(value, bool) else shorten(str(value))
 
 
 @dataclass
@@ -141,7 +145,7 @@ def runs(report: Report) -> list[FileResult]:
 
 
 def render_plain(report: Report) -> str:
-    from .explain import memory_of
+    from .explain_memory import memory_of
 
     lines: list[str] = [f"hardware: {report.hardware.describe()} ({report.hardware.source})"]
     for error in report.errors:
@@ -187,7 +191,7 @@ def render_plain(report: Report) -> str:
             lines.append("  findings")
             for finding in result.findings:
                 lines.extend(_finding_lines(finding))
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)  # a newline in a path or key stays in its line
 
 
 def print_rich(report: Report) -> None:
@@ -197,7 +201,7 @@ def print_rich(report: Report) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from .explain import memory_of
+    from .explain_memory import memory_of
 
     console = Console(highlight=False)
     console.print(f"[bold]hardware[/]: {escape(report.hardware.describe())} [dim]({report.hardware.source})[/]")
@@ -206,9 +210,9 @@ def print_rich(report: Report) -> None:
     for result in runs(report):
         assert result.plan is not None
         console.print()
-        console.print(Text(_run_title(result), style="bold underline"))
+        console.print(Text(printable(_run_title(result)), style="bold underline"))
         for path, kind in _reads(result):
-            console.print(f"  [dim]reads[/]    {escape(path)} [dim]({escape(kind)})[/]")
+            console.print(f"  [dim]reads[/]    {escape(printable(path))} [dim]({escape(kind)})[/]")
         if result.versions and result.versions.known:
             for info in result.versions.known.values():
                 console.print(

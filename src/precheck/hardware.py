@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from .errors import UsageError
-from .escape import printable
+from .escape import printable, shorten
 from .gpu_db import GpuModel, custom_model, database
 
 HardwareSource = Literal["profile", "probe", "file", "none"]
@@ -181,7 +181,7 @@ def select_visible(devices: list[Device], value: str) -> tuple[list[Device], str
         if match is None or match in chosen:
             what = "repeats a device listed before it" if match is not None else "names no device"
             note = (
-                f"CUDA_VISIBLE_DEVICES={printable(value)!r}: entry {printable(entry)!r} {what} "
+                f"CUDA_VISIBLE_DEVICES={shorten(printable(value))!r}: entry {shorten(printable(entry))!r} {what} "
                 f"(there are {len(devices)}); CUDA ignores it and every entry after it"
             )
             return chosen, note

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .bounded_read import read_text
+from .escape import printable
 
 # tokens of a compiled pattern
 _LITERAL, _ONE, _STAR, _CLASS, _DIRS, _ALL = range(6)
@@ -294,7 +295,7 @@ def _report(source: str, line: str, why: str) -> None:
         return
     _REPORTED.add((source, line))
     shown = line.encode("unicode_escape", errors="backslashreplace").decode("ascii")
-    message = f"precheck: warning: {source}: pattern `{shown}` has {why}; git ignores it, so does precheck"
+    message = f"precheck: warning: {printable(source)}: pattern `{shown}` has {why}; git ignores it, so does precheck"
     print(message, file=sys.stderr)
 
 

@@ -45,7 +45,7 @@ from typing import Any
 
 from .config import TrainingConfig
 from .model_sizes import ModelSize, count_params, dims_from_config, size_for
-from .resolve.plan import PrecisionPlan
+from .plan import PrecisionPlan
 
 GIB = 1024**3
 OVERHEAD = 1.0 * GIB

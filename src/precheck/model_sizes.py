@@ -264,7 +264,7 @@ _TIED_BY_DEFAULT = frozenset({"gpt2", "t5", "gemma", "gemma2"})
 def _int(values: Mapping[str, object], *keys: str) -> int | None:
     for key in keys:
         value = values.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**31:  # past any real model: no size
             return value
     return None
 

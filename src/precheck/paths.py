@@ -55,8 +55,59 @@ def working_folder() -> Path:
     return _resolved_folder(os.getcwd())
 
 
+#: the folders a run checks (:func:`check_within`): each named path's repository
+_CHECKED: list[Path] = []
+
+
+def check_within(names: list[str]) -> None:
+    """Set the folders this run checks: for each path named on the command line, the
+    repository holding it (the closest folder above it, as written, with ``.git``), else the
+    current folder when it is inside that, else the folder named (a file's own folder); the
+    current folder when none is named."""
+    roots = []
+    here = working_folder()
+    for name in names or ["."]:
+        if name.startswith("<"):  # ``<command line>``, ``<stdin>``: the current folder
+            name = "."
+        start = Path(os.path.abspath(name))
+        if not os.path.isdir(start):  # False for a name too long
+            start = start.parent
+        root = _repository(start) or _resolved_folder(str(start))
+        # no repository: a launch runs from the current folder, which configs name files from
+        roots.append(here if root == here or here in root.parents else root)
+    _CHECKED[:] = dict.fromkeys(roots)
+
+
+@lru_cache(maxsize=256)
+def _repository(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        # a folder that is a link (to a sibling checkout) is no repository of what is below it
+        if not os.path.islink(folder) and (folder / ".git").exists():
+            return _resolved_folder(str(folder))
+    return None
+
+
+def within_checked(path: str | Path) -> bool:
+    """Whether ``path``, links resolved, lies inside a folder this run checks
+    (:func:`check_within`; the current folder's repository, or the current folder, when
+    unset). The one boundary for content precheck may print: a file a config names, a
+    script a launch line starts, a code frame, a file ``--fix`` writes. A config can name
+    ``~/.aws/credentials`` or link ``ds.json`` there; read, its lines would be printed in a
+    public CI log."""
+    if not _CHECKED:  # no run set them: a library call on files it was given
+        return True
+    target = resolved(path)
+    return any(target == root or root in target.parents for root in _CHECKED)
+
+
+def check_anywhere() -> None:
+    """Forget the folders checked (:func:`within_checked` is then true of any path)."""
+    _CHECKED.clear()
+
+
 def clear() -> None:
     """Forget earlier runs' answers (a long-lived process: links and folders change)."""
     resolved.cache_clear()
     _resolved_folder.cache_clear()
     _real_folder.cache_clear()
+    _repository.cache_clear()  # the folders checked stay (check_within sets them for each run)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from .counts import decimal
 from .provenance import Sourced
 
 PLAN_FIELDS = {
@@ -142,7 +143,7 @@ class PrecisionPlan:
             return [0] if count else []
         if spec == "all":
             return list(range(count))
-        wanted = [int(p) for p in spec.split(",") if p.strip().isdecimal()]
+        wanted = [i for p in spec.split(",") if (i := decimal(p)) is not None]
         return [i for i in wanted if i < count]
 
     @property

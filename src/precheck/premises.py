@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from . import resolve
@@ -97,6 +98,12 @@ def _names_config(key: str | None) -> bool:
     return name in ("config", "config_file", "cfg", "configs")
 
 
+@lru_cache(maxsize=8)
+def _imports_unsloth(text: str) -> bool:
+    """Once per file, not per run (a file of 25,000 runs; a string's hash is kept by Python)."""
+    return "unsloth" in text and _UNSLOTH.search(text) is not None  # the pattern's one literal first
+
+
 def premises(document: Document, config: TrainingConfig, context: Context) -> list[Premise]:
     """The assumed values of a run, each with the values it could have instead."""
     plan = context.plan
@@ -119,11 +126,7 @@ def premises(document: Document, config: TrainingConfig, context: Context) -> li
     # Unsloth replaces TRL's trainers and configs when imported (UnslothSFTConfig: both flags
     # default to False, and its trainer picks fp16 or bf16 from the model's dtype): TRL's
     # own defaults do not hold there, and precheck does not model Unsloth's
-    unsloth = (
-        document.format in ("python", "notebook")
-        and "unsloth" in document.text  # the pattern's one literal: a plain scan first
-        and _UNSLOTH.search(document.text) is not None
-    )
+    unsloth = document.format in ("python", "notebook") and _imports_unsloth(document.text)
     for flag, other in (("bf16", "fp16"), ("fp16", "bf16")):
         if getattr(config, flag) is not None or not (script or flag in runtime or unsloth):
             continue

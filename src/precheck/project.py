@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
@@ -99,26 +98,20 @@ def _table(path: Path) -> dict[str, Node] | None:
 
     The TOML readers load here: a run without a configuration file imports neither, a run
     whose pyproject.toml holds no precheck table no position-keeping TOML reader."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-
     try:
         text = read_text(path, errors="strict")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(str(path), f"cannot read precheck's configuration: {exc}") from None
     if path.name == "pyproject.toml":
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError:
+        from .sources.toml_source import loads
+
+        try:  # bounded: a pull request's pyproject.toml can be hostile
+            data = loads(str(path), text)
+        except InputError:
             # a broken pyproject is its owner's business, unless it holds precheck's table:
             # then the settings CI relies on (gpus, fail-on) would silently be lost
             if not re.search(r"^\s*\[\s*tool\s*\.\s*precheck\b", text, re.MULTILINE):
                 return None
-            from .sources.toml_source import parse_toml
-
-            parse_toml(str(path), text)  # raises the InputError at the error's line and column
             raise
         tool = data.get("tool")
         if not isinstance(tool, dict) or "precheck" not in tool:
@@ -261,16 +254,31 @@ def _in_folder(folder: Path) -> tuple[ProjectConfig | None, bool]:
     for name in (".precheck.toml", "pyproject.toml"):
         candidate = folder / name
         if candidate.is_file():
-            config = load(candidate)
+            try:
+                config = load(candidate)
+            except InputError as error:  # an error about that file (:func:`broken`), not the run's end
+                _BROKEN.setdefault(error.path, error)
+                return ProjectConfig(), True
             if config.path is not None:
                 return config, True
     return None, (folder / ".git").exists() or folder.parent == folder
+
+
+#: project configurations that could not be read this run, by path
+_BROKEN: dict[str, InputError] = {}
+
+
+def broken() -> list[InputError]:
+    """The project configurations found this run that could not be read: each governs its
+    folder with precheck's defaults, and is its own error in the report."""
+    return list(_BROKEN.values())
 
 
 def clear_caches() -> None:
     """Forget the configurations read (a long-lived process sees edited configs)."""
     for_folder.cache_clear()
     _in_folder.cache_clear()
+    _BROKEN.clear()
 
 
 def for_path(path: str | Path) -> ProjectConfig:

@@ -15,7 +15,7 @@ from .config import TrainingConfig
 from .dialects.base import origin_of
 from .dtypes import parse_dtype
 from .errors import InputError
-from .paths import resolved, working_folder
+from .paths import resolved, within_checked, working_folder
 from .provenance import Sourced
 from .sources import SourceNote
 
@@ -83,7 +83,8 @@ def attach(
     read: list[str] = []
     if config.model is not None and isinstance(config.model.value, str) and config.model.value:
         folder = locate(config.model.value, file.parent)
-        if folder is not None and folder.is_dir():
+        # a folder outside the repository checked is not read (a hub id, as far as precheck goes)
+        if folder is not None and folder.is_dir() and within_checked(folder / "config.json"):
             try:
                 shown = read_model_folder(config, folder)
             except InputError as error:  # a broken config.json: that file's error
@@ -108,6 +109,21 @@ def attach(
                     f"`{origin.key}` names `{ref.value}`, which is not a file (looked next to {config.path} "
                     "and in the current folder): precheck could not check it, and the launch will fail "
                     "if it is missing there too",
+                    origin.line or 1,
+                    origin.column or 1,
+                    origin.key,
+                    origin.path if origin.path != config.path else None,
+                )
+            )
+            continue
+        if not within_checked(target):  # its lines would be printed: never read (paths.within_checked)
+            origin = ref.origin
+            config.notes.append(
+                SourceNote(
+                    "missing-reference",
+                    f"`{origin.key}` names `{ref.value}`, which is outside the repository checked: precheck "
+                    "reads no file outside it (its content could end up in a public log), so it could not "
+                    "check it; keep the file in the repository, or check its own folder",
                     origin.line or 1,
                     origin.column or 1,
                     origin.key,

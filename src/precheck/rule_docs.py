@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from . import frameworks as frameworks  # the registry: fills the rule registry's table of framework rules
 from .rules import RULES, get
 from .rules.base import Rule, RuleStatus
 

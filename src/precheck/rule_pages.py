@@ -8,6 +8,7 @@ equal to what this module renders, and SARIF's ``helpUri`` points at them.
 
 from __future__ import annotations
 
+from . import frameworks as frameworks  # the registry: fills the rule registry's table of framework rules
 from .distribution import RULES_URL, rule_url
 from .rules import RULES
 from .rules.base import FixSafety, Rule, RuleStatus

@@ -16,7 +16,7 @@ import fnmatch
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -27,7 +27,6 @@ from .errors import UsageError
 from .paths import clear as clear_paths
 from .paths import resolved, working_folder
 from .pins import PIN_FILES, canonical, first_pins_in
-from .project import for_folder
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -413,18 +412,25 @@ def _ask_interpreter(python: str, names: tuple[str, ...]) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items()}
 
 
+#: a folder's project-configuration ``versions`` (``[tool.precheck.versions]``)
+ProjectVersions = Callable[[Path], Mapping[str, str]]
+
+
 def collect(
     config_path: str,
     wanted: Iterable[str],
     assumed: dict[str, VersionInfo],
     python: str | None = None,
+    project: ProjectVersions | None = None,
 ) -> Versions:
-    """The versions of ``wanted`` frameworks for the run configured at ``config_path``.
+    """The versions of ``wanted`` frameworks for the run configured at ``config_path``;
+    ``project``: the project configuration's versions for a folder (None: no project
+    configuration is read — ``--isolated``, or ``--config``'s own, which the caller gives).
 
     Configs in one folder share the answer (it depends on the folder, not the file): it is
     worked out once per folder and run, and the same :class:`Versions` is returned."""
     names = frozenset(canonical(n) for n in wanted)
-    return _collect(resolved(config_path).parent, names, tuple(sorted(assumed.items())), python)
+    return _collect(resolved(config_path).parent, names, tuple(sorted(assumed.items())), python, project)
 
 
 #: distribution → the framework distribution it is released with, under the same version
@@ -439,13 +445,13 @@ def _collect(
     names: frozenset[str],
     assumed_items: tuple[tuple[str, VersionInfo], ...],
     python: str | None,
+    project: ProjectVersions | None,
 ) -> Versions:
     known: dict[str, VersionInfo] = {}
     assumed = dict(assumed_items)
     for name in names & assumed.keys():
         known[name] = assumed[name]
-    project = for_folder(folder)
-    for name, version in project.versions.items():
+    for name, version in (project(folder) if project is not None else {}).items():
         key = canonical(name)
         if key in names:
             known.setdefault(key, VersionInfo(key, version, "project config"))

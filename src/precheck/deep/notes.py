@@ -8,17 +8,7 @@ notes the sources leave. Rules stay pure: they never import transformers or acce
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..rules.deep import ACCELERATE_REFUSES, DEPRECATED_KEY, LAUNCH_REFUSES, REMOVED_KEY, UNKNOWN_KEY, DeepNote
 
-from ..rules.deep import ACCELERATE_REFUSES, DEPRECATED_KEY, LAUNCH_REFUSES, REMOVED_KEY, UNKNOWN_KEY
-from ..sources.nodes import SourceNote
-
-#: the note kinds, one per rule (declared by the rules, which a run without --deep imports alone)
+#: the note kinds, one per rule, and the note class: declared by the rules, which read them
 __all__ = ["ACCELERATE_REFUSES", "DEPRECATED_KEY", "LAUNCH_REFUSES", "REMOVED_KEY", "UNKNOWN_KEY", "DeepNote"]
-
-
-@dataclass(slots=True)
-class DeepNote(SourceNote):
-    """A note from the deep pass, with the concrete change it calls for."""
-
-    fix: str = ""

@@ -3,7 +3,8 @@
 Each framework's dialect lives in its package (:mod:`precheck.frameworks`); the registry
 there lists them and detects. This package holds the dialect base and the dialects of the
 files a run attaches (DeepSpeed, accelerate, FSDP). ``DIALECTS``, ``BY_NAME`` and
-:func:`detect` are the registry's, re-exported for existing callers.
+:func:`detect` are the registry's, read from the table it hands down
+(:mod:`.registered`): this package never imports the registry.
 """
 
 from __future__ import annotations
@@ -16,17 +17,17 @@ from .base import Dialect
 
 def detect(doc: Document) -> Dialect | None:
     """The registry's :func:`precheck.frameworks.detect`."""
-    from ..frameworks import detect as registry_detect  # the registry imports the dialect base
+    from . import registered
 
-    return registry_detect(doc)
+    return registered.detect(doc)
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("DIALECTS", "BY_NAME"):
-        from .. import frameworks  # the registry imports the dialect base
+    if name not in ("DIALECTS", "BY_NAME"):
+        raise AttributeError(name)
+    from . import registered
 
-        return getattr(frameworks, name)
-    raise AttributeError(name)
+    return registered.dialects if name == "DIALECTS" else registered.by_name
 
 
 __all__ = ["BY_NAME", "DIALECTS", "Dialect", "detect"]

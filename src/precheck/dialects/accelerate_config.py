@@ -45,6 +45,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..config import TrainingConfig
+from ..counts import decimal
 from ..facts import quote
 from ..provenance import Origin, Sourced
 from ..sources import Document, Node, SourceNote
@@ -513,8 +514,9 @@ def fsdp1_strategy(value: Any) -> str | None:
     if isinstance(value, bool) or value is None:
         return None
     text = str(value).strip().upper()
-    if text.isdecimal() and 1 <= int(text) <= len(FSDP_SHARDING):
-        return FSDP_SHARDING[int(text) - 1].lower()
+    index = decimal(text)
+    if index is not None and 1 <= index <= len(FSDP_SHARDING):
+        return FSDP_SHARDING[index - 1].lower()
     return text.lower() if text in FSDP_SHARDING else None
 
 

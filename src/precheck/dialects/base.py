@@ -13,28 +13,9 @@ from ..converters import to_bool as to_bool
 from ..converters import to_float as to_float
 from ..converters import to_int as to_int
 from ..provenance import Origin, Sourced
+from ..run_env import RUN_ENV as RUN_ENV
 from ..sources import Document, Node, SourceNote
 from ..traits import NO_TRAITS, Traits
-
-#: environment variables any run may be steered by
-RUN_ENV = (
-    "ACCELERATE_MIXED_PRECISION",
-    "ACCELERATE_USE_DEEPSPEED",
-    "ACCELERATE_USE_FSDP",
-    "ACCELERATE_DEEPSPEED_ZERO_STAGE",
-    "ACCELERATE_DEEPSPEED_OFFLOAD_OPTIMIZER_DEVICE",
-    "ACCELERATE_DEEPSPEED_OFFLOAD_PARAM_DEVICE",
-    "ACCELERATE_DOWNCAST_BF16",
-    "NVIDIA_TF32_OVERRIDE",
-    "CUDA_VISIBLE_DEVICES",
-    "CUDA_DEVICE_ORDER",
-    "HIP_VISIBLE_DEVICES",
-    "ROCR_VISIBLE_DEVICES",
-    #: the workers a launcher starts on this machine (torchrun --nproc_per_node, accelerate num_processes)
-    "LOCAL_WORLD_SIZE",
-    #: the GPUs Slurm gives each node (``#SBATCH --gres=gpu:8``, ``srun --gpus-per-node=8``)
-    "SLURM_GPUS_ON_NODE",
-)
 
 Converter = Callable[[Any], Any]
 
@@ -351,15 +332,16 @@ def read_attachments(
 ) -> None:
     """For each ``key → role``: a path becomes a reference the engine follows; an inline
     mapping (``deepspeed: {...}``) is read at once by the role's dialect."""
-    from ..frameworks import BY_NAME  # the registry imports every dialect module
+    from . import registered  # the registry's table (the registry imports every dialect module)
 
+    by_name = registered.by_name
     for key, role in keys.items():
         node = dialect.node(doc, key)
         if node is None:
             continue
-        if isinstance(node.value, dict) and role in BY_NAME:
+        if isinstance(node.value, dict) and role in by_name:
             inline = Document(doc.path, doc.format, node, doc.text)
-            config.attached[role] = BY_NAME[role].read(inline, env)
+            config.attached[role] = by_name[role].read(inline, env)
         elif looks_like_path(node.value):
             config.references[role] = Sourced(str(node.value).strip(), origin_of(doc, node))
 

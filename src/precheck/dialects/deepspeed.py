@@ -234,9 +234,9 @@ class DeepSpeed(Dialect):
         return self.priority + hits if strong and hits >= 2 else 0
 
     def finish(self, doc: Document, config: TrainingConfig) -> None:
-        from ..frameworks import with_trait  # the registry lists this dialect: imported when used
+        from . import registered  # the registry's table (the registry lists this dialect)
 
-        config.auto_kept_by = tuple(f.traits.label for f in with_trait("keeps_deepspeed_auto") if f.traits.label)
+        config.auto_kept_by = registered.auto_kept_by
         root = self.root(doc)
         # the legacy section counts only when there is no ``bf16`` key at all
         if "bf16" not in root:

@@ -11,6 +11,7 @@ from pathlib import Path
 from .. import rules
 from ..bounded_read import Refused, read_bytes
 from ..errors import InputError
+from ..escape import printable
 from ..rules.base import Edit, Finding
 from ..sources import parse
 from .base import FixError, Replacement, apply_replacements
@@ -21,8 +22,11 @@ from .write import write_atomic
 @dataclass
 class SourceFile:
     path: str
+    #: the file's text, its lines ending in ``\n`` (a file of CR-only lines is read as such)
     text: str
     bom: bool = False
+    #: the file's lines end in a lone ``\r`` (classic Mac): written back so
+    cr: bool = False
 
     @classmethod
     def read(cls, path: str) -> SourceFile:
@@ -35,10 +39,11 @@ class SourceFile:
             text = data[3 if bom else 0 :].decode("utf-8")
         except UnicodeDecodeError:
             raise FixError(f"{path} is not UTF-8: fix it by hand") from None
-        return cls(path, text, bom)
+        cr = "\r" in text and "\n" not in text  # the editors find lines by "\n"
+        return cls(path, text.replace("\r", "\n") if cr else text, bom, cr)
 
     def encode(self, text: str) -> bytes:
-        return (b"\xef\xbb\xbf" if self.bom else b"") + text.encode("utf-8")
+        return (b"\xef\xbb\xbf" if self.bom else b"") + (text.replace("\n", "\r") if self.cr else text).encode("utf-8")
 
 
 @dataclass
@@ -57,8 +62,8 @@ class FileChange:
         lines = difflib.unified_diff(
             self.before.splitlines(keepends=True),
             self.after.splitlines(keepends=True),
-            fromfile=f"a/{self.path}",
-            tofile=f"b/{self.path}",
+            fromfile=f"a/{printable(str(self.path))}",
+            tofile=f"b/{printable(str(self.path))}",
         )
         out = []
         for line in lines:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..rules.base import Edit
-from ..sources.toml_source import _HEADER, _KEY, _split_key
+from ..sources.toml_source import _HEADER, _KEY, _split_key, string_end
 from .base import FixError, Replacement, line_end, line_start, newline_of
 
 
@@ -89,9 +89,8 @@ class _TomlDocument:
 
     def _value_end(self, pos: int) -> int:
         text = self.text
-        if text.startswith(('"""', "'''"), pos):
-            close = text.find(text[pos : pos + 3], pos + 3)
-            return len(text) if close == -1 else close + 3
+        if text.startswith(('"""', "'''"), pos):  # escapes and runs of quotes as TOML reads them
+            return string_end(text, pos)
         char = text[pos : pos + 1]
         if char == '"':
             end = pos + 1

@@ -35,6 +35,29 @@ def yaml_value(value: Any, style: str = "") -> str:
     return _yaml_scalar(value)
 
 
+#: why a node is not edited: other keys share it
+SHARED = "other keys share it (an anchor merged or aliased elsewhere): editing it would change them too"
+
+
+def _shared(root: yaml.Node) -> set[int]:
+    """The nodes (by id) reached more than once: an anchored node that a ``*alias`` or a
+    ``<<: *merge`` uses again (PyYAML's composer gives every use the same node)."""
+    seen: set[int] = set()
+    shared: set[int] = set()
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        if id(node) in seen:
+            shared.add(id(node))
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            pending.extend(item for pair in node.value for item in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            pending.extend(node.value)
+    return shared
+
+
 class _YamlDocument:
     def __init__(self, text: str):
         self.text = text
@@ -49,10 +72,12 @@ class _YamlDocument:
             return
         if not isinstance(first, yaml.MappingNode):
             raise FixError("the document is not a mapping")
+        self.shared = _shared(first)
         self.root = self._entry(first, "", first.start_mark.index, first.start_mark.index)
 
-    def _entry(self, node: yaml.Node, key: str, key_start: int, key_end: int) -> Entry:
+    def _entry(self, node: yaml.Node, key: str, key_start: int, key_end: int, shared: bool = False) -> Entry:
         start, end = node.start_mark.index, node.end_mark.index
+        shared = shared or id(node) in self.shared
         if isinstance(node, yaml.ScalarNode):
             style = node.style or ""
             entry = Entry(key, key_start, key_end, start, end, "scalar", style=style)
@@ -64,6 +89,8 @@ class _YamlDocument:
                 entry.problem = "its value is a block scalar"
                 end = start + len(self.text[start:end].rstrip())
                 entry.end = end
+            if shared:
+                entry.problem = SHARED
             return entry
         kind = "mapping" if isinstance(node, yaml.MappingNode) else "sequence"
         flow = bool(getattr(node, "flow_style", False))
@@ -76,10 +103,14 @@ class _YamlDocument:
                     continue
                 if entry.first_child_column is None:
                     entry.first_child_column = key_node.start_mark.column
-                child = self._entry(value_node, str(key_node.value), key_node.start_mark.index, key_node.end_mark.index)
+                child = self._entry(
+                    value_node, str(key_node.value), key_node.start_mark.index, key_node.end_mark.index, shared
+                )
                 entry.children[str(key_node.value)] = child
         if not flow:
             entry.end = self._last(node)
+        if shared:
+            entry.problem = SHARED
         return entry
 
     def _last(self, node: yaml.Node) -> int:
@@ -100,6 +131,8 @@ class _YamlDocument:
                 return []  # already gone
             return [self._add(edit)]
         entry, parent = found
+        if entry.problem == SHARED or parent.problem == SHARED:
+            raise FixError(f"`{edit.key}`: {SHARED}; change it by hand")
         if edit.remove:
             return [removal(self.text, entry, parent, self.root, edit.key)]
         if entry.problem:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from .. import versions
 from ..dialects.base import Dialect
@@ -30,6 +31,9 @@ from . import (
     torchtune,
 )
 from .base import Framework, Resolver
+
+if TYPE_CHECKING:
+    from ..sources.launchers import Entry, ModuleEntry
 
 #: in detection order: on equal scores the earlier one wins
 FRAMEWORKS: tuple[Framework, ...] = (
@@ -95,8 +99,8 @@ SIGNATURE_KEYS = frozenset(key for f in FRAMEWORKS for key in f.signature)
 def rule_modules() -> tuple[ModuleType, ...]:
     """Every framework's rule modules, in the rule registry's order.
 
-    Imported here on demand (not by the packages), so that :mod:`precheck.rules` may call
-    this while it is being imported."""
+    Imported here on demand (not by the packages): the rule registry (:mod:`precheck.rules`)
+    gets this function through its table (:mod:`precheck.rules.registered`)."""
     return tuple(importlib.import_module(name) for name in _RULE_MODULES)
 
 
@@ -134,6 +138,46 @@ def detect(doc: Document) -> Dialect | None:
             best, best_score = dialect, score
     return best
 
+
+def _launchers() -> tuple[Entry, ...]:
+    """Every framework's own command lines (its launch module is imported on the first call)."""
+    return tuple(entry for framework in FRAMEWORKS for entry in framework.launchers)
+
+
+def _modules() -> tuple[ModuleEntry, ...]:
+    """Every framework's entry modules, in registry order."""
+    return tuple(entry for framework in FRAMEWORKS for entry in framework.modules)
+
+
+def _detected_name(doc: Document) -> str | None:
+    dialect = detect(doc)
+    return dialect.name if dialect is not None else None
+
+
+def _register() -> None:
+    """Hand the stages below what they must know of the frameworks, as data: they never
+    import this package (it imports them). Each stage's table is its ``registered`` module."""
+    from ..dialects import registered as dialects_table
+    from ..resolve import registered as resolve_table
+    from ..rules import registered as rules_table
+    from ..sources import registered as sources_table
+
+    sources_table.launchers = _launchers
+    sources_table.modules = _modules
+    sources_table.detect = _detected_name
+    sources_table.trainer_packages = {p: f.name for f in FRAMEWORKS for p in f.python_trainer_packages}
+    sources_table.model_bases = tuple(b for f in FRAMEWORKS for b in f.python_model_bases)
+    sources_table.known_keys = {name: f.dialect.known_keys for f in FRAMEWORKS for name in f.names}
+    dialects_table.dialects = DIALECTS
+    dialects_table.by_name = BY_NAME
+    dialects_table.detect = detect
+    dialects_table.signature_keys = SIGNATURE_KEYS
+    dialects_table.auto_kept_by = tuple(f.traits.label for f in with_trait("keeps_deepspeed_auto") if f.traits.label)
+    resolve_table.resolvers = RESOLVERS
+    rules_table.modules = rule_modules
+
+
+_register()
 
 __all__ = [
     "BY_NAME",

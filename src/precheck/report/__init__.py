@@ -3,11 +3,13 @@ that format is asked for: the command line prints one)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError
+from ..escape import printable, workflow_commands
 
 if TYPE_CHECKING:
     from ..engine import Report
@@ -77,9 +79,10 @@ def emit(report: Report, fmt: str, color: str | None = "auto", quiet: bool = Fal
         return
     output = render(report, fmt)
     if output:
-        print(output)
+        with workflow_commands() if fmt == "github" else contextlib.nullcontext():
+            print(output, flush=True)  # its own commands, their data escaped (github.py)
     if fmt == "concise" and report.hardware_note and not quiet:  # stdout keeps one line per finding
-        print(f"precheck: info: {report.hardware_note}", file=sys.stderr)
+        print(f"precheck: info: {printable(report.hardware_note)}", file=sys.stderr)
 
 
 __all__ = ["COLORS", "FORMATS", "emit", "render", "use_color"]

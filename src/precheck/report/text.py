@@ -100,9 +100,12 @@ class Lines:
 
     @staticmethod
     def _read(path: str) -> tuple[str, list[int]] | None:
+        from ..paths import within_checked
         from ..sources import read_text
         from ..sources.nodes import line_starts
 
+        if not path.startswith("<") and not within_checked(path):  # never shown (paths.within_checked)
+            return None
         try:
             text = read_text(Path(path), path)
         except InputError:

@@ -31,9 +31,9 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
 
     ``config`` is the run as launched: :func:`with_launch_env` has added the sharding its
     launch environment switches on (the engine does so before resolving)."""
-    from ..frameworks import RESOLVERS  # the registry imports the resolvers, which import this package
+    from . import registered  # the registry's table (the registry imports the resolvers)
 
-    plan = RESOLVERS[config.framework](config, hardware, versions)
+    plan = registered.resolvers[config.framework](config, hardware, versions)
     for role, attached in config.attached.items():
         apply = ATTACHMENTS.get(role)
         if apply is not None:
@@ -43,9 +43,9 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
 
 def __getattr__(name: str) -> Any:
     if name == "RESOLVERS":  # the registry's, for existing callers
-        from .. import frameworks
+        from . import registered
 
-        return frameworks.RESOLVERS
+        return registered.resolvers
     raise AttributeError(name)
 
 

@@ -65,6 +65,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..config import TrainingConfig
+from ..counts import decimal
 from ..dialects.accelerate_config import (
     BOOL_MIXED_PRECISION,
     FP8_BACKENDS,
@@ -240,8 +241,8 @@ def _deepspeed_plugin(config: TrainingConfig, overrides: list[Override]) -> Trai
                     "replacing the shell's (prepare_deepspeed_cmd_env)",
                 )
             )
-    elif stage_env is not None and stage_env.value.strip().isdecimal():
-        ds.zero_stage = Sourced(int(stage_env.value), stage_env.origin)
+    elif stage_env is not None and (stage := decimal(stage_env.value)) is not None:
+        ds.zero_stage = Sourced(stage, stage_env.origin)
     else:
         ds.zero_stage = Sourced(
             2, Origin.default("accelerate DeepSpeedPlugin: ACCELERATE_DEEPSPEED_ZERO_STAGE defaults to 2")

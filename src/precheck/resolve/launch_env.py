@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..config import TrainingConfig
+from ..counts import decimal
 from ..provenance import Origin, Sourced
 
 DEEPSPEED_VARIABLES = (
@@ -47,8 +48,8 @@ def with_launch_env(config: TrainingConfig) -> TrainingConfig:
     if use_ds is not None and "deepspeed" not in config.attached and "deepspeed" not in config.references:
         stage_env = config.env.get("ACCELERATE_DEEPSPEED_ZERO_STAGE")
         stage = (
-            Sourced(int(stage_env.value), stage_env.origin)
-            if stage_env is not None and stage_env.value.strip().isdigit()
+            Sourced(stage, stage_env.origin)
+            if stage_env is not None and (stage := decimal(stage_env.value)) is not None
             else Sourced(2, Origin.default("accelerate DeepSpeedPlugin: ACCELERATE_DEEPSPEED_ZERO_STAGE defaults to 2"))
         )
         plugin = TrainingConfig(dialect="deepspeed", framework="deepspeed", path="env:ACCELERATE_USE_DEEPSPEED")

@@ -17,7 +17,6 @@ from __future__ import annotations
 from types import ModuleType
 
 from ..errors import UsageError
-from ..frameworks import rule_modules
 from . import (
     consistency,
     deep,
@@ -63,8 +62,11 @@ BY_NAME: dict[str, Rule]
 
 
 def _modules() -> tuple[ModuleType, ...]:
-    """The rule modules the registry reads: the generic ones, then the frameworks'."""
-    return (*_GENERIC_MODULES, *rule_modules())
+    """The rule modules the registry reads: the generic ones, then the frameworks' (handed
+    down by the framework registry, which sits above this one: :mod:`.registered`)."""
+    from . import registered
+
+    return (*_GENERIC_MODULES, *registered.modules())
 
 
 def _build() -> None:

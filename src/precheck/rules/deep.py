@@ -8,13 +8,12 @@ the other PC9xx rules they read notes left on the configs: they never import a l
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, TypeGuard
+from dataclasses import dataclass
+from typing import TypeGuard
 
 from ..provenance import Origin
+from ..sources.nodes import SourceNote
 from .base import Context, Finding, Fix, Severity, rule
-
-if TYPE_CHECKING:
-    from ..deep.notes import DeepNote
 
 #: the kinds of the notes the deep pass leaves (:class:`precheck.deep.notes.DeepNote`), one
 #: per rule; declared here, so that a run without ``--deep`` imports nothing of the deep pass
@@ -23,6 +22,14 @@ UNKNOWN_KEY = "deep-unknown-key"  # PC921
 DEPRECATED_KEY = "deep-deprecated-key"  # PC922
 ACCELERATE_REFUSES = "deep-accelerate-refuses"  # PC923
 LAUNCH_REFUSES = "deep-accelerate-launch-refuses"  # PC924
+
+
+@dataclass(slots=True)
+class DeepNote(SourceNote):
+    """A note from the deep pass (:mod:`precheck.deep`), with the concrete change it calls
+    for; declared with the rules that read it (:mod:`precheck.deep.notes` re-exports it)."""
+
+    fix: str = ""
 
 
 def _deep_notes(ctx: Context, kind: str) -> Iterator[Finding]:
@@ -39,8 +46,6 @@ def _deep_notes(ctx: Context, kind: str) -> Iterator[Finding]:
 
 def _from_deep_pass(note: object) -> TypeGuard[DeepNote]:
     """Whether the deep pass left the note (it made the note and so imported its class)."""
-    from ..deep.notes import DeepNote
-
     return isinstance(note, DeepNote)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..escape import shorten
 from ..hardware import VISIBILITY_AMD
 from ..provenance import Origin
 from .base import Context, Finding, Fix, Severity, anchor, rule
@@ -53,7 +54,7 @@ def cuda_device_order_ambiguous(ctx: Context) -> Iterator[Finding]:
         f"CUDA index {i} = {d.name} ({d.model.sm}, {d.memory_gib:g} GB)" for i, d in enumerate(hardware.all_devices)
     )
     used = ", ".join(d.label() for d in used_devices(ctx)) or "no GPU"
-    chosen = f"with CUDA_VISIBLE_DEVICES={hardware.visible}, " if hardware.visible is not None else ""
+    chosen = f"with CUDA_VISIBLE_DEVICES={shorten(hardware.visible)}, " if hardware.visible is not None else ""
     listing = f"{machine}; {chosen}this run computes on {used}"
     yield Finding(
         _anchor(ctx, "CUDA_DEVICE_ORDER"),

@@ -39,6 +39,7 @@ from typing import Any
 
 import yaml
 
+from ..paths import within_checked
 from .nodes import Node, SourceNote, position
 
 STYLES = ("hf", "omegaconf", "omegaconf-none", "python", "pydantic", "yaml", "yaml12")
@@ -342,10 +343,11 @@ def shown(path: Path) -> str:
 
 
 def locate(value: str, bases: list[Path]) -> Path | None:
-    """The file a command names: relative to the script's folder (or where it ``cd``-ed), then cwd."""
+    """The file a command names: relative to the script's folder (or where it ``cd``-ed), then cwd.
+    A file outside the repository checked is none (:func:`precheck.paths.within_checked`)."""
     try:
         given = Path(value).expanduser()
         candidates = [given] if given.is_absolute() else [*(b / given for b in bases), given]
-        return next((c for c in candidates if c.is_file()), None)
+        return next((c for c in candidates if c.is_file() and within_checked(c)), None)
     except (OSError, ValueError, RuntimeError):  # a name too long, a NUL, ``~nosuchuser``: names no file
         return None

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
+from ..counts import MAX_DEVICES, decimal
 from .launch_args import (
     Builder,
     Field,
@@ -97,7 +98,7 @@ class Launch:
                 key,
             )
             return None
-        from . import load  # the package imports this module lazily
+        from .reading import load  # the package imports this module lazily
 
         name = shown(target)
         document = load(target, name)
@@ -287,7 +288,7 @@ def torchrun(launch: Launch, legacy: bool = False) -> Found | None:
     )
     found = _child(launch, parsed, launch.args[index:])
     nproc = last_option(parsed, "nproc_per_node")
-    if found is not None and nproc is not None and nproc[1] is not None and nproc[1].text.isdigit():
+    if found is not None and nproc is not None and nproc[1] is not None and decimal(nproc[1].text, MAX_DEVICES):
         # torch/distributed/run.py: nproc_per_node workers, each told LOCAL_WORLD_SIZE
         found.env.setdefault("LOCAL_WORLD_SIZE", _env_node(launch.builder, "LOCAL_WORLD_SIZE", nproc[1].text, *nproc))
     return found
@@ -331,8 +332,8 @@ def deepspeed(launch: Launch) -> Found | None:
         slots = include[1].text.partition(":")[2]
         if "@" not in include[1].text and slots:
             found.env["CUDA_VISIBLE_DEVICES"] = _env_node(builder, "CUDA_VISIBLE_DEVICES", slots, *include)
-    elif gpus is not None and gpus[1] is not None and gpus[1].text.isdigit():
-        ids = ",".join(str(i) for i in range(int(gpus[1].text)))
+    elif gpus is not None and gpus[1] is not None and (count := decimal(gpus[1].text, MAX_DEVICES)) is not None:
+        ids = ",".join(str(i) for i in range(count))  # a count past any machine's is no count
         found.env["CUDA_VISIBLE_DEVICES"] = _env_node(builder, "CUDA_VISIBLE_DEVICES", ids, *gpus)
     elif last_option(parsed, "exclude") is not None:
         flag = last_option(parsed, "exclude")
@@ -520,10 +521,10 @@ def _accelerate_env(launch: Launch, config: dict[str, Node]) -> dict[str, Node]:
 
 def _detected(root: dict[str, Node]) -> bool:
     """Whether key detection finds a training config in ``root`` (the registry decides)."""
-    from .. import frameworks  # the registry imports the sources package: import when needed
+    from . import registered
     from .nodes import Document
 
-    return frameworks.detect(Document("", "shell", Node(root, 1, 1), "")) is not None
+    return registered.detect(Document("", "shell", Node(root, 1, 1), "")) is not None
 
 
 # -- the table -----------------------------------------------------------------------------------
@@ -589,9 +590,9 @@ GENERIC: tuple[Entry, ...] = (
 @lru_cache(maxsize=1)
 def launchers() -> tuple[Entry, ...]:
     """Every command precheck follows: the generic launchers and each framework's own."""
-    from .. import frameworks  # the registry imports the frameworks' parsers, which import this module
+    from . import registered  # the registry's table: it imports the frameworks' parsers, which import this module
 
-    return (*GENERIC, *(entry for framework in frameworks.FRAMEWORKS for entry in framework.launchers))
+    return (*GENERIC, *registered.launchers())
 
 
 @lru_cache(maxsize=1)
@@ -606,9 +607,9 @@ def _by_program() -> dict[str, tuple[Entry, ...]]:
 @lru_cache(maxsize=1)
 def modules() -> tuple[ModuleEntry, ...]:
     """Every framework's entry modules, in registry order."""
-    from .. import frameworks  # see launchers()
+    from . import registered  # see launchers()
 
-    return tuple(entry for framework in frameworks.FRAMEWORKS for entry in framework.modules)
+    return registered.modules()
 
 
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?")

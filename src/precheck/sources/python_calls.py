@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -191,18 +192,18 @@ _EQUAL_TO_ITSELF = frozenset({str, int, bool, type(None), Unknown, Dtype, Built}
 
 
 @lru_cache(maxsize=1)
-def _declared() -> tuple[dict[str, str], tuple[str, ...]]:
+def _declared() -> tuple[Mapping[str, str], tuple[str, ...]]:
     """What the frameworks declare about training scripts: the packages whose ``Trainer``/
     ``Fabric`` take ``precision=`` (each → its framework's dialect), and the model base classes."""
-    from .. import frameworks  # lazily: the registry imports the sources
+    from . import registered  # the registry's table (the registry imports the sources)
 
-    packages = {p: f.name for f in frameworks.FRAMEWORKS for p in f.python_trainer_packages}
-    return packages, tuple(b for f in frameworks.FRAMEWORKS for b in f.python_model_bases)
+    return registered.trainer_packages, registered.model_bases
 
 
 def trainer_dialect(call: Call) -> str | None:
     """The dialect of the framework whose ``Trainer`` a call constructs (None: not one)."""
-    return _declared()[0].get(call.qualname.split(".")[0])
+    dialect: str | None = _declared()[0].get(call.qualname.split(".")[0])
+    return dialect
 
 
 @lru_cache(maxsize=4096)  # a pure function of the name, asked for every call of every script

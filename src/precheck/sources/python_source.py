@@ -220,6 +220,18 @@ class _Model:
     loader: Call | None
 
 
+#: :meth:`_Runs._first`'s key for the call that says the run trains adapters
+_ADAPTERS = ("<adapters>",)
+
+
+def _says_adapters(call: Call) -> bool:
+    """``get_peft_model(...)``, or a trainer given a ``peft_config``."""
+    if call.kind == "peft":
+        return True
+    peft = call.args.get("peft_config") if call.kind == "trainer" else None
+    return peft is not None and peft.value is not None
+
+
 class _Runs:
     """Turns the collected calls of one module into run documents."""
 
@@ -236,6 +248,10 @@ class _Runs:
         self.collector = Collector(tree, code, self.runtime)
         self.collector.run()
         self.notes: list[SourceNote] = []
+        #: per file, not per run (a file of 25,000 TrainingArguments(...) calls is 25,000 runs):
+        #: the first call of each kind, and the suppression comments
+        self._first: dict[tuple[str, ...], Call | None] = {}
+        self._suppressions: list[SourceNote] | None = None
 
     # -- documents -------------------------------------------------------------------------
 
@@ -259,7 +275,9 @@ class _Runs:
         for written, place, why in self.collector.unknown:
             line, column = self.where(place)
             notes.append(SourceNote("unresolved-value", f"`{written}` is left out: {why}", line, column))
-        notes.extend(scan_suppressions(self.code, "python", self.where))
+        if self._suppressions is None:
+            self._suppressions = scan_suppressions(self.code, "python", self.where)
+        notes.extend(self._suppressions)
         env = {key: self._node(arg, key) for key, arg in self.collector.environ.items() if _plain(arg.value)}
         return Document(self.path, "python", Node(root, 1, 1), self.text, notes, dialect, env, label)
 
@@ -321,8 +339,8 @@ class _Runs:
         elif isinstance(value, str) and value.lower().endswith((".json", ".yaml", ".yml")):
             from pathlib import Path
 
-            from . import load  # the package imports this module lazily
             from .launch_args import locate, shown, with_path
+            from .reading import load
 
             target = locate(value, [Path(self.path).parent])
             if target is None:
@@ -471,12 +489,17 @@ class _Runs:
 
     # -- the model ---------------------------------------------------------------------------
 
+    def _first_call(self, *kinds: str) -> Call | None:
+        """The first call (not for inference) of one of ``kinds``, looked for once per file."""
+        if kinds not in self._first:
+            self._first[kinds] = next((c for c in self.collector.calls if c.kind in kinds and not c.inference), None)
+        return self._first[kinds]
+
     def _model(self) -> _Model:
-        calls = [c for c in self.collector.calls if not c.inference]
-        loader = next((c for c in calls if c.kind in ("model", "unsloth", "model-config")), None)
+        loader = self._first_call("model", "unsloth", "model-config")
         keys: dict[str, Node] = {}
         if loader is None:
-            trainer = next((c for c in calls if c.kind == "trainer"), None)
+            trainer = self._first_call("trainer")
             name = trainer.args.get("model") if trainer is not None else None
             if name is not None and isinstance(name.value, str):
                 self._put(keys, "model_name_or_path", name)
@@ -585,7 +608,10 @@ class _Runs:
         """``get_peft_model(...)``, Unsloth's ``get_peft_model``, or ``peft_config=`` on a trainer: LoRA."""
         if "use_peft" in root:
             return
-        for call in self.collector.calls:
+        if _ADAPTERS not in self._first:  # the first call that says: looked for once per file
+            self._first[_ADAPTERS] = next((c for c in self.collector.calls if _says_adapters(c)), None)
+        call = self._first[_ADAPTERS]
+        if call is not None:
             if call.kind == "peft":
                 self._put(root, "use_peft", self._filled(call, True, named=True))
                 checkpointing = call.args.get("use_gradient_checkpointing")  # Unsloth: True or "unsloth"
@@ -736,7 +762,7 @@ def _config_file(script_path: str, answers: list[str], value: str, what: str) ->
     from pathlib import Path
 
     from ..errors import InputError
-    from . import load  # the package imports this module lazily
+    from .reading import load
 
     script = Path(script_path).resolve().parent
     given = Path(value)
@@ -770,14 +796,22 @@ def _why(value: Any) -> str:
     return value.reason if isinstance(value, Unknown) else "not a value a config can hold"
 
 
-def _plain(value: Any) -> bool:
-    """A value a config file could hold (no unknown part, no object)."""
-    if isinstance(value, (Unknown, Built)):
+#: the most items (at every depth, a shared one each time it is reached) a value kept as a
+#: setting may hold: ``t = (t, t)`` forty times is a trillion items as a config holds them
+MAX_PLAIN_ITEMS = 10_000
+
+
+def _plain(value: Any, budget: list[int] | None = None) -> bool:
+    """A value a config file could hold (no unknown part, no object), of at most
+    :data:`MAX_PLAIN_ITEMS` items."""
+    budget = [MAX_PLAIN_ITEMS] if budget is None else budget
+    budget[0] -= 1
+    if budget[0] < 0 or isinstance(value, (Unknown, Built)):
         return False
     if isinstance(value, (list, tuple)):
-        return all(_plain(v) for v in value)
+        return all(_plain(v, budget) for v in value)
     if isinstance(value, dict):
-        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+        return all(isinstance(k, str) and _plain(v, budget) for k, v in value.items())
     return value is None or isinstance(value, (bool, int, float, str, Dtype))
 
 

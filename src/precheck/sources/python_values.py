@@ -513,6 +513,9 @@ class Evaluator:
         return Unknown(f"`{self.text(expr)}`")
 
     def _fstring(self, expr: ast.JoinedStr) -> Any:
+        """An f-string of known plain values, within the evaluation budget (an f-string that
+        doubles a string each line is arithmetic too; ``str()`` of a tuple that holds itself
+        twice over is exponential, so containers are not formatted)."""
         parts = []
         for part in expr.values:
             if isinstance(part, ast.Constant):
@@ -521,9 +524,15 @@ class Evaluator:
                 value = self._eval(part.value)
                 if isinstance(value, Unknown):
                     return value
+                if not isinstance(value, (str, int, float, bool)) or (isinstance(value, int) and abs(value) > 10**64):
+                    return Unknown(f"`{_cut(self.text(expr))}`")
                 parts.append(str(value))
             else:
-                return Unknown(f"`{self.text(expr)}`")
+                return Unknown(f"`{_cut(self.text(expr))}`")
+        size = sum(len(p) for p in parts)
+        self.runtime.evaluated += size
+        if size > MAX_VALUE_SIZE or self.runtime.evaluated > MAX_EVALUATED:
+            return Unknown(f"`{_cut(self.text(expr))}` is too large to compute (precheck's evaluation budget)")
         return "".join(parts)
 
     def _call(self, expr: ast.Call) -> Any:

@@ -88,8 +88,8 @@ def _own_loop(path: Path, found: Found, derived: set[str] | None = None) -> bool
     the keys its code derives from them (``derived``: ``--mixed_precision fp16`` passed to
     ``Accelerator(mixed_precision=args.mixed_precision)``, a ``torch_dtype`` an option picks).
     Whether it was such a script."""
-    from . import read_text  # the package imports this module lazily
     from .python_source import mixed_precision_keys, parse_code
+    from .reading import read_text
 
     name = shown(path)
     try:
@@ -161,7 +161,7 @@ def _config_file(launch: Launch, schema: Schema, option: str, root: dict[str, No
                 )
             )
         return
-    from . import load  # the package imports this module lazily
+    from .reading import load  # the package imports this module lazily
 
     name = shown(target)
     document = load(target, name)
@@ -180,10 +180,10 @@ def _dialect(schema: Schema | None, found: Found) -> str | None:
         return "hf-trainer"
     if found.dialect is not None:
         return found.dialect
-    from .. import frameworks  # lazily: the registry imports the sources
+    from . import registered  # the registry's table (the registry imports the sources)
 
-    detected = frameworks.detect(Document("", "shell", Node(found.root, 1, 1), ""))
-    if detected is not None and detected.name == "trl":
+    detected = registered.detect(Document("", "shell", Node(found.root, 1, 1), ""))
+    if detected == "trl":
         return "hf-trainer"  # the script's own options, not a TRL config: TRL's defaults do not apply
     if detected is None and schema is not None and _builds_arguments(schema):
         # its own options (click, fire, argparse) passed into a TrainingArguments it constructs

@@ -7,6 +7,8 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
+from ..paths import within_checked
+
 #: files that mark a repository's root (``python train.py`` run from there finds ``train.py``)
 _ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", "requirements.txt")
 
@@ -47,7 +49,7 @@ def _resolve(name: str, module: bool, bases: list[Path]) -> Path | None:
         for relative in relatives:
             try:
                 candidate = relative if relative.is_absolute() else folder / relative
-                if candidate.is_file():
+                if candidate.is_file() and within_checked(candidate):  # outside: never shown
                     return candidate
             except (OSError, ValueError):
                 continue

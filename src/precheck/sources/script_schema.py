@@ -118,16 +118,10 @@ class Schema:
         # HfArgumentParser adds `--no_x` for a bool field defaulting to True; BooleanOptionalAction `--no-x`
         keys |= {f"no_{name}" for name, option in self.options.items() if option.kind == "bool"}
         if self.frameworks:
-            from ..frameworks.hf_trainer.dialect import Trl
+            from . import registered  # the registry's table (the registry imports the sources)
 
-            keys |= Trl.known_keys if "trl" in self.frameworks else _hf_keys()
+            keys |= registered.known_keys["trl" if "trl" in self.frameworks else "hf-trainer"]
         return frozenset(keys)
-
-
-def _hf_keys() -> frozenset[str]:
-    from ..frameworks.hf_trainer.dialect import HfTrainer
-
-    return HfTrainer.known_keys
 
 
 def read_schema(script: Path, root: Path | None = None) -> Schema:

@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..errors import InputError
+from ..errors import FileTooLarge, InputError
 from .nodes import position
 
 
@@ -246,11 +246,12 @@ class Lexer:
                 i = self.i
                 if word is not None:
                     append(word)
-                    if len(out) > MAX_TOKENS:
-                        raise self.error(
+                    if len(out) > MAX_TOKENS:  # refused for its size: reported in a folder search too
+                        error = self.error(
                             f"more than {MAX_TOKENS:,} words and operators: larger than any launch script; not read",
                             i - 1,
                         )
+                        raise FileTooLarge(error.path, error.message, error.line, error.column)
         self.i = i
         return out
 

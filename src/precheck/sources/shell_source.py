@@ -31,8 +31,9 @@ import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..dialects.base import RUN_ENV
+from ..counts import decimal
 from ..errors import InputError
+from ..run_env import RUN_ENV
 from .launch_args import Builder, Field, locate, program_name, shown
 from .launchers import Found, Launch, label, match, named
 from .makefile import make_expand, make_recipes
@@ -90,6 +91,10 @@ class Value:
     elements: list[Value] | None = None
 
 
+#: the most ``bash other.sh`` launches one script's run follows, at every depth together
+MAX_FOLLOWED = 32
+
+
 class Shell:
     """Walks a script's commands, tracking variables and the environment, collecting runs."""
 
@@ -106,6 +111,9 @@ class Shell:
         self.depth = 0
         #: characters variable expansions have produced in this file, shared with subshells
         self.expanded = [0]
+        #: ``bash other.sh`` followed in this run, shared with subshells and followed scripts
+        #: (one budget for the run: 30 launches a level, 5 levels deep, are 30**4 otherwise)
+        self.followed = [0]
 
     def child(self) -> Shell:
         """A subshell (``sh -c``, a Makefile recipe line): the exported variables only."""
@@ -114,6 +122,7 @@ class Shell:
         shell.exported = set(self.exported)
         shell.env = dict(self.env)
         shell.expanded = self.expanded
+        shell.followed = self.followed
         return shell
 
     # -- expansion -----------------------------------------------------------------------------
@@ -220,7 +229,7 @@ class Shell:
                     fields.unresolved.extend(u for u in element.unresolved if u not in fields.unresolved)
                     fields.add(element.text, element.at, split)
                 return
-            index = int(part.index) if part.index and part.index.isdigit() else 0
+            index = (decimal(part.index) or 0) if part.index else 0
             value = value.elements[index] if index < len(value.elements) else Value("", [])
         fields.unresolved.extend(u for u in value.unresolved if u not in fields.unresolved)
         fields.add(value.text, value.at, split)
@@ -550,10 +559,13 @@ class Shell:
         index = next((i for i, a in enumerate(argv[1:], start=1) if not a.text.startswith("-")), None)
         if index is None or argv[index].unresolved or self.depth >= 4 or not self.bases:
             return
+        if self.followed[0] >= MAX_FOLLOWED:
+            return
+        self.followed[0] += 1
         target = locate(argv[index].text, self.bases)
         if target is None or target.suffix.lower() not in (".sh", ".bash", ".slurm", ".sbatch", ""):
             return
-        from . import read_text  # the package imports this module lazily
+        from .reading import read_text  # the package imports this module lazily
 
         name = shown(target)
         try:
@@ -563,6 +575,7 @@ class Shell:
         builder = Builder(name, text)
         shell = Shell(builder, [target.parent], [])
         shell.depth = self.depth + 1
+        shell.followed = self.followed
         shell.vars = {k: v for k, v in self.vars.items() if k in self.exported}
         shell.exported = set(self.exported)
         shell.env = dict(env)
@@ -644,9 +657,9 @@ def _start(found: Found, builder: Builder) -> tuple[int, int]:
 
 
 def _known(document: Document) -> bool:
-    from .. import dialects
+    from . import registered  # the registry's table (the registry imports the sources)
 
-    return dialects.detect(document) is not None
+    return registered.detect(document) is not None
 
 
 def command_text(argv: list[str]) -> str:

@@ -131,12 +131,59 @@ def _toml(text: str, candidates: list[int]) -> set[int]:
     return {m.start() for m in _TOML_TOKEN.finditer(text) if m.group().startswith("#")} & set(candidates)
 
 
-_SHELL_TOKEN = re.compile(r"\\.|'[^']*'|\"(?:\\.|[^\"\\])*\"|(?:^|(?<=[\s;&|(]))#[^\n]*", re.MULTILINE)
+_SHELL_TOKEN = re.compile(
+    r"\\.|'[^']*'|\"(?:\\.|[^\"\\])*\"|\$\(\("
+    r"|(?<!<)<<(?P<strip>-?)[ \t]*(?:'(?P<single>[^'\n]*)'|\"(?P<double>[^\"\n]*)\"|\\?(?P<word>[\w.-]+))"
+    r"|(?:^|(?<=[\s;&|(]))#[^\n]*|\n",
+    re.MULTILINE,
+)
 
 
 def _shell(text: str, candidates: list[int]) -> set[int]:
-    """A ``#`` that starts a word, outside quotes (env files, shell scripts, Makefiles)."""
-    return {m.start() for m in _SHELL_TOKEN.finditer(text) if m.group().startswith("#")} & set(candidates)
+    """A ``#`` that starts a word, outside quotes (env files, shell scripts, Makefiles), and
+    outside what bash reads as no comment: a here-document's body (its lines are the
+    command's input) and an arithmetic expansion ``$((...))``."""
+    out: set[int] = set()
+    pending: list[tuple[str, bool]] = []  # here-documents whose bodies start at the next line
+    pos = 0
+    while (match := _SHELL_TOKEN.search(text, pos)) is not None:
+        token, pos = match.group(), match.end()
+        if token == "\n":
+            for delimiter, strip in pending:  # skip each body, up to its delimiter line
+                while pos < len(text):
+                    end = text.find("\n", pos)
+                    end = len(text) if end < 0 else end
+                    line = text[pos:end].rstrip("\r")
+                    pos = end + 1
+                    if (line.lstrip("\t") if strip else line) == delimiter:
+                        break
+            pending.clear()
+        elif token == "$((":
+            pos = _arithmetic_end(text, pos)
+        elif token.startswith("<<"):
+            pending.append(
+                (
+                    match.group("single") or match.group("double") or match.group("word") or "",
+                    bool(match.group("strip")),
+                )
+            )
+        elif token.startswith("#"):
+            out.add(match.start())
+    return out & set(candidates)
+
+
+def _arithmetic_end(text: str, pos: int) -> int:
+    """Past the ``))`` that closes a ``$((`` ending at ``pos`` (nested parentheses counted)."""
+    depth = 2
+    for index in range(pos, len(text)):
+        char = text[index]
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return len(text)
 
 
 def _python(text: str, candidates: list[int]) -> set[int]:

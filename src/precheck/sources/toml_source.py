@@ -40,18 +40,47 @@ _TOKEN = re.compile(
 
 
 def _split_key(dotted: str) -> tuple[str, ...]:
-    return tuple(p.strip("\"'") for p in _PART.findall(dotted))
+    return tuple(_key_part(p) for p in _PART.findall(dotted))
+
+
+def _key_part(part: str) -> str:
+    """A key part as tomllib reads it: a basic string's escapes decoded (``"a\\n"``)."""
+    if part.startswith('"') and "\\" in part:
+        try:
+            return str(tomllib.loads(f"k = {part}")["k"])
+        except ValueError:
+            pass
+    return part.strip("\"'")
 
 
 #: as for YAML and JSON: deeper values are refused (every later walk over them recurses)
 MAX_DEPTH = 200
 
 
-def parse_toml(path: str, text: str) -> Document:
+#: the most parts of one dotted key, each a level of nesting: tomllib's work and memory
+#: grow with their square (20,000 parts in 40 KB take 1.6 GB), so they are counted first
+MAX_KEY_PARTS = MAX_DEPTH
+_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"[^"\n,{\[]*"|'[^'\n,{\[]*')"""
+#: a key (at a line's start, after ``{``, ``,`` or a header's ``[``) of more parts than that
+_LONG_KEY = re.compile(rf"(?:^|[{{,\[])[ \t]*(?:{_KEY_PART}[ \t]*\.[ \t]*){{{MAX_KEY_PARTS}}}", re.MULTILINE)
+
+
+def loads(path: str, text: str) -> dict[str, Any]:
+    """``tomllib.loads(text)`` within bounds: too many values (:data:`~.nodes.MAX_VALUES`),
+    a dotted key of more than :data:`MAX_KEY_PARTS` parts, nesting past :data:`MAX_DEPTH`
+    and an integer past Python's digit limit are each an :class:`InputError` at their place,
+    as is invalid TOML; nothing else escapes (``pyproject.toml`` is read with it too)."""
     if len(text) > MAX_VALUES:  # every value takes a character
         _check_tokens(path, text)
+    if text.count(".") >= MAX_KEY_PARTS:  # a cheap count first: most files have few dots
+        long_key = _LONG_KEY.search(text)
+        if long_key is not None:
+            line, column = position(text, long_key.start())
+            message = f"nesting deeper than {MAX_DEPTH} levels (a dotted key of more than {MAX_KEY_PARTS} parts)"
+            raise FileTooLarge(path, message, line, column + (text[long_key.start()] in "{,["))
     try:
-        data = tomllib.loads(text)
+        data: dict[str, Any] = tomllib.loads(text)
+        return data
     except RecursionError:  # tomllib recurses once per level of nested arrays and inline tables
         line, column = _deep_at(text)
         raise InputError(path, f"nesting deeper than {MAX_DEPTH} levels", line, column) from None
@@ -59,6 +88,10 @@ def parse_toml(path: str, text: str) -> Document:
         if isinstance(exc, tomllib.TOMLDecodeError):
             raise _decode_error(path, exc, text) from None
         raise _number_error(path, text, exc) from None
+
+
+def parse_toml(path: str, text: str) -> Document:
+    data = loads(path, text)
     positions = _positions(text)
     root = _build(path, data, (), positions, (1, 1), 0)
     return Document(path, "toml", root, text)
@@ -112,19 +145,40 @@ def _deep_at(text: str) -> tuple[int, int]:
     return 1, 1
 
 
+#: TOML's strings (multi-line ones with their escapes: ``\"""`` does not close one, and a
+#: run of up to five quotes closes at its end) and comments, each matched whole
+STRINGS = re.compile(
+    r'"""(?:\\[\s\S]|[^\\])*?"""(?!")|' r"'''[\s\S]*?'''(?!')|" r'"(?:\\.|[^"\\\n])*"|' r"'[^'\n]*'|#[^\n]*"
+)
+_MULTI = ('"""', "'''")
+
+
+def string_end(text: str, pos: int) -> int:
+    """Where the string starting at ``pos`` ends (the end of the text when it does not)."""
+    match = STRINGS.match(text, pos)
+    return match.end() if match is not None else len(text)
+
+
+def _continued(text: str) -> set[int]:
+    """The lines (1-based) that start inside a multi-line string: no key starts there."""
+    if not any(quote in text for quote in _MULTI):
+        return set()
+    lines: set[int] = set()
+    for match in STRINGS.finditer(text):
+        if match.group().startswith(_MULTI):
+            first = text.count("\n", 0, match.start()) + 1
+            lines.update(range(first + 1, first + 1 + match.group().count("\n")))
+    return lines
+
+
 def _positions(text: str) -> dict[tuple[str, ...], tuple[int, int]]:
     """Where each key starts: ``[table]`` headers and ``key = value`` lines."""
     positions: dict[tuple[str, ...], tuple[int, int]] = {}
     table: tuple[str, ...] = ()
-    in_string: str | None = None
+    inside = _continued(text)
     for number, line_text in enumerate(text.splitlines(), start=1):
-        if in_string is not None:  # inside a multi-line string: no keys here
-            if line_text.count(in_string) % 2 == 1:
-                in_string = None
+        if number in inside:  # inside a multi-line string: no keys here
             continue
-        for quote in ('"""', "'''"):
-            if line_text.count(quote) % 2 == 1:
-                in_string = quote
         header = _HEADER.match(line_text)
         if header:
             table = _split_key(header.group(2))

@@ -105,10 +105,10 @@ class HfTrainer(Dialect):
 
     def score(self, doc: Document) -> int:
         keys = self.keys(doc)
-        from .. import SIGNATURE_KEYS  # the registry imports this module
+        from ...dialects import registered  # the registry's table (the registry imports this module)
 
         # another framework's file (its declared signature keys), or a component recipe
-        if keys & SIGNATURE_KEYS or _instantiates_components(doc):
+        if keys & registered.signature_keys or _instantiates_components(doc):
             return 0
         hits = count_keys(keys, TRAINING_ARGS)
         return self.priority + hits if hits >= 2 else 0
