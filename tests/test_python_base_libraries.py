@@ -162,18 +162,21 @@ def test_a_parameter_a_call_sets_otherwise_is_not_the_option(tmp_path: Path) -> 
 @needs_projects
 def test_dollys_click_command_on_the_real_trainer(tmp_path: Path) -> None:
     """databrickslabs/dolly ``training/trainer.py``: ``--bf16`` (default None) reaches
-    ``train(**kwargs)``, whose ``fp16 = not bf16`` and ``bf16=bf16`` go into TrainingArguments."""
+    ``train(**kwargs)``, whose ``fp16 = not bf16`` and ``bf16=bf16`` go into TrainingArguments.
+    (Copied beside the launch: a check reads no file outside the tree it is given.)"""
+    import shutil
+
     dolly = (PROJECTS / "databrickslabs__dolly").resolve()
-    plain = write(tmp_path, "a.sh", f"cd {dolly}\ndeepspeed --module training.trainer --local-output-dir /tmp/o\n")
+    shutil.copytree(dolly / "training", tmp_path / "training")
+    shutil.copytree(dolly / "config", tmp_path / "config")
+    plain = write(tmp_path, "a.sh", "deepspeed --module training.trainer --local-output-dir /tmp/o\n")
     (run,) = load_runs(plain)
     assert run.dialect == "hf-trainer"
     fp16 = run.mapping()["fp16"]
     assert fp16.value is True and fp16.path is not None and fp16.path.endswith("training/trainer.py")
     assert fp16.line == 245
-    bf16 = write(
-        tmp_path, "b.sh", f"cd {dolly}\ndeepspeed --module training.trainer --local-output-dir /tmp/o --bf16 true\n"
-    )
-    assert ("PC101", "error", "b.sh", 2) in findings([bf16], "V100")
+    bf16 = write(tmp_path, "b.sh", "deepspeed --module training.trainer --local-output-dir /tmp/o --bf16 true\n")
+    assert ("PC101", "error", "b.sh", 1) in findings([bf16], "V100")
     assert not any(s == "error" for _, s, _, _ in findings([plain], "V100"))
 
 
