@@ -56,6 +56,8 @@ SAMPLES: dict[str, tuple[str, ...]] = {
         "corpus/lightning/Lightning-AI__litgpt__config_hub__finetune__gemma-2b__full.yaml",
         "corpus/lightning/NVIDIA__NeMo__examples__nlp__language_modeling__conf__megatron_gpt_config.yaml",
     ),
+    "llm-foundry": ("fixtures/llm_foundry/mpt-125m.yaml",),
+    "xtuner": ("fixtures/xtuner/llama2_7b_qlora_alpaca_e3.py",),
     "torchtune": (
         "corpus/torchtune/pytorch__torchtune__recipes__configs__dev__3B_full_grpo.yaml",
         "corpus/torchtune/meta-llama__llama-cookbook__getting-started__responsible_ai__llama_guard__torchtune_configs__8B_guard_full.yaml",
@@ -184,11 +186,13 @@ LAUNCHES = {
     "trl": "trl sft --model_name_or_path Qwen/Qwen2.5-0.5B --dataset_name trl-lib/Capybara --bf16\n",
     "llama-cookbook": "torchrun --nproc_per_node 1 -m llama_cookbook.finetuning --use_peft --use_fp16\n",
     "openrlhf": "deepspeed --module openrlhf.cli.train_dpo --ds.zero_stage 3 --ds.param_dtype bf16\n",
+    "llm-foundry": "composer -n 8 train.py cfg.yaml precision=amp_fp16\n",
 }
 CONFIG_FOR = {
     "llama-factory": "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\nbf16: true\n",
     "axolotl": "base_model: NousResearch/Llama-3.2-1B\nadapter: lora\nmicro_batch_size: 2\nbf16: auto\n",
     "torchtune": "model:\n  _component_: torchtune.models.llama3_2.lora_llama3_2_1b\ndtype: fp32\n",
+    "llm-foundry": "model:\n  name: mpt_causal_lm\nmax_duration: 1ba\nglobal_train_batch_size: 8\ntrain_loader: {}\n",
 }
 
 

@@ -406,3 +406,32 @@ def test_deepspeed_add_config_arguments_defines_its_options(tmp_path: Path) -> N
     assert schema.options["deepspeed_config"].default is None
     launch = write(tmp_path, "run.sh", "deepspeed main.py --zero_stage 2 --deepspeed --deepspeed_config ds.json\n")
     assert not {f for f in findings(launch, "8xA100-80GB") if f[0] == "PC905"}
+
+
+def test_jsonargparse_cli_function_is_the_schema(tmp_path: Path) -> None:
+    """``CLI(main)`` (jsonargparse): ``main``'s parameters, typed, with ``Literal`` choices; the
+    parser refuses any other flag (issue 28: the same reading as frameworks' released CLIs)."""
+    write(
+        tmp_path,
+        "train.py",
+        """
+        from typing import Literal, Optional
+        from jsonargparse import CLI
+
+        def main(model: str, precision: Optional[Literal["bf16-true", "32-true"]] = None, lr: float = 1e-4,
+                 bf16: bool = False):
+            pass
+
+        if __name__ == "__main__":
+            CLI(main)
+        """,
+    )
+    schema = read_schema(tmp_path / "train.py")
+    assert schema.parsers == ["jsonargparse"] and schema.closed
+    assert schema.options["precision"].choices == ("bf16-true", "32-true", None)
+    assert (schema.options["lr"].default, schema.options["lr"].type_name) == (1e-4, "float")
+    assert schema.options["bf16"].kind == "bool" and schema.options["model"].default is MISSING
+    launch = write(tmp_path, "run.sh", "python train.py --model m --bf16 true --learning_rate 1e-5\n")
+    assert only_run(launch).script_closed
+    report = engine.run([str(launch)], from_specs(["A100"], {}), env={})
+    assert [f.origin.key for f in report.findings if f.rule == "PC905"] == ["learning_rate"]

@@ -133,6 +133,9 @@ class TrainingConfig:
     references: dict[str, Sourced[str]] = field(default_factory=dict)
     #: the referenced files, read by their own dialect, by role
     attached: dict[str, TrainingConfig] = field(default_factory=dict)
+    #: for a referenced file, where its relative path was found when not beside the file that
+    #: names it ("relative to the repository root (PATH)": ``sources.script_path.find_file``)
+    found_in: str | None = None
 
     #: environment variables the run will see (from the process or the config)
     env: dict[str, Sourced[str]] = field(default_factory=dict)

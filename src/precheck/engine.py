@@ -452,7 +452,8 @@ def _check_document(
         return []
     result.dialect = dialect.name
     config = dialect.read(document, environment)
-    result.attached = [*_merged_files(document), *attach(config, file, environment, broken=broken)]
+    cd = Path(document.cd) if document.cd else None  # where the launch script `cd`-s to
+    result.attached = [*_merged_files(document), *attach(config, file, environment, broken=broken, cd=cd)]
     asked = for_run(hardware, config)
     if not hardware.count_known and asked.count_known:
         result.devices_asked = len(asked.all_devices)

@@ -44,7 +44,8 @@ def render_json(report: Report) -> str:
                 "framework": result.config.framework,
                 "versions": result.versions.as_dict() if result.versions else {},
                 "reads": [
-                    {"path": a.path, "role": role, "dialect": a.dialect} for role, a in result.config.attached.items()
+                    {"path": a.path, "role": role, "dialect": a.dialect, "found_in": a.found_in}
+                    for role, a in result.config.attached.items()
                 ]
                 + [
                     {"path": p, "role": "model", "dialect": None}

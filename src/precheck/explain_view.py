@@ -118,6 +118,8 @@ def _reads(result: FileResult) -> list[tuple[str, str]]:
     out = []
     for role, attached in result.config.attached.items():
         kind = role if role == attached.dialect else f"{role}, read as {attached.dialect}"
+        if attached.found_in:
+            kind += f"; {attached.found_in}"
         out.append((attached.path, kind))
     for shown in result.attached:
         if not any(a.path == shown for a in result.config.attached.values()):

@@ -1,8 +1,11 @@
 """Follow the files a config names: a DeepSpeed JSON, an accelerate or FSDP config, a local model.
 
-Paths are tried relative to the referring file, then to the current folder (where a
-launch command usually runs from). Only local files are read: a model name that is not
-a local folder is a hub id, and precheck never downloads anything.
+A relative path is found as the launch resolves it (:mod:`precheck.sources.script_path`): in
+the folder the launch script ``cd``-s to, the repository root, the naming file's folder, then
+the folders between; never relative to the current folder, so the report is the same from
+any folder. Where it was found is kept (``TrainingConfig.found_in``; ``precheck explain``
+shows it). Only local files are read: a model name that is not a local folder is a hub id,
+and precheck never downloads anything.
 """
 
 from __future__ import annotations
@@ -18,21 +21,17 @@ from .errors import InputError
 from .paths import resolved, within_checked, working_folder
 from .provenance import Sourced
 from .sources import SourceNote
+from .sources.script_path import OWN_FOLDER, find_file, searched
 
 #: an accelerate config names a DeepSpeed file, which names nothing: two levels suffice
 MAX_DEPTH = 3
 
 
-def locate(value: str, base: Path) -> Path | None:
-    """The file ``value`` names: relative to ``base`` (the referring file's folder), then cwd."""
-    try:
-        given = Path(value).expanduser()
-        for candidate in [given] if given.is_absolute() else [base / given, given]:
-            if candidate.exists():
-                return candidate
-    except (OSError, ValueError, RuntimeError):  # a name too long, a NUL, ``~nosuchuser``: names no file
-        return None
-    return None
+def locate(value: str, base: Path, cd: Path | None = None) -> Path | None:
+    """The file or folder ``value`` names, named in a file in ``base`` (``cd``: the folder the
+    launch script ``cd``-s to), as the launch resolves it."""
+    found = find_file(value, base, cd, folders=True)
+    return found[0] if found is not None else None
 
 
 def _display(path: Path) -> str:
@@ -73,16 +72,18 @@ def attach(
     env: Mapping[str, str],
     depth: int = 0,
     broken: list[InputError] | None = None,
+    cd: Path | None = None,
 ) -> list[str]:
     """Read the files ``config`` names into ``config.attached``; the paths read (as shown).
 
     A named file that cannot be found becomes a ``missing-reference`` note; one that
     cannot be parsed raises :class:`~precheck.errors.InputError` naming that file, or,
     given ``broken``, is added to it and passed over (the config's own findings stay).
+    ``cd``: the folder the launch script ``cd``-s to before the launch (None: it does not).
     """
     read: list[str] = []
     if config.model is not None and isinstance(config.model.value, str) and config.model.value:
-        folder = locate(config.model.value, file.parent)
+        folder = locate(config.model.value, file.parent, cd)
         # a folder outside the repository checked is not read (a hub id, as far as precheck goes)
         if folder is not None and folder.is_dir() and within_checked(folder / "config.json"):
             try:
@@ -100,14 +101,14 @@ def attach(
         # relative to the file that names it: a script's launch command may name a YAML
         # file whose own keys name a DeepSpeed file next to it
         naming = Path(ref.origin.path) if ref.origin.path and ref.origin.path != config.path else file
-        target = locate(str(ref.value), naming.parent)
-        if target is None or not target.is_file():
+        found = find_file(str(ref.value), naming.parent, cd)
+        if found is None:
             origin = ref.origin
             config.notes.append(
                 SourceNote(
                     "missing-reference",
-                    f"`{origin.key}` names `{ref.value}`, which is not a file (looked next to {config.path} "
-                    "and in the current folder): precheck could not check it, and the launch will fail "
+                    f"`{origin.key}` names `{ref.value}`, which is not a file (looked in "
+                    f"{searched(naming.parent, cd)}): precheck could not check it, and the launch will fail "
                     "if it is missing there too",
                     origin.line or 1,
                     origin.column or 1,
@@ -116,6 +117,7 @@ def attach(
                 )
             )
             continue
+        target, why = found
         if not within_checked(target):  # its lines would be printed: never read (paths.within_checked)
             origin = ref.origin
             config.notes.append(
@@ -143,8 +145,10 @@ def attach(
             broken.append(error)
             continue
         attached = dialect.read(doc, env)
+        # where it was found, when that is not simply beside the file that names it
+        attached.found_in = None if why.endswith(OWN_FOLDER) else why
         if depth + 1 < MAX_DEPTH:
-            read.extend(attach(attached, target, env, depth + 1, broken))
+            read.extend(attach(attached, target, env, depth + 1, broken, cd))
         config.attached[role] = attached
         read.append(shown)
     return read

@@ -24,11 +24,13 @@ from . import (
     lightning,
     llama_cookbook,
     llama_factory,
+    llm_foundry,
     ms_swift,
     openrlhf,
     pytorch_loop,
     simpletuner,
     torchtune,
+    xtuner,
 )
 from .base import Framework, Resolver
 
@@ -48,6 +50,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
     axolotl.FRAMEWORK,
     lightning.FRAMEWORK,
     torchtune.FRAMEWORK,
+    llm_foundry.FRAMEWORK,
+    xtuner.FRAMEWORK,
     hf_trainer.TRL,
     hf_trainer.HF_TRAINER,
     pytorch_loop.FRAMEWORK,

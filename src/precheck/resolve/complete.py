@@ -12,6 +12,12 @@ Each default names the library that decides it:
   ``NVIDIA_TF32_OVERRIDE=0`` forces TF32 off whatever the code asks.
 - ``quantization``: bitsandbytes ``BitsAndBytesConfig(bnb_4bit_compute_dtype=None)`` computes
   in float32.
+- ``devices``: a resolver's default "every visible GPU" is the launcher's workers when the
+  launch says how many it starts on the machine (``LOCAL_WORLD_SIZE``: torchrun
+  ``--nproc_per_node``, accelerate ``num_processes``): worker ``LOCAL_RANK`` computes on
+  ``cuda:LOCAL_RANK`` (transformers ``TrainingArguments._setup_devices``: ``torch.device("cuda",
+  self.local_rank)``; accelerate ``PartialState``: ``cuda:{local_process_index}``), so
+  ``torchrun --nproc_per_node=4`` on an 8-GPU machine shards over 4.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..config import TrainingConfig
+from ..counts import decimal
 from ..provenance import Origin, Sourced
 from .deepspeed import power_of_two
 from .plan import PLAN_FIELDS, PrecisionPlan
@@ -101,6 +108,18 @@ def _batch(config: TrainingConfig) -> Sourced[str | None]:
     return Sourced(", ".join(parts), first.origin)
 
 
+def _workers(config: TrainingConfig, plan: PrecisionPlan) -> Sourced[str] | None:
+    """The devices of the launcher's workers, where the resolver's default took every visible GPU."""
+    if plan.devices is None or plan.devices.value != "all" or plan.devices.origin.in_file:
+        return None
+    workers = config.env.get("LOCAL_WORLD_SIZE")
+    count = decimal(str(workers.value), 1024) if workers is not None and workers.origin.in_file else None
+    if workers is None or not count:
+        return None
+    detail = f"the launcher starts {count} worker{'s' if count > 1 else ''} a machine, each on cuda:LOCAL_RANK"
+    return Sourced(",".join(str(i) for i in range(count)), workers.origin.derived(detail))
+
+
 def complete(config: TrainingConfig, plan: PrecisionPlan) -> PrecisionPlan:
     """The plan with every field of :data:`PLAN_FIELDS` set."""
     filled: dict[str, Any] = {}  # field name -> Sourced value, for dataclasses.replace
@@ -108,6 +127,9 @@ def complete(config: TrainingConfig, plan: PrecisionPlan) -> PrecisionPlan:
     def want(name: str) -> bool:
         return getattr(plan, name) is None
 
+    workers = _workers(config, plan)
+    if workers is not None:
+        filled["devices"] = workers
     if want("master_weights"):
         filled["master_weights"] = Sourced(None, Origin.default("the optimizer updates the parameters themselves"))
     if want("grad_accum_dtype"):

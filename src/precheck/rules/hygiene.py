@@ -112,9 +112,12 @@ def missing_reference(ctx: Context) -> Iterator[Finding]:
     Finds a config that names a file (a DeepSpeed JSON, an FSDP or accelerate config) that is not there.
 
     ## What it does
-    Follows `deepspeed:`, `deepspeed_config_file:`, `fsdp_config:` and the like, relative
-    to the config's folder and then to the current folder, and reports a path found in
-    neither.
+    Follows `deepspeed:`, `deepspeed_config_file:`, `fsdp_config:`, `--deepspeed` and the like
+    as the launch resolves them: a relative path is looked for in the folder the launch script
+    `cd`-s to, the repository root (the folder with `.git`, else with a project file such as
+    `requirements.txt`), the naming file's folder, then the folders between; never in the
+    current folder, so the report is the same wherever precheck runs. It reports a path that
+    no candidate holds.
 
     ## Why is this bad?
     The named file decides the run's precision (DeepSpeed's `fp16`/`bf16` blocks, ZeRO
@@ -126,13 +129,13 @@ def missing_reference(ctx: Context) -> Iterator[Finding]:
     ```yaml
     deepspeed: configs/ds_zero3.json   # no such file
     ```
-    Use instead: the path of the file, relative to the config or to where you launch.
+    Use instead: the path of the file, relative to the repository root or to where the script `cd`-s.
 
     ## Fix
-    Correct the path, or run precheck from the folder you launch from.
+    Correct the path, or add the file to the repository.
     """
     for origin, message in _notes(ctx, "missing-reference"):
-        yield Finding(origin, message, Fix("correct the path, or run precheck from the folder the run launches from"))
+        yield Finding(origin, message, Fix("correct the path, or add the file it names"))
 
 
 @rule("PC905", "unknown-key", Severity.WARNING)

@@ -53,6 +53,14 @@ def load_runs(path: str | Path, display: str | None = None, hardware: Hardware |
         if document.format == "yaml" and is_workflow(document.path):
             # a GitHub Actions workflow: the launch commands of its steps
             return parse_workflow(document.path, document.text)
+        root = document.mapping()
+        # a block the repository's code may hand to TrainingArguments (front_end.BLOCKS)
+        if document.format in ("yaml", "json") and ("training_args" in root or "trainer" in root or "args" in root):
+            from .front_end import front_end
+
+            handed = front_end(document, Path(path))
+            if handed is not None:
+                return [handed]
         return [document]
     shown = display if display is not None else str(path)
     text = read_text(Path(path), shown)
@@ -66,6 +74,11 @@ def load_runs(path: str | Path, display: str | None = None, hardware: Hardware |
     from .python_source import parse_code
 
     runs = parse_code(shown, text, kind, hardware)
+    if not runs and kind == "python":
+        from .mmengine_config import config_document  # a config module: its settings, not a run's calls
+
+        found = config_document(shown, text)
+        runs = [found] if found is not None else []
     if kind == "notebook" and re.search(r"[!%]", text):
         from .notebook_commands import command_runs  # `!torchrun ...`, `%%bash` cells, `%run train.py`
 
@@ -90,7 +103,7 @@ def _paused_collection() -> Iterator[None]:
 def clear_caches() -> None:
     """Forget what earlier runs read of the scripts launch lines start (a long-lived process
     sees edited files); the engine calls it at the start of every check."""
-    for name in ("script_schema", "script_path"):  # imported only where a launch was read
+    for name in ("script_schema", "script_path", "front_end"):  # imported only where one was read
         module = sys.modules.get(f"{__name__}.{name}")
         if module is not None:
             module.clear()

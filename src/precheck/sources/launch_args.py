@@ -41,6 +41,7 @@ import yaml
 
 from ..paths import within_checked
 from .nodes import Node, SourceNote, position
+from .script_path import find_file, searched
 
 STYLES = ("hf", "omegaconf", "omegaconf-none", "python", "pydantic", "yaml", "yaml12")
 
@@ -140,6 +141,9 @@ class Field:
     quoted: bool = False
     #: what could not be expanded: ``$X`` unset in the script, ``$(...)``
     unresolved: list[str] = field(default_factory=list)
+    #: where in ``text`` each of them stands: ``(start, end, what)`` (a variable holding several
+    #: words keeps them, so splitting it marks only the words they fall in)
+    holes: list[tuple[int, int, str]] = field(default_factory=list)
 
     def offset(self, index: int = 0) -> int:
         """The source offset of character ``index`` (the word's start when there is none)."""
@@ -148,7 +152,13 @@ class Field:
     def tail(self, index: int) -> Field:
         """The field from character ``index`` (the value of ``--key=value``)."""
         return Field(
-            self.text[index:], self.at[index:], self.text[index:], self.offset(index), self.quoted, self.unresolved
+            self.text[index:],
+            self.at[index:],
+            self.text[index:],
+            self.offset(index),
+            self.quoted,
+            self.unresolved,
+            [(max(s - index, 0), e - index, what) for s, e, what in self.holes if e > index],
         )
 
     def looks_like_option(self) -> bool:
@@ -343,11 +353,21 @@ def shown(path: Path) -> str:
 
 
 def locate(value: str, bases: list[Path]) -> Path | None:
-    """The file a command names: relative to the script's folder (or where it ``cd``-ed), then cwd.
-    A file outside the repository checked is none (:func:`precheck.paths.within_checked`)."""
-    try:
-        given = Path(value).expanduser()
-        candidates = [given] if given.is_absolute() else [*(b / given for b in bases), given]
-        return next((c for c in candidates if c.is_file() and within_checked(c)), None)
-    except (OSError, ValueError, RuntimeError):  # a name too long, a NUL, ``~nosuchuser``: names no file
-        return None
+    """The file a command names (``bases``: where the script ``cd``-ed, if it did, then its own
+    folder), found as the launch resolves it (:func:`~.script_path.find_file`)."""
+    found = locate_why(value, bases)
+    return found[0] if found is not None else None
+
+
+def locate_why(value: str, bases: list[Path]) -> tuple[Path, str] | None:
+    """:func:`locate`, and which folder the file was found relative to."""
+    own = bases[-1] if bases else Path(".")
+    found = find_file(value, own, bases[0] if len(bases) > 1 else None)
+    # a file outside the repository checked is none (:func:`precheck.paths.within_checked`)
+    return found if found is not None and within_checked(found[0]) else None
+
+
+def searched_from(bases: list[Path]) -> str:
+    """Where :func:`locate` looks, for a message."""
+    own = bases[-1] if bases else Path(".")
+    return searched(own, bases[0] if len(bases) > 1 else None)

@@ -47,6 +47,7 @@ from .launch_args import (
     locate,
     program_name,
     put,
+    searched_from,
     shown,
     split_options,
     with_path,
@@ -69,6 +70,8 @@ class Found:
     #: the repository's own script the launch starts, as written, and where it is
     script: str | None = None
     script_path: Path | None = None
+    #: the folder the shell script ``cd``-s to before the launch (None: it does not)
+    cd: Path | None = None
 
 
 @dataclass(eq=False, repr=False)
@@ -92,8 +95,8 @@ class Launch:
         if target is None:
             self.builder.note(
                 "missing-reference",
-                f"`{key}` names `{value.text}`, which is not a file (looked next to {self.builder.path} and in the "
-                "current folder): precheck could not check it, and the launch will fail if it is missing there too",
+                f"`{key}` names `{value.text}`, which is not a file (looked in {searched_from(self.bases)}): "
+                "precheck could not check it, and the launch will fail if it is missing there too",
                 value.offset(),
                 key,
             )

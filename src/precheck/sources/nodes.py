@@ -93,6 +93,9 @@ class Document:
     #: written), and the file it resolves to as the launcher would (None: not found)
     script: str | None = None
     script_path: str | None = None
+    #: the folder a launch script ``cd``-s to before the launch (None: it does not): the
+    #: files the run names are looked for there first (``sources.script_path``)
+    cd: str | None = None
 
     def mapping(self) -> dict[str, Node]:
         """The top-level mapping, or an empty one when the document is not a mapping."""

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from .launch_args import locate, shown, with_path
+from .launch_args import locate, searched_from, shown, with_path
 from .nodes import Document, Node, SourceNote
 from .script_effects import SAME, UNKNOWN, Effect, effects, holds
 from .script_schema import MISSING, Option, Schema, read_schema
@@ -48,6 +48,9 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
     path = found.script_path  # resolved as the launcher would (script_path.resolve_script)
     schema = read_schema(path) if path is not None else None
     if schema is None or not schema.known:
+        for option in _CONFIG_OPTIONS:
+            if option in found.root:
+                _config_file(launch, None, option, found.root)
         found.dialect = _dialect(None, found)
         if found.dialect is None and path is not None:
             _own_loop(path, found)
@@ -140,11 +143,19 @@ _LOOP_KEYS = frozenset(
 )
 
 
-def _config_file(launch: Launch, schema: Schema, option: str, root: dict[str, Node]) -> None:
+#: the options a script precheck cannot read takes its settings file from (``--config
+#: recipe.yaml``: TRL's ``TrlParser``, the HfArgumentParser scripts of open-r1 and its forks)
+_CONFIG_OPTIONS = ("config", "config_file", "cfg")
+
+
+def _config_file(launch: Launch, schema: Schema | None, option: str, root: dict[str, Node]) -> None:
     """The settings in the file an option names (its flag, else its default), merged under
-    the command line's flags; a missing file is a note."""
+    the command line's flags; a missing file is a note. ``schema`` None: a script precheck
+    cannot read, whose ``--config`` names a file of a run's settings (one detection knows)."""
     node = root.get(option)
-    value = node.value if node is not None else schema.options[option].default
+    if node is None and schema is None:
+        return
+    value = node.value if node is not None else schema.options[option].default  # type: ignore[union-attr]
     if not isinstance(value, str) or not value.lower().endswith((".json", ".yaml", ".yml")):
         return
     target = locate(value, launch.bases)
@@ -153,8 +164,8 @@ def _config_file(launch: Launch, schema: Schema, option: str, root: dict[str, No
             launch.builder.notes.append(
                 SourceNote(
                     "missing-reference",
-                    f"`{node.key}` names `{value}`, which is not a file next to {launch.builder.path} or in the "
-                    "current folder: precheck could not check it",
+                    f"`{node.key}` names `{value}`, which is not a file (looked in {searched_from(launch.bases)}): "
+                    "precheck could not check it",
                     node.key_line or node.line,
                     node.key_column or node.column,
                     node.key,
@@ -165,10 +176,21 @@ def _config_file(launch: Launch, schema: Schema, option: str, root: dict[str, No
 
     name = shown(target)
     document = load(target, name)
+    if schema is None and not _detected(document):
+        return  # a file the script reads for something else: not the run's settings
+    if node is not None and schema is None:
+        del root[option]  # the flag is the file's name, not a setting
     for note in document.notes:
         launch.builder.notes.append(replace(note, path=note.path or name))
     for key, child in document.mapping().items():
         root.setdefault(key, with_path(child, name))
+
+
+def _detected(document: Document) -> bool:
+    """Whether detection knows ``document`` as a training config (the registry decides)."""
+    from . import registered  # the registry's table (the registry imports the sources)
+
+    return registered.detect(document) is not None
 
 
 def _dialect(schema: Schema | None, found: Found) -> str | None:

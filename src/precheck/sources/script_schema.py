@@ -14,6 +14,9 @@ import ModelArguments``), and returns the options the script defines:
 - ``argparse``: ``add_argument("--x", default=..., type=..., action="store_true", choices=...)``.
 - ``click``: ``@click.option("--x", default=..., is_flag=True)``.
 - ``fire.Fire(main)``: the parameters of ``main`` and their defaults.
+- ``jsonargparse.CLI(main)``: the parameters of ``main``, their defaults, and the choices of a
+  ``Literal[...]`` annotation (read by :mod:`.release_schema`, which reads frameworks' released
+  CLIs the same way).
 
 The schema is **closed** (the parser refuses a flag it does not define) when the script
 parses with ``parse_args()`` / ``parse_args_into_dataclasses()`` and every class was found;
@@ -36,6 +39,19 @@ from . import parsed, script_path
 from .parsed import parse as parse_once
 from .python_calls import TRL_CONFIGS
 from .python_index import walk
+from .python_literals import (
+    MISSING,
+    _callee,
+    _dotted,
+    _field_default,
+    _is_bool_text,
+    _literal,
+    _true,
+    _tuple_names,
+    _type_name,
+    _type_name_text,
+    _unparsed,
+)
 from .script_path import module_file
 
 #: transformers' training-arguments classes (a dataclass that extends one has all its keys)
@@ -50,16 +66,6 @@ TRL_TRAINING = TRL_CLASSES - {"ModelConfig", "ScriptArguments", "GRPOScriptArgum
 MAX_MODULES = 12
 #: a module larger than this is not read (bytes)
 MAX_BYTES = 2_000_000
-
-
-class Missing:
-    """No default: the option is required, or its default is computed at run time."""
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING = Missing()
 
 
 @dataclass(slots=True, eq=False, repr=False)
@@ -91,7 +97,7 @@ class Schema:
     trl_configs: set[str] = field(default_factory=set)
     #: the parser refuses flags it does not define
     closed: bool = True
-    #: "hf", "argparse", "click", "fire" (empty: no parser found)
+    #: "hf", "argparse", "click", "fire", "jsonargparse" (empty: no parser found)
     parsers: list[str] = field(default_factory=list)
     #: options that name a config file the script parses (``parser.parse_json_file(json_file=
     #: args.train_args_file)``): its keys are the run's settings
@@ -163,6 +169,7 @@ _PARSER_NAMES = (
     *("add_argument", "HfArgumentParser", "TrlParser", "parse_known_args", "parse_known_intermixed_args"),
     *("parse_args_into_dataclasses", "parse_args_and_config", "parse_dict", "parse_json_file", "parse_yaml_file"),
     *("add_subparsers", "set_defaults", "Fire", "option", "add_config_arguments"),
+    "CLI",
 )
 #: the same as one pattern (what :func:`_names_a_parser` answers, several times faster)
 _PARSER_WORDS = re.compile(r"\b(?:" + "|".join(_PARSER_NAMES) + r")\b")
@@ -396,6 +403,8 @@ class _Reader:
                     self._deepspeed_arguments(path, node)
                 elif name == "Fire" and path == self.schema.script:
                     self._fire(path, nodes, node)
+                elif name == "CLI" and path == self.schema.script:
+                    self._jsonargparse_cli(path, nodes, node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for decorator in node.decorator_list:
                     if isinstance(decorator, ast.Call) and _dotted(decorator.func) in ("click.option", "option"):
@@ -570,6 +579,33 @@ class _Reader:
         for argument, default in pairs:
             self.schema.options[argument.arg] = Option(argument.arg, default, "value", path, argument.lineno)
 
+    def _jsonargparse_cli(self, path: Path, nodes: list[ast.AST], call: ast.Call) -> None:
+        """``jsonargparse.CLI(main)``: ``main``'s parameters are the options, typed by their
+        annotations (``Literal[...]`` gives the choices; ``bool`` takes ``--x true``); the parser
+        refuses others. ``CLI({...})`` or ``CLI([f, g])`` (subcommands) and ``**kwargs`` leave
+        the schema open."""
+        from .release_schema import choices_of, function_options
+
+        target = call.args[0] if call.args else None
+        name = target.id if isinstance(target, ast.Name) else None
+        function = next((n for n in nodes if isinstance(n, ast.FunctionDef) and n.name == name), None)
+        self.schema.parsers.append("jsonargparse")
+        if function is None:
+            self.schema.closed = False
+            return
+        if function.args.kwarg is not None:
+            self.schema.closed = False
+        arguments = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+        annotations = {a.arg: a.annotation for a in arguments}
+        for option, spec in function_options(function).items():
+            default = spec.get("default", MISSING)
+            type_name = spec.get("converts_to", "other")
+            kind = "bool" if type_name == "bool" else "value"
+            choices = choices_of(annotations.get(option))
+            self.schema.options[option] = Option(
+                option, default, kind, path, spec["line"], tuple(choices) if choices is not None else None, type_name
+            )
+
 
 #: the options ``deepspeed.add_config_arguments`` adds: (name, kind, default)
 _DEEPSPEED_ARGUMENTS = (
@@ -586,91 +622,6 @@ def clear() -> None:
     script_path.clear()
     _MODULES.clear()
     _CACHE.clear()
-
-
-# -- small readers -----------------------------------------------------------------------------
-
-
-def _callee(expr: ast.expr) -> str | None:
-    """The last name of a callee (``transformers.HfArgumentParser`` → ``HfArgumentParser``)."""
-    if isinstance(expr, ast.Name):
-        return expr.id
-    if isinstance(expr, ast.Attribute):
-        return expr.attr
-    if isinstance(expr, ast.Subscript):  # Generic[T]
-        return _callee(expr.value)
-    return None
-
-
-def _unparsed(expr: ast.expr) -> str:
-    """``ast.unparse(expr)``, written directly for a name and a name's attribute (``bool``,
-    ``argparse.BooleanOptionalAction``: most annotations and argparse types)."""
-    if type(expr) is ast.Name:
-        return expr.id
-    if type(expr) is ast.Attribute and type(expr.value) is ast.Name:
-        return f"{expr.value.id}.{expr.attr}"
-    return ast.unparse(expr)
-
-
-def _dotted(expr: ast.expr) -> str:
-    try:
-        return _unparsed(expr)
-    except (ValueError, RecursionError):
-        return ""
-
-
-def _tuple_names(nodes: list[ast.AST]) -> dict[str, ast.expr]:
-    """``parser_classes = (A, B)`` assignments, for ``HfArgumentParser(parser_classes)``."""
-    out: dict[str, ast.expr] = {}
-    for node in nodes:
-        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Tuple, ast.List)):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    out[target.id] = node.value
-    return out
-
-
-def _field_default(value: ast.expr | None) -> Any:
-    if value is None:
-        return MISSING
-    if isinstance(value, ast.Call) and _callee(value.func) == "field":
-        for keyword in value.keywords:
-            if keyword.arg == "default":
-                return _literal(keyword.value)
-        return MISSING  # default_factory, or required
-    return _literal(value)
-
-
-def _literal(expr: ast.expr) -> Any:
-    try:
-        return ast.literal_eval(expr)
-    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
-        return MISSING
-
-
-def _true(expr: ast.expr) -> bool:
-    return isinstance(expr, ast.Constant) and expr.value is True
-
-
-def _type_name(expr: ast.expr) -> str:
-    """``str``, ``int``, ``float``, ``bool`` (also inside ``Optional[...]``), else "other"."""
-    return _type_name_text(_dotted(expr))
-
-
-def _type_name_text(written: str) -> str:
-    """:func:`_type_name` of the expression written ``written``."""
-    text = written.replace(" ", "").strip("'\"")
-    for prefix in ("typing.Optional[", "Optional["):
-        if text.startswith(prefix) and text.endswith("]"):
-            text = text[len(prefix) : -1]
-    text = text.removesuffix("|None").removeprefix("None|")
-    return text if text in ("str", "int", "float", "bool") else "other"
-
-
-def _is_bool_text(written: str) -> bool:
-    """The annotation written ``written`` is ``bool``, ``Optional[bool]``, ``bool | None``, ``"bool"``."""
-    text = written.replace(" ", "")
-    return text.strip("'\"") in ("bool", "Optional[bool]", "bool|None", "None|bool", "typing.Optional[bool]")
 
 
 __all__ = ["MISSING", "Option", "Schema", "clear", "parse_file", "read_schema", "statements"]

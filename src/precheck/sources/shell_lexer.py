@@ -9,8 +9,11 @@ Only what finding launch commands needs, but shell-correct where it matters for 
 - comments: ``#`` at the start of a word, to the end of the line;
 - operators end a simple command: newline ``;`` ``&`` ``&&`` ``||`` ``|`` ``|&`` ``;;``
   ``(`` ``)``; redirections (``> log``, ``2>&1``, ``&>>log``, ``<<<word``) take their
-  target word out of the command; a here-document's body (``<<EOF`` / ``<<-EOF`` /
-  ``<<'EOF'``) is skipped up to its delimiter line;
+  target word out of the command; a here-document (``<<EOF`` / ``<<-EOF`` / ``<<'EOF'``)
+  and a here-string (``<<<word``) become the command's input (:attr:`Command.heredoc`,
+  :attr:`Command.herestring`), the body read up to its delimiter line and expanded only
+  when a command reads it (:func:`heredoc_parts`: ``$X``, ``${...}``, ``$(...)`` and the
+  backslash escapes of an unquoted delimiter's body; a quoted delimiter's body as written);
 - expansions are kept as parts of the word for :mod:`.shell_source` to expand:
   ``$name``, ``${...}`` (with its operator: ``${X:-default}``), ``$(...)``, backquotes and
   ``$((...))`` (matched with nesting and quotes, so ``$(date +%s)`` stays one word);
@@ -112,11 +115,25 @@ class Word:
         return any(getattr(p, "quoted", False) for p in self.parts)
 
 
+@dataclass(slots=True, eq=False)
+class Heredoc:
+    """A here-document: its body's characters (tabs stripped for ``<<-``), and whether its
+    delimiter was quoted (the body is then taken as written, nothing expanded)."""
+
+    quoted: bool
+    strip_tabs: bool
+    delimiter: str
+    body: Src = field(default_factory=lambda: Src("", []))
+
+
 @dataclass(slots=True)
 class Command:
-    """One simple command: its words (redirections removed), in order."""
+    """One simple command: its words (redirections removed), in order, and its input when
+    the script gives it (the last here-document or here-string)."""
 
     words: list[Word] = field(default_factory=list)
+    heredoc: Heredoc | None = None
+    herestring: Word | None = None
 
 
 #: operators, longest first
@@ -176,7 +193,7 @@ class Lexer:
         #: the whole file's text, for line/column of error messages
         self.text = text
         self.i = 0
-        self.heredocs: list[tuple[str, bool]] = []
+        self.heredocs: list[Heredoc] = []
 
     # -- errors ------------------------------------------------------------------------------
 
@@ -190,20 +207,26 @@ class Lexer:
     def commands(self) -> list[Command]:
         out: list[Command] = []
         current = Command()
-        target_next = False
+        target_next = herestring_next = False
         for token in self.tokens():
             if isinstance(token, Word):
+                if herestring_next:
+                    current.herestring, current.heredoc = token, None
                 if target_next:
-                    target_next = False
+                    target_next = herestring_next = False
                 else:
                     current.words.append(token)
                 continue
+            if isinstance(token, Heredoc):
+                current.heredoc, current.herestring = token, None
+                continue
             if token in _REDIRECTIONS:
                 target_next = True
+                herestring_next = token == "<<<"
                 continue
             if token in _HEREDOCS:
                 continue
-            target_next = False
+            target_next = herestring_next = False
             if current.words:
                 out.append(current)
             current = Command()
@@ -211,9 +234,9 @@ class Lexer:
             out.append(current)
         return out
 
-    def tokens(self) -> list[Word | str]:
+    def tokens(self) -> list[Word | Heredoc | str]:
         text, n = self.src.text, len(self.src.text)
-        out: list[Word | str] = []
+        out: list[Word | Heredoc | str] = []
         append = out.append
         i = self.i  # self.i is kept up to date around the calls that read it
         while i < n:
@@ -238,7 +261,7 @@ class Lexer:
                 append(op)
                 if op in _HEREDOCS:
                     self.i = i
-                    self.heredoc(op == "<<-")
+                    append(self.heredoc(op == "<<-"))
                     i = self.i
             else:
                 self.i = i
@@ -257,7 +280,7 @@ class Lexer:
 
     # -- here-documents ------------------------------------------------------------------------
 
-    def heredoc(self, strip_tabs: bool) -> None:
+    def heredoc(self, strip_tabs: bool) -> Heredoc:
         text = self.src.text
         while self.i < len(text) and text[self.i] in " \t":
             self.i += 1
@@ -266,18 +289,31 @@ class Lexer:
         if word is None:
             raise self.error("a here-document needs a delimiter word after <<", start)
         delimiter = "".join(p.text if isinstance(p, Lit) else p.raw.text for p in word.parts)
-        self.heredocs.append((delimiter, strip_tabs))
+        quoted = any(c in word.raw.text for c in "'\"\\")  # bash: any quoting of the word
+        doc = Heredoc(quoted, strip_tabs, delimiter)
+        self.heredocs.append(doc)
+        return doc
 
     def skip_heredocs(self) -> None:
-        """After the newline that ends a command: skip each pending here-document's body."""
-        text = self.src.text
-        for delimiter, strip_tabs in self.heredocs:
+        """After the newline that ends a command: each pending here-document's body, up to
+        its delimiter line."""
+        text, at = self.src.text, self.src.at
+        for doc in self.heredocs:
+            chars: list[str] = []
+            offsets: list[int] = []
             while self.i < len(text):
+                start = self.i
                 end = text.find("\n", self.i)
-                line = text[self.i : len(text) if end < 0 else end]
-                self.i = len(text) if end < 0 else end + 1
-                if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                stop = len(text) if end < 0 else end + 1
+                self.i = stop
+                if doc.strip_tabs:
+                    while start < stop and text[start] == "\t":
+                        start += 1
+                if text[start : stop - (end >= 0)] == doc.delimiter:
                     break
+                chars.append(text[start:stop])
+                offsets.extend(at[start:stop])
+            doc.body = Src("".join(chars), offsets)
         self.heredocs = []
 
     # -- words -----------------------------------------------------------------------------------
@@ -558,6 +594,50 @@ class Lexer:
                 lit(c, [self.src.at[self.i]], quoted)
                 self.i += 1
         return parts
+
+
+def heredoc_parts(doc: Heredoc, path: str, text: str) -> list[Part] | None:
+    """A here-document's body as the command reading it gets it: a quoted delimiter's body as
+    written; otherwise expanded as inside double quotes, but a ``"`` is only itself (bash(1)
+    "Here Documents": a backslash escapes only ``$``, a backquote, ``\\`` and newline). None
+    when an expansion in it is malformed (an unterminated ``$(``): its value is not known."""
+    body = doc.body
+    if doc.quoted:
+        return [Lit(body.text, list(body.at), True)]
+    lexer = Lexer(path, body, text)
+    parts: list[Part] = []
+
+    def lit(chars: str, at: list[int], quoted: bool) -> None:
+        if parts and isinstance(parts[-1], Lit):
+            parts[-1].text += chars
+            parts[-1].at.extend(at)
+        else:
+            parts.append(Lit(chars, list(at), quoted))
+
+    source, n = body.text, len(body.text)
+    try:
+        while lexer.i < n:
+            c = source[lexer.i]
+            if c == "\\" and lexer.i + 1 < n and source[lexer.i + 1] in "$`\\\n":
+                if source[lexer.i + 1] != "\n":
+                    lit(source[lexer.i + 1], [body.at[lexer.i + 1]], True)
+                lexer.i += 2
+            elif c in "$`":
+                part = lexer.expansion(quoted=True)
+                if part is None:
+                    lit("$", [body.at[lexer.i]], True)
+                    lexer.i += 1
+                else:
+                    parts.append(part)
+            else:
+                stop = lexer.i + 1
+                while stop < n and source[stop] not in "\\$`":
+                    stop += 1
+                lit(source[lexer.i : stop], body.at[lexer.i : stop], True)
+                lexer.i = stop
+    except InputError:
+        return None
+    return parts
 
 
 def _io_number(parts: list[Part]) -> bool:

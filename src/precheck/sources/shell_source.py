@@ -40,8 +40,8 @@ from .makefile import make_expand, make_recipes
 from .nodes import Document, Node, SourceNote
 from .script_path import resolve_script
 from .shell_arithmetic import evaluate
-from .shell_fields import Fields
-from .shell_lexer import Command, Lit, Param, Part, Src, Subst, Word, lex
+from .shell_fields import Fields, Holes
+from .shell_lexer import Command, Lit, Param, Part, Src, Subst, Word, heredoc_parts, lex
 from .slurm import sbatch_words, slurm_gpus_per_node
 from .suppressions import scan as scan_suppressions
 
@@ -78,6 +78,10 @@ _SHELLS = {"sh", "bash", "dash", "zsh", "ksh"}
 #: the most characters the variable expansions of one file may produce: a launch script
 #: expands to a few kilobytes, and doubling a variable 24 times must not take gigabytes
 MAX_EXPANDED = 1_000_000
+#: the most ``eval`` one ``eval`` runs inside it (a command that evals itself would never end)
+MAX_EVALS = 8
+#: the name ``eval`` reads an unknown value again as (:meth:`Shell.eval`)
+_STAND_IN = re.compile(r"\$\{(__precheck_unknown_\d+)\}")
 _DIRNAME_SCRIPT = re.compile(r'^\$\(dirname\s+"?\$(?:0|\{?BASH_SOURCE(?:\[0\])?\}?)"?\)(.*)$')
 
 
@@ -89,6 +93,24 @@ class Value:
     at: list[int]
     unresolved: list[str] = field(default_factory=list)
     elements: list[Value] | None = None
+    #: where in ``text`` each unknown value stands (None: over the whole text)
+    holes: Holes | None = None
+
+    def spans(self) -> Holes:
+        """Its unknown values with where they stand."""
+        if self.holes is not None:
+            return self.holes
+        return [(0, len(self.text), what) for what in self.unresolved]
+
+
+def _joined(old: Value, new: Value) -> Value:
+    """``old`` then ``new`` (``X+=...``, ``declare X+=...``)."""
+    return Value(
+        old.text + new.text,
+        old.at + new.at,
+        [*old.unresolved, *(u for u in new.unresolved if u not in old.unresolved)],
+        holes=[*old.spans(), *((s + len(old.text), e + len(old.text), w) for s, e, w in new.spans())],
+    )
 
 
 #: the most ``bash other.sh`` launches one script's run follows, at every depth together
@@ -114,6 +136,11 @@ class Shell:
         #: ``bash other.sh`` followed in this run, shared with subshells and followed scripts
         #: (one budget for the run: 30 launches a level, 5 levels deep, are 30**4 otherwise)
         self.followed = [0]
+        #: the unknown values ``eval`` passes on, by the name that stands for each in the text
+        #: it reads again: (the value as written, its offsets, what it is)
+        self.opaque: dict[str, tuple[str, list[int], str]] = {}
+        #: ``eval`` inside ``eval`` so far (``cmd='eval $cmd'; eval $cmd`` never ends)
+        self.evals = 0
 
     def child(self) -> Shell:
         """A subshell (``sh -c``, a Makefile recipe line): the exported variables only."""
@@ -123,6 +150,7 @@ class Shell:
         shell.env = dict(self.env)
         shell.expanded = self.expanded
         shell.followed = self.followed
+        shell.opaque = self.opaque
         return shell
 
     # -- expansion -----------------------------------------------------------------------------
@@ -141,7 +169,12 @@ class Shell:
         """The fields of ``word``, part by part: expanded, unquoted expansions split."""
         fields = Fields(word)
         self._parts(word.parts, fields, split=True)
-        return fields.done()
+        out = fields.done()
+        if self.opaque:  # a word ``eval`` read again shows the unknown values as they were written
+            for one in out:
+                if _STAND_IN.search(one.raw):
+                    one.raw = _STAND_IN.sub(lambda m: self.opaque.get(m.group(1), (m.group(0),))[0], one.raw)
+        return out
 
     def value_of(self, parts: list[Part]) -> Value:
         """An assignment's value: expanded, not split."""
@@ -152,7 +185,7 @@ class Shell:
         if not out:
             return Value("", [])
         f = out[0]
-        return Value(f.text, f.at, f.unresolved)
+        return Value(f.text, f.at, f.unresolved, holes=f.holes)
 
     def _parts(self, parts: list[Part], fields: Fields, split: bool) -> None:
         for part in parts:
@@ -167,11 +200,38 @@ class Shell:
                         fields.mark_quoted()
                     fields.add(number, [part.raw.at[0]] * len(number), split)
                     continue
+                body = self._cat_heredoc(part)
+                if body is not None:  # ``$(cat <<EOF ... EOF)``: the body, trailing newlines removed
+                    if part.quoted:
+                        fields.mark_quoted()
+                    fields.add(body.text, body.at, split, body.spans())
+                    continue
                 what = "arithmetic on a value not known" if part.raw.text.startswith("$((") else "command substitution"
-                fields.unresolved.append(f"`{part.raw.text}` ({what}, not run)")
-                fields.add(part.raw.text, part.raw.at, False)
+                raw = part.raw.text
+                fields.add(raw, part.raw.at, False, [(0, len(raw), f"`{raw}` ({what}, not run)")])
             else:
                 self._param(part, fields, split and not part.quoted)
+
+    def _cat_heredoc(self, part: Subst) -> Value | None:
+        """``$(cat <<EOF ... EOF)`` (or ``cat -``, ``cat <<'EOF'``): the here-document's body,
+        as the substitution gives it (trailing newlines removed); None for any other command."""
+        raw = part.raw
+        if not raw.text.startswith("$(cat") or "<<" not in raw.text or raw.text.startswith("$(("):
+            return None
+        try:
+            commands = lex(self.builder.path, raw.slice(2, len(raw.text) - 1), self.builder.text)
+        except InputError:
+            return None
+        if len(commands) != 1 or commands[0].heredoc is None:
+            return None
+        words = [w.literal() for w in commands[0].words]
+        if words not in (["cat"], ["cat", "-"]):
+            return None
+        body = self._input(commands[0])
+        if body is None:
+            return None
+        end = len(body.text.rstrip("\n"))
+        return _slice(body.text, body.at, body.spans(), 0, end)
 
     def _arithmetic(self, raw: str) -> str | None:
         if not (raw.startswith("$((") and raw.endswith("))")):
@@ -187,6 +247,10 @@ class Shell:
     def _param(self, part: Param, fields: Fields, split: bool) -> None:
         if part.quoted:
             fields.mark_quoted()
+        if part.name in self.opaque:  # an unknown value ``eval`` read again: still unknown
+            text, at, what = self.opaque[part.name]
+            fields.add(text, at, False, [(0, len(text), what)])
+            return
         value = self.vars.get(part.name) if part.op != "other" else None
         if part.op in (":-", ":=", ":+", "-", "=", "+") and part.arg is not None:
             unset = value is None or (part.op.startswith(":") and not value.text and not value.elements)
@@ -207,16 +271,15 @@ class Shell:
                     f"`{part.name}`, not set in the script" if part.name else "an expansion precheck does not evaluate"
                 )
             )
-            fields.unresolved.append(f"`{part.raw.text}` ({what})")
-            fields.add(part.raw.text, part.raw.at, False)
+            raw = part.raw.text
+            fields.add(raw, part.raw.at, False, [(0, len(raw), f"`{raw}` ({what})")])
             return
         size = len(value.text) + sum(len(e.text) for e in value.elements or [])
         self.expanded[0] += size
         if self.expanded[0] > MAX_EXPANDED:  # A1="$A0$A0", A2="$A1$A1"...: not built
-            fields.unresolved.append(
-                f"`{part.raw.text}` (expands to more than {MAX_EXPANDED:,} characters in all: precheck's budget)"
-            )
-            fields.add(part.raw.text, part.raw.at, False)
+            raw = part.raw.text
+            what = f"`{raw}` (expands to more than {MAX_EXPANDED:,} characters in all: precheck's budget)"
+            fields.add(raw, part.raw.at, False, [(0, len(raw), what)])
             return
         if value.elements is not None:
             if part.index in ("@", "*"):
@@ -226,21 +289,19 @@ class Shell:
                             fields.end(force=True)
                         else:
                             fields.add(" ", [element.at[0] if element.at else 0], split)
-                    fields.unresolved.extend(u for u in element.unresolved if u not in fields.unresolved)
-                    fields.add(element.text, element.at, split)
+                    fields.add(element.text, element.at, split, element.spans())
                 return
             index = (decimal(part.index) or 0) if part.index else 0
             value = value.elements[index] if index < len(value.elements) else Value("", [])
-        fields.unresolved.extend(u for u in value.unresolved if u not in fields.unresolved)
-        fields.add(value.text, value.at, split)
+        fields.add(value.text, value.at, split, value.spans())
 
     # -- commands ------------------------------------------------------------------------------
 
     def run(self, commands: list[Command]) -> None:
         for command in commands:
-            self.simple(command.words)
+            self.simple(command.words, command)
 
-    def simple(self, words: list[Word]) -> None:
+    def simple(self, words: list[Word], command: Command | None = None) -> None:
         while words and words[0].literal() in _KEYWORDS:
             words = words[1:]
         if not words or words[0].literal() in ("for", "case", "select", "function", "[[", "[", "test"):
@@ -254,10 +315,80 @@ class Shell:
                 self.assign(name, value, word, append=append, export=self.allexport or name in self.exported)
             return
         argv = [f for w in words for f in self.expand(w)]
+        if argv and argv[0].text == "read" and not argv[0].unresolved:
+            ifs = next((value for name, _, _, value in reversed(prefix) if name == "IFS"), self.vars.get("IFS"))
+            self.read(argv[1:], self._input(command), ifs, words[0])
+            return
         env = dict(self.env)
         for name, _append, word, value in prefix:
             self._env_entry(env, name, value, word)
         self.command(argv, env)
+
+    def _input(self, command: Command | None) -> Value | None:
+        """What a command reads from the script: its here-document or here-string (expanded);
+        None when the script does not give it."""
+        if command is None:
+            return None
+        if command.herestring is not None:
+            value = self.value_of(command.herestring.parts)
+            return Value(
+                value.text + "\n", [*value.at, value.at[-1] if value.at else 0], value.unresolved, holes=value.holes
+            )
+        if command.heredoc is not None:
+            parts = heredoc_parts(command.heredoc, self.builder.path, self.builder.text)
+            if parts is None:
+                body = command.heredoc.body
+                what = "a here-document precheck cannot expand"
+                return Value(body.text, list(body.at), [what], holes=[(0, len(body.text), what)])
+            return self.value_of(parts)
+        return None
+
+    def read(self, args: list[Field], given: Value | None, ifs: Value | None, word: Word) -> None:
+        """``read [-r] [-d DELIM] [-a NAME] NAME...`` from the script's own input (bash(1)
+        "read"): a here-document read into a variable (``read -r -d '' cmd <<EOF``) holds the
+        command it is expanded into later; the line (``-d ''``: all of it) is split on ``IFS``,
+        each name takes a field, the last the rest; ``-a`` takes every field. Without ``-r``
+        a backslash-newline joins lines and a backslash quotes the next character. Input the
+        script does not give leaves the names unknown."""
+        raw, delimiter = False, "\n"
+        array: str | None = None
+        names: list[str] = []
+        i = 0
+        while i < len(args):
+            text = args[i].text
+            if not names and text.startswith("-") and len(text) > 1:
+                for j, option in enumerate(text[1:], start=1):
+                    if option in "dapntNuie":
+                        value = text[j + 1 :] if j + 1 < len(text) else (args[i + 1].text if i + 1 < len(args) else "")
+                        i += 0 if j + 1 < len(text) else 1
+                        if option == "d":
+                            delimiter = value[:1]
+                        elif option == "a":
+                            array = value
+                        break
+                    raw = raw or option == "r"
+                i += 1
+                continue
+            names.append(text)
+            i += 1
+        names = names or ([] if array else ["REPLY"])
+        if given is None:
+            for name in [*names, *([array] if array else [])]:
+                what = f"`read {name}` (input the script does not give)"
+                self.vars[name] = Value("", [], [what], holes=[(0, 0, what)])
+            return
+        text, at, holes = _line(given, delimiter, raw)
+        separators = ifs.text if ifs is not None and not ifs.unresolved else " \t\n"
+        if array is not None:
+            spans = _ifs_split(text, separators, 0)
+            self.vars[array] = Value("", [], elements=[_slice(text, at, holes, s, e) for s, e in spans])
+        if names:
+            spans = _ifs_split(text, separators, len(names))
+            for n, name in enumerate(names):
+                start, end = spans[n] if n < len(spans) else (len(text), len(text))
+                self.assign(
+                    name, _slice(text, at, holes, start, end), word, export=self.allexport or name in self.exported
+                )
 
     def _assignment(self, word: Word) -> tuple[str, bool, Word, Value] | None:
         first = word.parts[0] if word.parts else None
@@ -268,7 +399,7 @@ class Shell:
             return None
         name, append = found.group(1), bool(found.group(2))
         if word.array is not None:
-            elements = [Value(f.text, f.at, f.unresolved) for w in word.array for f in self.expand(w)]
+            elements = [Value(f.text, f.at, f.unresolved, holes=f.holes) for w in word.array for f in self.expand(w)]
             return name, append, word, Value("", [], elements=elements)
         rest = Lit(first.text[found.end() :], first.at[found.end() :], False)
         value = self.value_of([rest, *word.parts[1:]])
@@ -282,11 +413,7 @@ class Shell:
             if value.elements is not None or old.elements is not None:
                 value = Value("", [], elements=[*(old.elements or [old]), *(value.elements or [value])])
             else:
-                value = Value(
-                    old.text + value.text,
-                    old.at + value.at,
-                    [*old.unresolved, *(u for u in value.unresolved if u not in old.unresolved)],
-                )
+                value = _joined(old, value)
         self.vars[name] = value
         if export:
             self.exported.add(name)
@@ -335,22 +462,46 @@ class Shell:
                 self.runs.append(found)
 
     def eval(self, args: list[Field]) -> None:
-        """``eval "$cmd"``: the words joined with spaces, read again as a command of this shell
-        (positions where the characters were written, e.g. in ``cmd="torchrun ..."``)."""
+        """``eval "$cmd"`` / ``eval $cmd``: the words joined with spaces, read again as a command
+        of this shell (positions where the characters were written, e.g. in ``cmd="torchrun
+        ..."``). A value not known (``$LR`` unset, ``$(...)``) stays unknown in the words it
+        falls in: it is read again as a name that stands for it, not as its text."""
         if not args:
             return
-        if any(a.unresolved for a in args):
-            unknown = [u for a in args for u in a.unresolved]
-            self.builder.note("unresolved", f"`eval` of {', '.join(unknown)}: not followed", args[0].offset())
+        first = args[0]
+        if self.evals >= MAX_EVALS:
+            self.builder.note("unresolved", f"`eval` nested {MAX_EVALS} deep: not followed further", first.offset())
+            return
+        if first.unresolved and (not first.holes or first.holes[0][0] == 0):
+            unknown = ", ".join(first.unresolved)
+            self.builder.note(
+                "unresolved", f"`eval` of {unknown}: the command is not known, not followed", first.offset()
+            )
             return
         text, at = "", list[int]()
         for arg in args:
             if text:
                 text += " "
                 at.append(at[-1] if at else arg.offset())
-            text += arg.text
-            at.extend(arg.at if len(arg.at) == len(arg.text) else [arg.offset()] * len(arg.text))
-        self.run(lex(self.builder.path, Src(text, at), self.builder.text))
+            offsets = arg.at if len(arg.at) == len(arg.text) else [arg.offset()] * len(arg.text)
+            holes = arg.holes or ([(0, len(arg.text), w) for w in arg.unresolved[:1]] if arg.unresolved else [])
+            done = 0
+            for start, end, what in sorted(holes):
+                if start < done or end <= start:
+                    continue
+                name = f"__precheck_unknown_{len(self.opaque)}"
+                self.opaque[name] = (arg.text[start:end], offsets[start:end], what)
+                stand_in = "${" + name + "}"
+                text += arg.text[done:start] + stand_in
+                at.extend(offsets[done:start] + [offsets[start]] * len(stand_in))
+                done = end
+            text += arg.text[done:]
+            at.extend(offsets[done:])
+        self.evals += 1
+        try:
+            self.run(lex(self.builder.path, Src(text, at), self.builder.text))
+        finally:
+            self.evals -= 1
 
     def set_options(self, args: list[str]) -> None:
         """``set -a`` / ``set -o allexport`` (and ``+``): export every later assignment."""
@@ -381,16 +532,14 @@ class Shell:
                         self.env[arg.text] = self._node(arg.text, old, arg.offset())
                 continue
             var = found.group(1)
-            value = Value(arg.text[found.end() :], arg.at[found.end() :], arg.unresolved)
+            cut = found.end()
+            holes = [(max(s - cut, 0), e - cut, w) for s, e, w in arg.holes if e > cut]
+            value = Value(arg.text[cut:], arg.at[cut:], [w for _, _, w in holes] if arg.holes else arg.unresolved)
+            value.holes = holes if arg.holes else None
             if not value.at:
                 value.at = [arg.offset(found.end() - 1) + 1]
             if found.group(2) and var in self.vars:
-                old = self.vars[var]
-                value = Value(
-                    old.text + value.text,
-                    old.at + value.at,
-                    [*old.unresolved, *(u for u in value.unresolved if u not in old.unresolved)],
-                )
+                value = _joined(self.vars[var], value)
             self.vars[var] = value
             if export:
                 self.exported.add(var)
@@ -436,8 +585,16 @@ class Shell:
             if not self._shell_c(argv, env):
                 self._follow(argv, env)
             return None
+        if program == "sbatch":
+            self._sbatch(argv, env)
+            return None
         notes_before = len(self.builder.notes)
         entry, count = match(argv)
+        wrapped = _after_separator(argv)
+        if wrapped is not None and (entry is None or entry.words == ("python",)):
+            # ``python submit.py --cluster x -- accelerate launch ...``, ``ray job submit -- python -m ...``:
+            # a wrapper that runs the command after ``--``
+            return self.launch(wrapped, env)
         if entry is None:
             return None
         head = argv[:count]
@@ -448,7 +605,33 @@ class Shell:
         if found is None:
             return None
         found.env = {**env, **found.env}
+        found.cd = self.bases[0] if len(self.bases) > 1 else None
         return found, label(named(argv, count), self.builder), notes
+
+    def _sbatch(self, argv: list[Field], env: dict[str, Node]) -> None:
+        """``sbatch [options] --wrap "CMD"`` (the string run by ``sh -c``) or ``sbatch [options]
+        script.sh ARGS`` (the script followed, its ``#SBATCH`` lines read); the options'
+        GPUs per node as Slurm gives them (command-line options beat ``#SBATCH`` lines)."""
+        takes = _PREFIXES["srun"]
+        env = dict(env)
+        i = 1
+        while i < len(argv) and argv[i].text.startswith("-") and argv[i].text != "--":
+            text = argv[i].text
+            if text == "--wrap" or text.startswith("--wrap="):
+                script = argv[i].tail(len("--wrap=")) if "=" in text else (argv[i + 1] if i + 1 < len(argv) else None)
+                self._slurm_gpus([(a.text, a.offset()) for a in argv[1:i]], env)
+                if script is not None and not script.unresolved:
+                    shell = self.child()
+                    shell.env = env
+                    shell.run(lex(self.builder.path, Src(script.text, script.at), self.builder.text))
+                elif script is not None:
+                    self.builder.note(
+                        "unresolved", f"`sbatch --wrap` of {', '.join(script.unresolved)}", script.offset()
+                    )
+                return
+            i += 2 if text in takes else 1
+        if i < len(argv):
+            self._follow([argv[0], *argv[i:]], env, options=[(a.text, a.offset()) for a in argv[1:i]])
 
     def _dispatch(self, argv: list[Field], env: dict[str, Node]) -> Found | None:
         argv, env = self._strip_prefixes(argv, env)
@@ -552,10 +735,11 @@ class Shell:
                 return False
         return False
 
-    def _follow(self, argv: list[Field], env: dict[str, Node]) -> None:
+    def _follow(self, argv: list[Field], env: dict[str, Node], options: list[tuple[str, int]] | None = None) -> None:
         """``bash run.sh ARGS``: the other script's launches are runs of this one, read with this
         script's exported environment (``$1``... stay unknown); their settings point into
-        the other file (which is then checked as part of this run, not on its own)."""
+        the other file (which is then checked as part of this run, not on its own).
+        ``options``: ``sbatch``'s own, which beat the script's ``#SBATCH`` lines."""
         index = next((i for i, a in enumerate(argv[1:], start=1) if not a.text.startswith("-")), None)
         if index is None or argv[index].unresolved or self.depth >= 4 or not self.bases:
             return
@@ -573,13 +757,17 @@ class Shell:
         except InputError:
             return
         builder = Builder(name, text)
-        shell = Shell(builder, [target.parent], [])
+        # it runs in this script's folder: where this script `cd`-ed to, if it did
+        here = [self.bases[0]] if len(self.bases) > 1 else []
+        shell = Shell(builder, [*here, target.parent], [])
         shell.depth = self.depth + 1
         shell.followed = self.followed
         shell.vars = {k: v for k, v in self.vars.items() if k in self.exported}
         shell.exported = set(self.exported)
         shell.env = dict(env)
         shell._slurm_gpus(sbatch_words(text), shell.env)
+        if options:
+            self._slurm_gpus(options, shell.env)
         shell.run(lex(name, Src.of(text), text))
         inherited = {id(node) for node in env.values()}
         for found, where, notes in shell.runs:
@@ -590,6 +778,89 @@ class Shell:
                 found.script_path = resolve_script(found.script, False, shell.bases)
             moved = [replace(n, path=n.path or name) for n in [*notes, *builder.notes]]
             self.runs.append((found, f"{name}: {where}", moved))
+
+
+def _after_separator(argv: list[Field]) -> list[Field] | None:
+    """The launch a wrapper runs after its ``--`` (``python submit.py --cluster x -- accelerate
+    launch ...``, ``ray job submit ... -- python -m pkg.train``); None when the words after
+    the first ``--`` start no launcher precheck follows."""
+    for i, arg in enumerate(argv[1:], start=1):
+        if arg.text == "--" and not arg.quoted:
+            rest = argv[i + 1 :]
+            entry, _ = match(rest)
+            return rest if entry is not None else None
+    return None
+
+
+def _line(given: Value, delimiter: str, raw: bool) -> tuple[str, list[int], Holes]:
+    """What ``read`` takes from its input: up to ``delimiter`` (empty: all of it); without
+    ``-r`` a backslash-newline is dropped and a backslash quotes the next character."""
+    text, at = given.text, given.at
+    out: list[str] = []
+    offsets: list[int] = []
+    kept: list[int] = []  # the input index of each character kept
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if not raw and c == "\\" and i + 1 < len(text):
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+                offsets.append(at[i + 1] if i + 1 < len(at) else 0)
+                kept.append(i + 1)
+            i += 2
+            continue
+        if delimiter and c == delimiter:
+            break
+        out.append(c)
+        offsets.append(at[i] if i < len(at) else 0)
+        kept.append(i)
+        i += 1
+    holes: Holes = []
+    for start, end, what in given.spans():
+        inside = [n for n, index in enumerate(kept) if start <= index < end]
+        if inside:
+            holes.append((inside[0], inside[-1] + 1, what))
+        elif start == end == 0 or start < len(text):  # an unknown value that expanded to nothing
+            holes.append((0, 0, what))
+    return "".join(out), offsets, holes
+
+
+def _ifs_split(text: str, ifs: str, limit: int) -> list[tuple[int, int]]:
+    """``read``'s fields of ``text`` split on ``ifs`` (its blanks run together and are trimmed);
+    with ``limit`` names, the last takes the rest of the line."""
+    blank = {c for c in ifs if c in " \t\n"}
+    other = set(ifs) - blank
+    spans: list[tuple[int, int]] = []
+    n, i = len(text), 0
+    while i < n and text[i] in blank:
+        i += 1
+    while i < n:
+        if limit and len(spans) == limit - 1:
+            end = n
+            while end > i and text[end - 1] in blank:
+                end -= 1
+            spans.append((i, end))
+            break
+        j = i
+        while j < n and text[j] not in blank and text[j] not in other:
+            j += 1
+        spans.append((i, j))
+        while j < n and text[j] in blank:
+            j += 1
+        if j < n and text[j] in other:
+            j += 1
+            while j < n and text[j] in blank:
+                j += 1
+        i = j
+    return spans
+
+
+def _slice(text: str, at: list[int], holes: Holes, start: int, end: int) -> Value:
+    """The characters ``start:end`` of a read line as a variable's value, with the unknown
+    values that fall in them."""
+    inside = [(max(s, start) - start, min(e, end) - start, w) for s, e, w in holes if s < end and e > start]
+    inside += [(0, 0, w) for s, e, w in holes if s == e == 0 and start == 0]
+    return Value(text[start:end], at[start:end], list(dict.fromkeys(w for _, _, w in inside)), holes=inside)
 
 
 def _mark(node: Node, path: str) -> None:
@@ -646,6 +917,7 @@ def parse_script(path: str, text: str, kind: str) -> list[Document]:
                 script_closed=found.script_closed,
                 script=found.script,
                 script_path=str(found.script_path) if found.script_path is not None else None,
+                cd=str(found.cd) if found.cd is not None else None,
             )
         )
     return [d for d in documents if d.dialect is not None or _known(d)]

@@ -1,16 +1,25 @@
 """The command-line variant's command line: ``... finetune_lora|finetune|finetune_full|finetune_adapter[_v2]|pretrain``
 and ``... finetune lora|qlora|full|...`` (``__main__.py``: jsonargparse; ``-c/--config`` is
 applied where it stands, the first positional is ``checkpoint_dir``, or ``model_name`` for
-``pretrain``)."""
+``pretrain``).
+
+The command that ran is left as an ``entry-point`` note (its key: the release schema's command
+name, ``finetune_lora``), for the rules that read the entry point's options from the release
+data (:mod:`precheck.release_schemas`)."""
 
 from __future__ import annotations
 
 from ...sources.launch_args import put
 from ...sources.launchers import Entry, Found, Launch, ModuleEntry
 from ...sources.nodes import Node
-from .modes import GPT_PROGRAM
+from .modes import ENTRY_NOTE, GPT_PROGRAM
 
-COMMANDS = {"finetune", "finetune_lora", "finetune_full", "finetune_adapter", "finetune_adapter_v2", "pretrain"}
+#: the training commands (every release's in the schema data: ``tests/test_release_schemas.py`` checks)
+COMMANDS = {
+    *("finetune", "finetune_lora", "finetune_lora_legacy", "finetune_full", "finetune_adapter"),
+    *("finetune_adapter_v2", "pretrain"),
+}
+
 METHODS = {"lora", "qlora", "full", "adapter", "adapter_v2"}
 
 
@@ -19,8 +28,10 @@ def command(launch: Launch) -> Found | None:
     root: dict[str, Node] = {}
     args = list(launch.args)
     command = launch.head[-1].text
+    entry = command
     if command == "finetune" and args and args[0].text in METHODS:
         method = args.pop(0)
+        entry = "finetune_" + ("lora" if method.text == "qlora" else method.text)
         if method.text == "qlora":  # __main__: CLI defaults of ``finetune qlora``
             line, column = builder.where(method.offset())
             root["quantize"] = Node("bnb.nf4-dq", line, column, "qlora", line, column)
@@ -51,6 +62,7 @@ def command(launch: Launch) -> Found | None:
             if node is not None:
                 put(builder, root, name.replace("-", "_"), node, arg.offset(), "jsonargparse keeps the last value")
         i += step
+    builder.note(ENTRY_NOTE, f"`{GPT_PROGRAM} {entry}`", launch.head[-1].offset(), entry)
     return Found(None, root)
 
 

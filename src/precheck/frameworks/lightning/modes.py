@@ -19,6 +19,8 @@ GPT_PROGRAM = "litgpt"
 MEGATRON_VARIANT = "nemo"
 MEGATRON2_VARIANT = "nemo2"
 TRAINER = "trainer"
+#: the note kind the GPT variant's launch leaves naming the entry point that ran (its key)
+ENTRY_NOTE = "entry-point"
 GPT_LABEL = "LitGPT"
 MEGATRON_LABEL = "NeMo"
 

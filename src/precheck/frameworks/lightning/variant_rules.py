@@ -23,7 +23,10 @@ from typing import Any
 from ...converters import is_on, to_int
 from ...facts import quote
 from ...provenance import Sourced
+from ...release_schemas import ReleaseSchema, release
 from ...rules.base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
+from ...versions import VersionRange
+from .modes import ENTRY_NOTE, GPT_PROGRAM, GPT_VARIANT
 from .rules import all_bf16, bnb_quantize, in_file
 
 LITGPT_QUANTIZE_PRECISIONS = ("16-true", "bf16-true", "32-true")
@@ -237,4 +240,102 @@ def nemo_fsdp_fp8(ctx: Context) -> Iterator[Finding]:
     )
 
 
-__all__ = ["litgpt_quantize_multi_device", "litgpt_quantize_precision", "nemo_fsdp_fp8"]
+def _entry_points(ctx: Context, schema: ReleaseSchema) -> list[str]:
+    """The GPT variant's entry points that may run this config: the one the launch named, else
+    those whose parameters its keys fit (``model_name`` only ``pretrain`` takes,
+    ``checkpoint_dir`` only the fine-tuning commands do)."""
+    named = next((n.key for n in ctx.config.notes if n.kind == ENTRY_NOTE and n.key), None)
+    if named is not None:
+        return [named] if schema.entry_point(named) is not None else []
+    keys = {k.lstrip("-").replace("-", "_") for k in ctx.config.keys}
+    commands = schema.commands()
+    if "model_name" in keys:
+        return [c for c in commands if c == "pretrain"]
+    if "checkpoint_dir" in keys:
+        return [c for c in commands if c.startswith("finetune")]
+    return list(commands)
+
+
+@rule(
+    "PC717",
+    "litgpt-option-refused",
+    Severity.ERROR,
+    fix_safety=FixSafety.UNSAFE,
+    frameworks=("lightning",),
+    versions=(VersionRange(GPT_PROGRAM),),  # every release: the schema of the run's release is read
+)
+def litgpt_option_refused(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds a LitGPT option, or a value of one, that the command's parser refuses.
+
+    ## What it does
+    Reads the LitGPT command that runs the config (`litgpt pretrain`, `litgpt finetune_lora`...,
+    named by the launch line, else every command whose parameters the file's keys fit) against
+    the option schema extracted from LitGPT's release (`scripts/extract_schema.py`: each
+    command's `setup()` parameters, their `Literal[...]` choices). Reports a key no such command
+    takes, and a value outside an option's choices in every such command.
+
+    ## Why is this bad?
+    `litgpt` is a jsonargparse `CLI` over the `setup()` functions (`litgpt/__main__.py`): an
+    option the function does not take, or a value outside its `Literal` type, stops the parser
+    before training. `litgpt pretrain` takes `precision: Literal["bf16-true", "bf16-mixed",
+    "32-true", None]` (`litgpt/pretrain.py:52`@0.5.13): "16-mixed" and "16-true", the 16-bit
+    precisions of a V100 or T4, are refused; `finetune_full` has no `quantize` at all.
+
+    ## Example
+    ```sh
+    litgpt pretrain pythia-160m --precision 16-mixed   # on a V100
+    ```
+    Use instead:
+    ```sh
+    litgpt pretrain pythia-160m --precision 32-true
+    ```
+
+    ## Fix
+    Use a value the command accepts (listed in the message) or drop the option. On a GPU
+    without bf16, `pretrain` trains in "32-true" only, so the fix is marked unsafe.
+    """
+    config = ctx.config
+    if config.variant != GPT_VARIANT:
+        return
+    info = ctx.versions.get(GPT_PROGRAM)
+    schema = release(GPT_PROGRAM, info.version if info is not None else None)
+    commands = _entry_points(ctx, schema)
+    entries = [e for e in (schema.entry_point(c) for c in commands) if e is not None]
+    if not entries:
+        return
+    where = " or ".join(f"`{GPT_PROGRAM} {c}`" for c in commands)
+    read = schema.label
+    for key, item in config.keys.items():
+        name = key.lstrip("-").replace("-", "_")
+        if not item.origin.in_file or name in ("config", "c"):
+            continue
+        defined = [e["options"][name] for e in entries if name in e["options"]]
+        if not defined:
+            yield Finding(
+                item.origin,
+                f"`{key}` is not an option of {where} ({read}): jsonargparse stops before training "
+                "(an unrecognized argument, or a config key the command does not take)",
+                Fix("remove it, or use the command that takes it", edits_for(item, config.path, remove=True)),
+            )
+            continue
+        choices = [d.get("choices") for d in defined]
+        value = item.value
+        if isinstance(value, (dict, list)) or any(c is None for c in choices):
+            continue
+        if all(value not in c for c in choices if c is not None):
+            allowed = sorted({str(v) for c in choices if c is not None for v in c if v is not None})
+            fix = Fix(f"use one of {', '.join(allowed)}")
+            if name == "precision":
+                wanted = "32-true" if all_bf16(ctx) is False else "bf16-mixed"
+                if wanted in allowed:
+                    fix = Fix(f"use {wanted} (one of {', '.join(allowed)})", edits_for(item, config.path, wanted))
+            yield Finding(
+                item.origin,
+                f"`{key}: {value}` is not a value {where} accepts ({', '.join(allowed)}; read in {read}): "
+                "jsonargparse stops before training",
+                fix,
+            )
+
+
+__all__ = ["litgpt_option_refused", "litgpt_quantize_multi_device", "litgpt_quantize_precision", "nemo_fsdp_fp8"]

@@ -1,0 +1,16 @@
+"""xtuner (InternLM/xtuner): mmengine Python configs started by ``xtuner train CONFIG``."""
+
+from ...dialects.base import Priority
+from ...traits import Traits
+from ..base import Framework, LazyResolver
+from . import dialect
+from .label import NAME
+
+FRAMEWORK = Framework(
+    name=NAME,
+    distribution=NAME,
+    traits=Traits(label=NAME, adapters_follow_peft=True, launcher_shards=True),
+    dialect_class=dialect.MmengineConfig,
+    resolver=LazyResolver(f"{__name__}.resolve"),
+    priority=Priority.OWN_SCHEMA,
+)

@@ -1,0 +1,98 @@
+"""This framework's mmengine Python configs (``xtuner train CONFIG.py``), read by
+:mod:`precheck.sources.mmengine_config` into a mapping of the module's top-level settings.
+
+Read upstream (xtuner 0.2.0, mmengine 0.10.7, the configs of ``xtuner/configs``):
+
+- ``model = dict(type=SupervisedFinetune, llm=dict(type=AutoModelForCausalLM.from_pretrained,
+  pretrained_model_name_or_path=..., torch_dtype=torch.float16, quantization_config=dict(
+  type=BitsAndBytesConfig, load_in_4bit=True, bnb_4bit_compute_dtype=torch.float16, ...)),
+  lora=dict(type=LoraConfig, ...))``: ``llm`` is ``from_pretrained``'s arguments; a ``lora``
+  makes ``SupervisedFinetune`` call ``prepare_model_for_kbit_training`` and ``get_peft_model``
+  (``model/sft.py`` ``_prepare_for_lora``); without one the whole model trains.
+- ``llm.attn_implementation="flash_attention_2"``: ``_prepare_for_flash_attn`` (``model/sft.py``)
+  keeps it and sets ``torch_dtype`` to bf16 where ``is_bf16_supported()``, else fp16.
+- ``optim_wrapper = dict(type=AmpOptimWrapper, dtype="float16", loss_scale="dynamic", ...)``:
+  mmengine's ``AmpOptimWrapper`` (``mmengine/optim/optimizer/amp_optimizer_wrapper.py``) runs
+  the forward pass in ``autocast(dtype=...)`` (``None``: torch's cuda default, float16) and
+  scales the loss with a ``GradScaler`` (``loss_scale='dynamic'`` by default, always a
+  scaler); ``dtype`` must be one of float16, bfloat16, float32, float64. A plain
+  ``OptimWrapper`` has no autocast.
+- ``xtuner train CONFIG --deepspeed NAME`` (``tools/train.py``) replaces ``optim_wrapper``
+  with a ``DeepSpeedOptimWrapper`` and trains in the DeepSpeed JSON's fp16/bf16: this reader
+  reads the config on its own, the path without ``--deepspeed``.
+"""
+
+from __future__ import annotations
+
+from ...config import TrainingConfig
+from ...dialects.base import Dialect
+from ...dtypes import parse_dtype
+from ...provenance import Origin, Sourced
+from ...sources import Document, Node
+
+#: mmengine's mixed-precision optimizer wrapper
+AMP_WRAPPER = "AmpOptimWrapper"
+#: ``AmpOptimWrapper.valid_dtypes``
+AMP_DTYPES = ("float16", "bfloat16", "float32", "float64")
+
+
+def _type(node: Node | None) -> str | None:
+    """The last name of a block's ``type=`` (``mmengine.optim.AmpOptimWrapper`` → ``AmpOptimWrapper``)."""
+    if node is None or not isinstance(node.value, dict):
+        return None
+    kind = node.value.get("type")
+    return kind.value.rsplit(".", 1)[-1] if kind is not None and isinstance(kind.value, str) else None
+
+
+class MmengineConfig(Dialect):
+    fields = ()
+
+    def score(self, doc: Document) -> int:
+        if doc.format != "python":
+            return 0
+        root = doc.mapping()
+        model = root.get("model")
+        llm = model.get("llm") if model is not None else None
+        if llm is None or not isinstance(llm.value, dict) or "optim_wrapper" not in root:
+            return 0
+        return self.priority + 2
+
+    def finish(self, doc: Document, config: TrainingConfig) -> None:
+        name = self.node(doc, "model.llm.pretrained_model_name_or_path")
+        if name is not None and isinstance(name.value, str):
+            self.put(config, "model", name.value, doc, name)
+        dtype = self.node(doc, "model.llm.torch_dtype")
+        if dtype is not None and parse_dtype(dtype.value) is not None:
+            self.put(config, "torch_dtype", parse_dtype(dtype.value), doc, dtype)
+        attention = self.node(doc, "model.llm.attn_implementation")
+        if attention is not None and isinstance(attention.value, str):
+            self.put(config, "attn_implementation", attention.value, doc, attention)
+        quant = self.node(doc, "model.llm.quantization_config")
+        if _type(quant) == "BitsAndBytesConfig":
+            for key, bits in (("load_in_4bit", 4), ("load_in_8bit", 8)):
+                flag = self.node(doc, f"model.llm.quantization_config.{key}")
+                if flag is not None and flag.value is True:
+                    self.put(config, "quantization_bits", bits, doc, flag)
+            compute = self.node(doc, "model.llm.quantization_config.bnb_4bit_compute_dtype")
+            if compute is not None and parse_dtype(compute.value) is not None:
+                self.put(config, "quant_compute_dtype", parse_dtype(compute.value), doc, compute)
+        lora = self.node(doc, "model.lora")
+        if lora is not None and isinstance(lora.value, dict) and lora.value:
+            self.put(config, "train_type", "lora", doc, lora)
+        else:
+            config.train_type = Sourced(
+                "full", Origin.default("no `lora` in `model`: SupervisedFinetune trains the model")
+            )
+        wrapper = self.node(doc, "optim_wrapper")
+        kind = _type(wrapper)
+        if kind == AMP_WRAPPER:
+            type_node = self.node(doc, "optim_wrapper.type")
+            assert type_node is not None
+            self.put(config, "amp", True, doc, type_node)
+            amp_dtype = self.node(doc, "optim_wrapper.dtype")
+            if amp_dtype is not None and parse_dtype(amp_dtype.value) is not None:
+                self.put(config, "amp_dtype", parse_dtype(amp_dtype.value), doc, amp_dtype)
+        elif kind is not None:
+            type_node = self.node(doc, "optim_wrapper.type")
+            assert type_node is not None
+            self.put(config, "amp", False, doc, type_node)

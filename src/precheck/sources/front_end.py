@@ -1,0 +1,125 @@
+"""A YAML/JSON front-end whose block the repository's code hands to ``TrainingArguments``.
+
+Many repositories keep their run in a YAML of their own (``data_config:``, ``peft_config:``,
+``training_args:`` ...) and build the HF arguments from one block of it:
+``Seq2SeqTrainingArguments(**training_args)`` (THUDM GLM-4 / ChatGLM3 ``finetune.py``),
+``SFTConfig(**cfg["trainer"])``. That block is then read with the HF Trainer's (or TRL's)
+semantics, and the file's other keys are the repository's own.
+
+The handoff is a fact only where precheck reads it: a Python file in the config's folder or a
+folder above it (up to the repository's root, at most :data:`MAX_LEVELS` levels and
+:data:`MAX_FILES` files each) that calls one of the HF/TRL argument classes with ``**`` of an
+expression whose last name is the block's (``training_args``, ``config.training_args``,
+``cfg["trainer"]``). Without that, the file stays as it was (not a known config).
+
+A path the block names (``deepspeed: configs/ds_zero_2.json``) is resolved as the launched
+code resolves it: from the folder of the code that hands the block over (where its README runs
+it), when it is not found next to the YAML.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+
+from .nodes import Document, Node
+from .python_calls import TRL_CONFIGS
+
+#: the blocks a front-end hands over (``load_runs`` looks for them before importing this module)
+BLOCKS = ("training_args", "trainer", "args")
+#: the classes the block is handed to: transformers' and TRL's argument classes
+HF_CLASSES = ("TrainingArguments", "Seq2SeqTrainingArguments")
+_HANDOFF = re.compile(
+    r"\b(?P<cls>" + "|".join(sorted({*HF_CLASSES, *TRL_CONFIGS})) + r")\s*\(\s*\*\*\s*(?P<expr>[^(),]{1,200})[,)]"
+)
+_LAST = re.compile(r"""[A-Za-z_]\w*|["'][A-Za-z_]\w*["']""")
+#: how far up from the config the code is looked for, and how many files a folder is read for
+MAX_LEVELS = 3
+MAX_FILES = 60
+MAX_BYTES = 1_000_000
+#: what marks a repository's root (the search stops there)
+ROOTS = (".git", "pyproject.toml", "setup.py", "requirements.txt")
+#: the block's keys that name a file the HF arguments read
+PATH_KEYS = ("deepspeed",)
+
+
+def front_end(document: Document, file: Path) -> Document | None:
+    """The block of ``document`` that the repository's code hands to an argument class, as a
+    document of its own (named for the class's framework); None when there is none."""
+    root = document.mapping()
+    present = {name for name in BLOCKS if name in root and isinstance(root[name].value, dict)}
+    if not present:
+        return None
+    found = _handoff(file.resolve().parent, frozenset(present))
+    if found is None:
+        return None
+    block, cls, code, line = found
+    node = root[block]
+    mapping = dict(node.value)
+    for key in PATH_KEYS:
+        mapping[key] = _rebased(mapping.get(key), file.parent, code.parent)
+    mapping = {k: v for k, v in mapping.items() if v is not None}
+    label = f"`{block}:`, handed to {cls} by {_shown(code)}:{line}"
+    dialect = "hf-trainer" if cls in HF_CLASSES else "trl"
+    return replace(document, root=Node(mapping, node.line, node.column), label=label, dialect=dialect)
+
+
+def _rebased(node: Node | None, config_folder: Path, code_folder: Path) -> Node | None:
+    """A path value found from the code's folder (the run's working folder) when it is not
+    next to the YAML: the value rewritten relative to the YAML's folder, as written otherwise."""
+    if node is None or not isinstance(node.value, str) or not node.value.strip():
+        return node
+    given = Path(node.value)
+    if given.is_absolute() or (config_folder / given).exists() or not (code_folder / given).is_file():
+        return node
+    rebased = os.path.relpath(code_folder / given, config_folder)
+    return replace(node, value=rebased, raw=node.raw if node.raw is not None else node.value)
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+@lru_cache(maxsize=256)
+def _handoff(folder: Path, blocks: frozenset[str]) -> tuple[str, str, Path, int] | None:
+    """(block, class, file, line) of the first handoff found from ``folder`` upwards."""
+    current = folder
+    for _ in range(MAX_LEVELS):
+        for code in sorted(current.glob("*.py"))[:MAX_FILES]:
+            hit = _in_file(code, blocks)
+            if hit is not None:
+                return hit
+        if any((current / marker).exists() for marker in ROOTS) or current.parent == current:
+            return None
+        current = current.parent
+    return None
+
+
+def _in_file(code: Path, blocks: frozenset[str]) -> tuple[str, str, Path, int] | None:
+    try:
+        if code.stat().st_size > MAX_BYTES:
+            return None
+        text = code.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if "(**" not in text.replace(" ", ""):
+        return None
+    for match in _HANDOFF.finditer(text):
+        names = _LAST.findall(match.group("expr"))
+        last = names[-1].strip("\"'") if names else None
+        if last in blocks:
+            return last, match.group("cls"), code, text.count("\n", 0, match.start()) + 1
+    return None
+
+
+def clear() -> None:
+    _handoff.cache_clear()
+
+
+__all__ = ["BLOCKS", "clear", "front_end"]

@@ -1,0 +1,93 @@
+"""Issue 28, item 3: a repository's YAML front-end whose block its code hands to
+``TrainingArguments``/``SFTConfig`` is read with that class's semantics. Real files: THUDM
+GLM-4 and ChatGLM3 (``finetune/configs/*.yaml``, ``Seq2SeqTrainingArguments(**training_args)``
+in ``finetune.py`` / ``finetune_hf.py``)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from precheck.engine import run
+from precheck.hardware import from_specs
+from precheck.sources import load_runs
+
+PROJECTS = Path(__file__).resolve().parents[2] / "shared" / "projects"
+GLM4 = PROJECTS / "THUDM__GLM-4" / "finetune" / "configs"
+CHATGLM3 = PROJECTS / "THUDM__ChatGLM3" / "finetune_demo" / "configs"
+needs_projects = pytest.mark.skipif(not GLM4.is_dir(), reason="the shared real projects are not here")
+
+FRONT_END = """\
+model_name: Qwen/Qwen2.5-0.5B
+data_config:
+  train_file: train.jsonl
+training_args:
+  output_dir: ./out
+  per_device_train_batch_size: 2
+  bf16: true
+  deepspeed: configs/ds.json
+"""
+DS = '{"bf16": {"enabled": "auto"}, "zero_optimization": {"stage": 2}}'
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def errors(path: Path, gpu: str) -> set[tuple[str, str, int | None]]:
+    report = run([str(path)], from_specs([gpu], {}), env={})
+    return {
+        (f.rule, Path(f.origin.path or "").name, f.origin.line) for f in report.findings if f.severity.name == "ERROR"
+    }
+
+
+@pytest.mark.parametrize(
+    ("code", "dialect"),
+    [
+        ("args = TrainingArguments(**config['training_args'])\n", "hf-trainer"),
+        ("args = SFTConfig(**cfg.training_args, report_to='none')\n", "trl"),
+    ],
+)
+def test_block_handed_over_by_the_code_is_read(tmp_path: Path, code: str, dialect: str) -> None:
+    write(tmp_path, "train.py", "import yaml\n" + code)
+    config = write(tmp_path, "configs/run.yaml", FRONT_END)
+    write(tmp_path, "configs/ds.json", DS)  # next to the code (the run's working folder), not the YAML
+    documents = load_runs(config, str(config))
+    assert [d.dialect for d in documents] == [dialect]
+    assert set(documents[0].mapping()) == {"output_dir", "per_device_train_batch_size", "bf16", "deepspeed"}
+    assert ("PC101", "run.yaml", 7) in errors(config, "V100")  # bf16: true, where the YAML says it
+    assert errors(config, "A100") == set()
+    report = run([str(config)], from_specs(["A100"], {}), env={})
+    # the DeepSpeed file the block names, found from the code's folder (the run's working folder)
+    assert [Path(p).name for r in report.files for p in r.attached] == ["ds.json"]
+
+
+def test_load_runs_looks_for_every_block() -> None:
+    import inspect
+
+    from precheck import sources
+    from precheck.sources.front_end import BLOCKS
+
+    text = inspect.getsource(sources.load_runs)
+    assert all(f'"{block}" in root' in text for block in BLOCKS)
+
+
+def test_no_handoff_in_the_code_leaves_the_file_alone(tmp_path: Path) -> None:
+    write(tmp_path, "train.py", "args = TrainingArguments(output_dir='o')\n")
+    config = write(tmp_path, "run.yaml", FRONT_END)
+    assert [d.dialect for d in load_runs(config, str(config))] == [None]
+    assert errors(config, "V100") == set()
+
+
+@needs_projects
+@pytest.mark.parametrize("folder", [GLM4, CHATGLM3], ids=["GLM-4", "ChatGLM3"])
+def test_glm_front_ends(folder: Path) -> None:
+    for path in sorted(folder.glob("*.yaml")):
+        documents = load_runs(path, str(path))
+        assert [d.dialect for d in documents] == ["hf-trainer"], path
+        assert errors(path, "8xH100") == set() and errors(path, "V100") == set()
