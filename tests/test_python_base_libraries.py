@@ -675,14 +675,14 @@ def test_a_model_accelerate_prepares_in_weights_the_script_chose(tmp_path: Path)
     """tmabraham/hf_fsdp (accelerate#2127): ``from_pretrained(torch_dtype=torch.bfloat16)`` then
     ``accelerator.prepare(model)`` and AdamW: no loop in sight, the weights it trains are bf16."""
     script = write(tmp_path, "train.py", ACCELERATE_PREPARED)
-    assert ("PC207", "warning", "train.py", 6) in findings([script], "A100")
     config = "compute_environment: LOCAL_MACHINE\ndistributed_type: {kind}\nmixed_precision: bf16\nnum_processes: 8\n"
     write(tmp_path, "multi.yaml", config.format(kind="MULTI_GPU"))
+    write(tmp_path, "fsdp.yaml", config.format(kind="FSDP"))
     launch = write(tmp_path, "multi.sh", "accelerate launch --config_file multi.yaml train.py\n")
+    sharded = write(tmp_path, "fsdp.sh", "accelerate launch --config_file fsdp.yaml train.py\n")
+    assert ("PC207", "warning", "train.py", 6) in findings([script], "A100")
     (run,) = load_runs(launch)
     assert (run.dialect, run.mapping()["autocast_dtype"].value) == ("pytorch", "bfloat16")
     assert ("PC207", "warning", "train.py", 6) in findings([launch], "8xA100-80GB")
-    write(tmp_path, "fsdp.yaml", config.format(kind="FSDP"))
-    sharded = write(tmp_path, "fsdp.sh", "accelerate launch --config_file fsdp.yaml train.py\n")
     (run,) = load_runs(sharded)
     assert run.dialect == "accelerate"  # FSDP shards the model: the launch's config is the run (as before)
