@@ -317,7 +317,8 @@ def test_explain_draws_with_rich_on_a_terminal() -> None:
     assert "\x1b[" not in piped and "↓" not in piped
     assert "     -> autocast         bfloat16 " in piped
     bar = next(line for line in piped.splitlines() if line.startswith("    ["))
-    assert bar.endswith("of 24.0 GiB (84%)") and bar.count("a") > 5  # activations drawn as `a`
+    # TRL's configs checkpoint activations by default (0.22) and load float32 (0.27): 54%, not 84%
+    assert bar.endswith("of 24.0 GiB (54%)") and bar.count("a") >= 2  # activations drawn as `a`
 
 
 def test_a_finding_that_rests_on_an_assumption_says_which() -> None:

@@ -23,12 +23,15 @@ NEAR_LIMIT = 0.9
 def estimate_for(ctx: Context) -> tuple[Estimate, Dims, float, str] | None:
     """The estimate, the dims, the smallest used device's memory in bytes and its name.
 
-    None when the model's size is unknown, or a file the run names could not be read
+    None for a config that trains nothing (``TrainingConfig.inference``), when the model's
+    size is unknown, or a file the run names could not be read
     (its sharding is unknown). A multi-device run whose files set no sharding, of a
     framework whose launcher can add it, is estimated at its best case (ZeRO-3), so that
     only a run that fits in no way is reported.
     """
     config = ctx.config
+    if config.inference:
+        return None  # generation or evaluation: no gradients, no optimizer states to estimate
     dims = dims_for(config)
     devices = used_devices(ctx)
     if dims is None or not devices or set(config.references) - set(config.attached):
@@ -88,7 +91,8 @@ def method_known(config: TrainingConfig) -> bool:
     """Whether the training method (full, LoRA, QLoRA) rests on facts: a key of the run's
     files, the parameters counted with ``--deep``, or a framework that decides it itself."""
     stated = (config.train_type, config.quantization_bits, config.trainable_params)
-    return any(item is not None for item in stated) or config.traits.method_by_entry_point
+    decided = config.traits.method_by_entry_point or config.traits.lora_by_default  # the framework's default
+    return any(item is not None for item in stated) or decided
 
 
 def premises(ctx: Context, dims: Dims, limit: float, *, states_only: bool) -> tuple[str, ...]:
@@ -162,7 +166,14 @@ def memory_exceeds_device(ctx: Context) -> Iterator[Finding]:
     Where no file the run reads states the method (the training script decides) and even
     QLoRA would fit, or `--gpu` names a card without a count (`--gpu A100`) and the launch
     asks for none while sharding could spread the states, the finding is a warning that
-    names what was assumed (`--gpu 8xA100-80GB`, TRL's `use_peft`).
+    names what was assumed (`--gpu 8xA100-80GB`, TRL's `use_peft`). A framework whose
+    default method is LoRA is estimated with adapters when its files name none (the
+    `lora_by_default` trait, each framework citing its source: a `finetuning_type` that
+    defaults to "lora", `hparams/finetuning_args.py:464@0.9.5`; a `training.lora = True` with
+    a `backbone_dtype = "int4"` default, `text_causal_language_modeling_config.py:189,368@v1.14.9`,
+    estimated on a 4-bit base). A model TRL loads itself is float32 from TRL 0.27 unless `dtype` is given
+    (`trainer/utils.py:1332@1.16.0`). A config that trains nothing (a generation or
+    evaluation recipe config with no optimizer) is not estimated.
 
     ## Why is this bad?
     The run dies at the first step, or at the first long batch, with
@@ -199,7 +210,11 @@ def memory_near_limit(ctx: Context) -> Iterator[Finding]:
 
     ## What it does
     The PC801 estimate plus activations from the micro-batch, the sequence length, the
-    model's width and depth and gradient checkpointing. Reports when that total exceeds
+    model's width and depth and gradient checkpointing, which counts as on where the
+    framework turns it on by default: TRL's trainer configs from 0.22 (`sft_config.py:111@0.22.0`,
+    `base_config.py:62@1.16.0`), Unsloth's `get_peft_model` (`use_gradient_checkpointing =
+    "unsloth"`, `models/llama.py:4579@2026.10.9`), a framework's own `architecture.gradient_checkpointing`
+    default (`text_causal_language_modeling_config.py:369@v1.14.9`). Reports when that total exceeds
     the smallest device's memory although the model states fit, or when it lies between
     90 % and 100 % of it.
 

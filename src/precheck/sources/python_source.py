@@ -289,6 +289,10 @@ class _Runs:
         model = self._model()
         for key, node in model.keys.items():
             root.setdefault(key, node)
+        if model.loader is not None and model.loader.kind == "model" and config.kind == "trl":
+            # the script loads the model itself and hands the object over: TRL's own load dtype
+            # default (create_model_from_path) does not apply, from_pretrained's does
+            self._put(root, "from_pretrained", self._filled(model.loader, model.loader.name, named=True))
         self._adapters(root)
         dialect = config.kind
         if dialect == "trl" and self.runtime.unsloth and "fp16" not in root and "bf16" not in root:
@@ -615,6 +619,10 @@ class _Runs:
             if call.kind == "peft":
                 self._put(root, "use_peft", self._filled(call, True, named=True))
                 checkpointing = call.args.get("use_gradient_checkpointing")  # Unsloth: True or "unsloth"
+                if checkpointing is None and _unsloth_owner(call.qualname):
+                    # FastLanguageModel.get_peft_model(..., use_gradient_checkpointing = "unsloth")
+                    # (unsloth models/llama.py:4579@2026.10.9; FastVisionModel's vision.py:4924)
+                    checkpointing = self._filled(call, "unsloth")
                 if checkpointing is not None and checkpointing.value in (True, "unsloth"):
                     c = checkpointing
                     self._put(root, "gradient_checkpointing", Arg(True, c.key, c.key_at, c.at, c.raw))
@@ -848,3 +856,10 @@ def _parse(code: str, filename: str) -> ast.Module:
         warnings.simplefilter("ignore", SyntaxWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
         return ast.parse(code, filename=filename)
+
+
+def _unsloth_owner(qualname: str) -> bool:
+    """``FastLanguageModel.get_peft_model``, ``FastModel.…``, ``FastVisionModel.…``: Unsloth's own."""
+    parts = qualname.split(".")
+    owner = parts[-2] if len(parts) > 1 else ""
+    return owner.startswith("Fast") and owner.endswith("Model")
