@@ -23,6 +23,8 @@ from .resolve.plan import PrecisionPlan
 from .rules import RULES
 from .rules.base import Context, Finding, Rule, RuleStatus, Severity
 from .suppression import account, comments_of
+from .templates import HELM_NOTE, MARKERS_NOTE, config_format, has_markers, helm_template
+from .unused import Unused, unused
 from .versions import ProjectVersions, VersionInfo, Versions, check_interpreter, clear_caches, collect
 
 DEVICE_VARIABLES = ("CUDA_DEVICE_ORDER", *VISIBILITY_AMD)
@@ -63,6 +65,8 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     #: ``--gpu`` named no count and the run's launch asked for this many devices
     devices_asked: int | None = None
+    #: the precision settings its files write that precheck read but could not use
+    unused: list[Unused] = field(default_factory=list)
 
 
 @dataclass
@@ -74,6 +78,8 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     #: set when hardware-dependent rules were skipped
     hardware_note: str | None = None
+    #: how many selected rules need the target hardware and were skipped (no GPU known)
+    hardware_rules_skipped: int = 0
     #: the lowest severity that fails the run (``--fail-on``, else the project's ``fail-on``)
     fail_on: Severity = Severity.ERROR
     #: where the target hardware came from when not from an argument or a probe
@@ -145,6 +151,7 @@ def run(
     active = list(RULES.values() if rules is None else rules)
     report = Report(hardware)
     if not hardware.known and any(r.hardware for r in active):
+        report.hardware_rules_skipped = sum(1 for r in active if r.hardware)
         report.hardware_note = (
             "no GPU found: rules that need the target hardware were skipped; "
             "name it with --gpu (e.g. --gpu A100-80GB) or --hardware FILE"
@@ -225,6 +232,9 @@ class _Checking:
                     result.skipped = "a folder too deep to search"
                     return
                 raise InputError(shown, "this folder cannot be read")
+            if self.command is None and "templates" in Path(os.path.abspath(file)).parts and helm_template(file):
+                result.skipped = HELM_NOTE
+                return
             documents = (
                 sources.load_runs(file, shown, self.hardware) if self.command is None else _command_runs(self.command)
             )
@@ -250,7 +260,9 @@ class _Checking:
                     project_versions=self.project_versions,
                 )
         except InputError as error:
-            if isinstance(error, DataFile) and not named:  # records, a template: whatever words they hold
+            if error.line is not None and _template(file):
+                result.skipped = MARKERS_NOTE
+            elif isinstance(error, DataFile) and not named:  # records, a template: whatever words they hold
                 result.skipped = f"not a config as it stands ({error.line}:{error.column}: {error.message})"
             elif _passed_over(file, error, named):
                 where = f"{error.line}:{error.column}: " if error.line and error.column else ""
@@ -427,6 +439,16 @@ def devices_asked(config: TrainingConfig) -> int | None:
     return max(counts) if counts else None
 
 
+def _template(file: Path) -> bool:
+    """A config-format file that did not parse and holds Go/Jinja template markers."""
+    if not config_format(file):
+        return False
+    try:
+        return has_markers(read_ends(file, 256 * 1024).decode("utf-8", errors="replace"))
+    except (Refused, OSError):
+        return False
+
+
 def _looks_like_training_config(file: Path) -> bool:
     try:
         head = read_ends(file, 256 * 1024).decode("utf-8", errors="replace")  # the words may follow a long comment
@@ -472,6 +494,7 @@ def _check_document(
     config = resolve.with_launch_env(config)  # the run as launched: its environment's sharding
     plan = resolve.resolve(config, hardware, versions)
     result.config, result.plan, result.versions, result.hardware = config, plan, versions, hardware
+    result.unused = unused(config)
     context = Context(config, plan, hardware, versions)
     findings = judge(run_rules(context, active), premises(document, config, context), context, active)
     return within_schema(point_at_key(at_run_time_values(findings, config), document), document)
