@@ -799,12 +799,15 @@ def _config_file(script_path: str, answers: list[str], value: str, what: str) ->
     from pathlib import Path
 
     from ..errors import InputError
+    from ..paths import within_checked
     from .reading import load
 
     script = Path(script_path).resolve().parent
     given = Path(value)
     folders = [script, *script.parents[:3]] if not given.is_absolute() else [Path("/")]
     found = list(dict.fromkeys(f / given for f in folders if (f / given).is_file()))
+    if len(found) == 1 and not within_checked(found[0]):  # its values could be printed: never read
+        return Unknown(f"`{what}`: `{value}` is outside the repository checked, which precheck does not read")
     if len(found) != 1:
         why = "is not next to the script or in a folder above it" if not found else "names two files"
         return Unknown(f"`{what}`: `{value}` {why}")
