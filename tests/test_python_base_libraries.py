@@ -593,7 +593,9 @@ def test_a_launched_diffusers_loop_on_a_real_script() -> None:
 def test_a_config_file_the_script_loads_by_a_literal_path(tmp_path: Path) -> None:
     """nano-world-model (PR #17): ``args = OmegaConf.load("src/configs/experiment/default.yaml")``,
     then ``Trainer(precision="bf16-mixed" if args.experiment.infra.mixed_precision else "32")``,
-    with pytorch-lightning 1.9.5 pinned (no '-mixed' names before 2.0)."""
+    with pytorch-lightning 1.9.5 pinned (no '-mixed' names before 2.0). In a repository (a git
+    root), so the file loaded from the root's folder is inside the repository checked."""
+    (tmp_path / ".git").mkdir()
     write(tmp_path, "requirements.txt", "pytorch-lightning==1.9.5\n")
     write(tmp_path, "src/configs/experiment/default.yaml", "infra:\n  mixed_precision: true\n")
     script = write(
