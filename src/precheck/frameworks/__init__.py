@@ -18,6 +18,7 @@ from ..traits import Traits
 from . import (
     axolotl,
     components,
+    gpt_neox,
     h2o_llmstudio,
     hf_trainer,
     lightning,
@@ -50,6 +51,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
     lightning.FRAMEWORK,
     torchtune.FRAMEWORK,
     llm_foundry.FRAMEWORK,
+    gpt_neox.FRAMEWORK,
     xtuner.FRAMEWORK,
     hf_trainer.TRL,
     hf_trainer.HF_TRAINER,
