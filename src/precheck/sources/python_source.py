@@ -534,8 +534,8 @@ _MIXED_KEY = {"accelerator": "mixed_precision", "trainer-precision": "precision"
 
 def _precision_arg(call: Call) -> Arg | None:
     """The precision a call sets: its ``precision=``/``mixed_precision=``, or a trainer's
-    precision plugin (NeMo 2's ``plugins=nl.MegatronMixedPrecision(precision="bf16-mixed")``
-    or a recipe's ``plugins=bf16_mixed()``, as the framework declares them)."""
+    precision plugin (``plugins=Plugin(precision="bf16-mixed")``, or a helper that sets one by
+    its name), as the frameworks declare them (``Framework.python_precision_plugins``)."""
     own = call.args.get(_MIXED_KEY[call.kind])
     if own is not None or call.kind != "trainer-precision" or "plugins" not in call.args:
         return own
