@@ -5,7 +5,9 @@
 - ``schema/precheck-config.schema.json``, the JSON Schema of ``[tool.precheck]``, from the
   pydantic model (:mod:`precheck.config_model`).
 - ``schema/precheck-report.schema.json``, the JSON Schema of the ``--format json`` report,
-  from the pydantic model (:mod:`precheck.report_model`).
+  from the pydantic model (:mod:`precheck.report_model`);
+- every command output shown in ``README.md`` and ``docs/*.md`` (a fenced block whose lines
+  start with ``$ COMMAND``), by running the command (``scripts/doc_transcripts.py``).
 
     python scripts/generate_docs.py           # write them
     python scripts/generate_docs.py --check   # exit 1 naming each file that is out of date
@@ -14,8 +16,10 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,13 +65,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a file is out of date")
     args = parser.parse_args(argv)
     if args.check:
-        out_of_date = stale()
+        out_of_date = stale() + [f"{where}: output differs" for where in _transcripts().stale(ROOT)]
         for name in out_of_date:
             print(f"{name}: out of date (python scripts/generate_docs.py)", file=sys.stderr)
         return 1 if out_of_date else 0
-    for name in write():
+    for name in write() + _transcripts().write(ROOT):
         print(f"wrote {name}")
     return 0
+
+
+def _transcripts() -> Any:
+    """``scripts/doc_transcripts.py``, loaded from beside this file (scripts/ is no package)."""
+    spec = importlib.util.spec_from_file_location("doc_transcripts", Path(__file__).with_name("doc_transcripts.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["doc_transcripts"] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 if __name__ == "__main__":

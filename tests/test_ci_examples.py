@@ -21,8 +21,8 @@ def test_the_example_workflow_annotates_and_uploads_sarif() -> None:
     assert workflow["permissions"]["security-events"] == "write"
 
 
-def test_the_readme_shows_the_same_workflow_steps() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_ci_docs_show_the_same_workflow_steps() -> None:
+    readme = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
     for line in ("precheck --format github configs/", "precheck --format sarif --exit-zero configs/ > precheck.sarif"):
         assert line in readme and line in WORKFLOW.read_text(encoding="utf-8")
     assert "- id: precheck" in readme  # the .pre-commit-config.yaml snippet

@@ -112,7 +112,7 @@ def test_no_install_hint_names_the_other_project() -> None:
 
 
 def _readme_project_config() -> str:
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "configuration.md").read_text()
     blocks = re.findall(r"```toml\n(.*?)```", readme, re.DOTALL)
     (block,) = [b for b in blocks if b.startswith("[tool.precheck]")]
     return block
@@ -125,11 +125,11 @@ def _tables() -> dict[str, tuple[Path, dict[str, Any]]]:
     return {
         "examples/project/pyproject.toml": (example, tomllib.loads(example.read_text())["tool"]["precheck"]),
         "golden .precheck.toml": (golden, tomllib.loads(golden.read_text())),
-        "README": (example, tomllib.loads(_readme_project_config())["tool"]["precheck"]),
+        "docs/configuration.md": (example, tomllib.loads(_readme_project_config())["tool"]["precheck"]),
     }
 
 
-@pytest.mark.parametrize("name", ["examples/project/pyproject.toml", "golden .precheck.toml", "README"])
+@pytest.mark.parametrize("name", ["examples/project/pyproject.toml", "golden .precheck.toml", "docs/configuration.md"])
 def test_the_schema_validates_the_shown_project_configurations(name: str) -> None:
     path, table = _tables()[name]
     jsonschema.validate(table, SCHEMA, cls=jsonschema.Draft202012Validator)

@@ -6,7 +6,9 @@ from __future__ import annotations
 import ast
 import re
 import string
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -267,3 +269,33 @@ def test_the_docstring_scan_can_fail(doc: str, known: bool) -> None:
     found = docstring_quotes(ast.parse(f'"""{doc}"""'))
     assert found
     assert all(any(_starts_a_message(text, parts) for parts in messages) for _, text in found) is known
+
+
+def _verifier() -> ModuleType:
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "verify_facts.py"
+    spec = importlib.util.spec_from_file_location("verify_facts", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_verifier_says_why_pip_could_not_prepare_an_sdist() -> None:
+    """DeepSpeed's sdist needs `wheel`, flash-attn's setup.py imports torch: the row says so
+    (and the verifier then fetches the sdist unbuilt) instead of "file not found"."""
+    why: Callable[[str], str] = _verifier()._why_pip_failed
+    assert "wheel" in why("      error: invalid command 'bdist_wheel'\n  error: metadata-generation-failed")
+    assert "torch" in why("ModuleNotFoundError: No module named 'torch'")
+    assert why("ERROR: No matching distribution found for deepspeed==9.9") == "no such release on PyPI"
+
+
+def test_facts_read_at_a_tag_name_their_repository() -> None:
+    """flash-attention's hopper/ build and H2O LLM Studio are read at git tags, not from PyPI."""
+    import json
+
+    data = json.loads(FACTS_FILE.read_text(encoding="utf-8"))["facts"]
+    tagged = {f["id"]: f for f in data if f.get("repo")}
+    assert {"flash-attn.fa3_needs_ampere", "flash-attn.needs_ampere", "h2o-llmstudio.lora_default"} <= set(tagged)
+    assert all("pip_env" not in f for f in tagged.values())

@@ -52,6 +52,9 @@ PLACES = {
     "precheck.explain_memory": "interface",
     "precheck.api": "interface",
     "precheck.check_command": "interface",
+    "precheck.baseline": "interface",  # --baseline / --write-baseline
+    "precheck.fingerprint": "interface",  # a finding's identity for baselines and GitLab reports
+    "precheck.init_command": "interface",  # precheck init
     "precheck.launch_check": "interface",
     "precheck.cli": "interface",
     "precheck.entry": "interface",

@@ -22,7 +22,15 @@ from precheck.report.github import command, escape_data, escape_property
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "fixtures" / "golden"
 SCHEMA = ROOT / "tests" / "fixtures" / "sarif-schema-2.1.0.json"
-FORMATS = {"text": "txt", "concise": "txt", "json": "json", "sarif": "sarif", "github": "txt"}
+FORMATS = {
+    "text": "txt",
+    "concise": "txt",
+    "json": "json",
+    "sarif": "sarif",
+    "github": "txt",
+    "gitlab": "json",
+    "junit": "xml",
+}
 REGENERATE = bool(os.environ.get("PRECHECK_REGENERATE_GOLDEN"))
 
 

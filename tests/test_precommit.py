@@ -126,6 +126,19 @@ metadata:
   name: {{ .Release.Name }}
   labels: {{- include "chart.labels" . | nindent 4 }}
 """
+#: a Helm chart's template for a training job: Go template text that holds a training config's words
+HELM_JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ .Release.Name }}-train
+spec:
+  template:
+    spec:
+      containers:
+        - name: trainer
+          args: ["--fp16", "{{ .Values.fp16 }}", "--learning_rate", "{{ .Values.learningRate }}"]
+          env: {{- toYaml .Values.env | nindent 12 }}
+"""
 TSCONFIG = '{\n  // the compiler\'s options\n  "compilerOptions": {"strict": true}\n}\n'
 
 
@@ -138,19 +151,24 @@ def test_files_that_are_no_training_config_never_block_a_commit(
         tmp_path / "web",
         {
             "charts/templates/deploy.yaml": HELM,
+            "charts/trainer/Chart.yaml": "apiVersion: v2\nname: trainer\nversion: 0.1.0\n",
+            "charts/trainer/templates/job.yaml": HELM_JOB,
             "tsconfig.json": TSCONFIG,
             "configs/train.yaml": GOOD,
             "configs/broken.yaml": "fp16: true\nlearning_rate: [1e-5\n",
         },
     )
-    passed = try_repo(work, "charts/templates/deploy.yaml", "tsconfig.json", "configs/train.yaml")
+    passed = try_repo(
+        work, "charts/templates/deploy.yaml", "charts/trainer/templates/job.yaml", "tsconfig.json", "configs/train.yaml"
+    )
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "Passed" in passed.stdout
     out = hook_output(passed)
-    assert "charts/templates/deploy.yaml: note: skipped, not parsable and not a training config (" in out
+    assert "charts/templates/deploy.yaml: note: skipped, a template (Go/Jinja markers such as" in out
     assert "tsconfig.json: note: skipped, not parsable and not a training config (2:3: invalid JSON: comments" in out
+    assert "charts/trainer/templates/job.yaml: note: skipped, a Helm chart template" in out
 
-    broken = try_repo(work, "charts/templates/deploy.yaml", "configs/broken.yaml")
+    broken = try_repo(work, "charts/templates/deploy.yaml", "charts/trainer/templates/job.yaml", "configs/broken.yaml")
     assert broken.returncode == 1 and "- exit code: 2" in broken.stdout, broken.stdout + broken.stderr
     assert "configs/broken.yaml:3:1:" in hook_output(broken)
 

@@ -239,6 +239,8 @@ def test_transformers_model_with_bitsandbytes_config() -> None:
         "load_in_4bit": True,
         "bnb_4bit_compute_dtype": "bfloat16",
         "use_peft": True,
+        # the script loads the model and hands it over: TRL's own load dtype default does not apply
+        "from_pretrained": "AutoModelForCausalLM.from_pretrained",
     }
     compute = document.mapping()["bnb_4bit_compute_dtype"]
     assert (compute.key_line, compute.key_column, compute.raw) == (6, 45, "torch.bfloat16")
@@ -561,3 +563,23 @@ def test_fixes_are_never_written_into_scripts(tmp_path: Path) -> None:
     fixes = plan_fixes(findings, unsafe=True)
     assert fixes.changes == [] and "does not rewrite scripts" in fixes.skipped[0][1]
     assert script.read_text() == UNSLOTH_FP16.read_text()
+
+
+def test_unsloth_get_peft_model_checkpoints_by_default() -> None:
+    """FastLanguageModel.get_peft_model(..., use_gradient_checkpointing = "unsloth") by default
+    (unsloth models/llama.py:4579@2026.10.9); peft's own get_peft_model has no such switch."""
+    script = """
+    from unsloth import FastLanguageModel
+    from transformers import TrainingArguments
+    model, tok = FastLanguageModel.from_pretrained("unsloth/Qwen2.5-7B")
+    model = FastLanguageModel.get_peft_model(model, r=16)
+    args = TrainingArguments(output_dir="o", bf16=True)
+    """
+    assert values(run(script, gpus("A100")))["gradient_checkpointing"] is True
+    off = script.replace("r=16)", "r=16, use_gradient_checkpointing=False)")
+    assert "gradient_checkpointing" not in values(run(off, gpus("A100")))
+    plain = script.replace(
+        "model = FastLanguageModel.get_peft_model(model, r=16)", "model = get_peft_model(model, cfg)"
+    )
+    plain = "from peft import get_peft_model\n" + textwrap.dedent(plain)
+    assert "gradient_checkpointing" not in values(run(plain, gpus("A100")))

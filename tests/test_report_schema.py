@@ -67,6 +67,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.shared  # its sample is too small without ../shared
 def test_real_reports_match_the_model_and_the_schema(reports: list[dict[str, Any]]) -> None:
     findings = [f for r in reports for f in r["findings"]]
     files = [f for r in reports for f in r["files"]]

@@ -71,6 +71,7 @@ def _trees() -> list[ast.Module]:
     return trees
 
 
+@pytest.mark.shared  # its sample is too small without ../shared
 def test_holds_source_is_any_source_of_effect_over_the_walk() -> None:
     found = 0
     for tree in _trees():
@@ -97,6 +98,7 @@ def test_statements_under_except_star() -> None:
     assert found == ["Assign", "Assign", "ExceptHandler", "Module", "TryStar"]
 
 
+@pytest.mark.shared  # its sample is too small without ../shared
 def test_unparsed_is_ast_unparse() -> None:
     checked = 0
     for tree in _trees():
@@ -133,6 +135,7 @@ PARSER_TEXTS = [
 ]
 
 
+@pytest.mark.shared  # its sample is too small without ../shared
 def test_names_a_parser_is_the_pattern() -> None:
     texts = list(PARSER_TEXTS)
     if PROJECTS.is_dir():

@@ -132,6 +132,7 @@ def test_fast_paths_match_on_real_scripts() -> None:
 NOTEBOOK_ROWS = ["!torchrun t.py", "  %sx ls", "%system ls", "%run -m pkg", "  %run t.py", "x = !ls", "%%bash", "# ! %"]
 
 
+@pytest.mark.shared  # its sample is too small without ../shared
 def test_notebook_command_rows_hold_a_bang_or_a_percent() -> None:
     """:func:`~precheck.sources.notebook_commands.command_runs` passes over a cell, or a row,
     without ``!`` and ``%``: no row the two patterns match lacks both."""
@@ -166,6 +167,7 @@ def test_notebook_commands_found_in_cells_among_plain_ones() -> None:
     ]
 
 
+@pytest.mark.shared  # its sample is too small without ../shared
 def test_program_name_is_the_posix_path_name() -> None:
     words = ["", ".", "..", "python", "/usr/bin/python3", "a/", "a/.", "./x", "//x", "/", "x//", "a/..", ". ", "\\x"]
     if PROJECTS.is_dir():

@@ -107,6 +107,23 @@ def read_bytes(path: str | Path, limit: int = MAX_BYTES) -> bytes:
         os.close(handle)
 
 
+def read_head(path: str, size: int, device: int) -> bytes:
+    """The first ``size`` bytes of a regular file on the filesystem ``device`` (a folder's
+    ``st_dev``), for a search that only looks for a word: opened without following a symlink
+    (``O_NOFOLLOW``) and without blocking, checked with ``fstat`` (a file on another
+    filesystem, such as ``/proc`` or ``/sys`` behind a replaced folder, is refused); one
+    ``read``, never the rest. Raises ``OSError`` (:class:`Refused` included)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    handle = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode) or info.st_dev != device:
+            raise Refused("not a regular file of the repository; not read")
+        return os.read(handle, size)
+    finally:
+        os.close(handle)
+
+
 def read_ends(path: str | Path, size: int) -> bytes:
     """The first and the last ``size`` bytes of a regular file of any size (a sample of a
     file too large to read: a config may hide behind megabytes of comment); raises as
@@ -134,4 +151,4 @@ def read_text(path: str | Path, limit: int = MAX_BYTES, errors: str = "replace")
     return read_bytes(path, limit).decode("utf-8-sig", errors=errors)
 
 
-__all__ = ["MAX_BYTES", "Refused", "TooLarge", "describe_size", "read_bytes", "read_ends", "read_text"]
+__all__ = ["MAX_BYTES", "Refused", "TooLarge", "describe_size", "read_bytes", "read_ends", "read_head", "read_text"]

@@ -38,8 +38,9 @@ def run_check(options: CheckOptions, command: list[str] | None = None) -> int:
     if options.statistics and options.format not in ("text", "json"):
         raise UsageError(f"--statistics prints text or json, not --format {options.format}")
     paths = read_stdin(list(options.paths) if options.paths else None, options.stdin_filename)
-    if options.stdin_filename is not None and (options.fix or options.diff):
-        raise UsageError("--fix/--diff write files; with --stdin-filename there is none to write")
+    if options.stdin_filename is not None and (options.fix or options.diff or options.add_noqa):
+        raise UsageError("--fix/--diff/--add-noqa write files; with --stdin-filename there is none to write")
+    _refuse_together(options)
     wanted = options._replace(paths=tuple(paths) if paths else None)
 
     def run() -> Report:
@@ -52,12 +53,88 @@ def run_check(options: CheckOptions, command: list[str] | None = None) -> int:
         if isinstance(fixed, int):
             return fixed
         report = fixed
+    if options.write_baseline is not None:
+        return _write_baseline(report, options.write_baseline)
+    if options.add_noqa:
+        report = _add_noqa(report, run)
+    if options.baseline is not None:
+        _apply_baseline(report, options.baseline)
     if command is not None:
         _show_command(command, options)
     emit(report, options.format, options.color, options.quiet, options.statistics)
+    warn_no_hardware(report)
     report_internal(report)
     code = report.exit_code()
     return 0 if options.exit_zero and code == 1 else code
+
+
+def _refuse_together(options: CheckOptions) -> None:
+    if options.baseline is not None and options.write_baseline is not None:
+        raise UsageError("--baseline reads a baseline and --write-baseline writes one: give one of them")
+    if options.add_noqa and (options.fix or options.diff or options.write_baseline is not None):
+        raise UsageError("--add-noqa silences the findings: give it without --fix, --diff or --write-baseline")
+
+
+def _write_baseline(report: Report, name: str) -> int:
+    """``--write-baseline FILE``: today's findings, to check new ones against; exit 0 (2 when an
+    input could not be read: what it holds is not in the baseline)."""
+    from pathlib import Path
+
+    from . import baseline
+
+    count = baseline.write(report.findings, Path(name))
+    print(
+        f"precheck: wrote {count} finding{'' if count == 1 else 's'} to {name}; "
+        f"`precheck --baseline {name}` reports only the findings that are not in it",
+        file=sys.stderr,
+    )
+    for error in report.errors:
+        print(f"precheck: {printable(str(error))}", file=sys.stderr)
+    report_internal(report)
+    return 2 if report.errors or report.internal_errors else 0
+
+
+def _apply_baseline(report: Report, name: str) -> None:
+    """``--baseline FILE``: drop the findings the baseline holds, and say how many."""
+    from pathlib import Path
+
+    from . import baseline
+
+    known = baseline.load(Path(name))
+    before = len(report.findings)
+    report.findings = baseline.new(report.findings, Path(name), known)
+    hidden = before - len(report.findings)
+    if hidden:
+        print(
+            f"precheck: {hidden} finding{'' if hidden == 1 else 's'} in the baseline {name} not shown", file=sys.stderr
+        )
+
+
+def _add_noqa(report: Report, run: Callable[[], Report]) -> Report:
+    """``--add-noqa``: silence today's findings where they are, then check again."""
+    from .fix.noqa import add_noqa
+
+    done = add_noqa(report.findings)
+    for line in done.messages:  # they name files: a pull request's file names are escaped
+        print(f"precheck: {printable(line)}", file=sys.stderr)
+    print(f"precheck: added {done.summary()}", file=sys.stderr)
+    return run() if done.changed else report
+
+
+def warn_no_hardware(report: Report) -> None:
+    """No GPU known (none found here, none named, no ``gpus`` configured): the hardware rules were
+    skipped, so the result depends on the machine. Said as a warning on standard error, whatever
+    the format (a CI runner has no GPU: a gate set up this way checks much less)."""
+    skipped = report.hardware_rules_skipped
+    if not skipped:
+        return
+    rules = f"{skipped} rule{'' if skipped == 1 else 's'}"
+    print(
+        f"precheck: warning: no GPU found and no target hardware configured: {rules} that need the target "
+        "hardware were skipped; state the machine the runs train on once, for every machine that checks: "
+        "`precheck init --gpu 8xA100-80GB` (writes `gpus = [...]` under [tool.precheck]), or --gpu/--hardware",
+        file=sys.stderr,
+    )
 
 
 def _refuse_with_command(options: CheckOptions) -> None:
@@ -109,33 +186,74 @@ def read_stdin(paths: list[str] | None, name: str | None) -> list[str] | None:
     return [name]
 
 
+#: ``--fix`` applies fixes, checks again and applies what the new check finds, at most this
+#: many times (ruff's ``MAX_ITERATIONS`` is 100; precheck's fixes rarely take more than two):
+#: a fix can uncover another (turning fp16 off shows the bf16 key it needs set)
+MAX_FIX_PASSES = 10
+
+
 def _fix(report: Report, diff: bool, unsafe: bool, run: Callable[[], Report]) -> Report | int:
-    """``--fix``: write the fixes and check again; ``--diff``: print them and stop (the exit code)."""
-    from .fix import applicable, apply, plan_fixes
+    """``--fix``: write the fixes and check again, until no fix is left that it can apply (at most
+    :data:`MAX_FIX_PASSES` passes); ``--diff``: print the first pass's fixes and stop (the exit code)."""
+    from .fix import apply, plan_fixes
 
     fixes = plan_fixes(report.findings, unsafe)
+    if diff:
+        for finding, why in fixes.skipped:
+            where = printable(finding.origin.location())
+            print(f"precheck: not fixed: {where}: {finding.rule}: {printable(why)}", file=sys.stderr)
+        for change in fixes.changes:
+            sys.stdout.write(change.diff())
+        print(
+            f"precheck: would fix {_counted(fixes.fixed, len(fixes.changes))}{_hidden(report, unsafe)}", file=sys.stderr
+        )
+        report_internal(report)
+        return 2 if report.errors or report.internal_errors else 1 if fixes.changes else 0
+    total = passes = 0
+    touched: set[str] = set()
+    failures: list[InputError] = []
+    written: set[tuple[str, str]] = set()
+    while fixes.changes and passes < MAX_FIX_PASSES:
+        passes += 1
+        failures = apply(fixes)  # a file that cannot be written is its own error; the others are fixed
+        total += fixes.fixed
+        touched.update(change.path for change in fixes.changes)
+        written.update((change.path, change.after) for change in fixes.changes)
+        report = run()
+        if failures:  # the next pass would plan the same edits again
+            break
+        fixes = plan_fixes(report.findings, unsafe)
+        if all((change.path, change.after) in written for change in fixes.changes):
+            break  # a fix that does not remove its finding: writing it again changes nothing
     for finding, why in fixes.skipped:
         where = printable(finding.origin.location())
         print(f"precheck: not fixed: {where}: {finding.rule}: {printable(why)}", file=sys.stderr)
-    files = len(fixes.changes)
-    counted = f"{fixes.fixed} finding{'' if fixes.fixed == 1 else 's'} in {files} file{'' if files == 1 else 's'}"
-    if not unsafe:  # as ruff does: say that more would be fixed with the flag
-        hidden = sum(1 for f in report.findings if applicable(f, True) and not applicable(f))
-        if hidden:
-            counted += f" ({hidden} more with --unsafe-fixes)"
-    if diff:
-        for change in fixes.changes:
-            sys.stdout.write(change.diff())
-        print(f"precheck: would fix {counted}", file=sys.stderr)
-        report_internal(report)
-        return 2 if report.errors or report.internal_errors else 1 if fixes.changes else 0
-    failures = apply(fixes)  # a file that cannot be written is its own error; the others are fixed
+    counted = _counted(total, len(touched))
+    if passes > 1:
+        counted += f" in {passes} passes"
+    if passes == MAX_FIX_PASSES and fixes.changes and not failures:
+        counted += f"; fixes still apply after {MAX_FIX_PASSES} passes: run --fix again, or report the loop"
     if failures:
         counted += f"; {len(failures)} of the files could not be written"
-    print(f"precheck: fixed {counted}", file=sys.stderr)
-    fixed = run() if fixes.changes else report
-    _add_errors(fixed, failures)
-    return fixed
+    left = len(report.findings)
+    counted += f"; {left} finding{'' if left == 1 else 's'} left" if left else "; no finding left"
+    print(f"precheck: fixed {counted}{_hidden(report, unsafe)}", file=sys.stderr)
+    _add_errors(report, failures)
+    return report
+
+
+def _counted(findings: int, files: int) -> str:
+    return f"{findings} finding{'' if findings == 1 else 's'} in {files} file{'' if files == 1 else 's'}"
+
+
+def _hidden(report: Report, unsafe: bool) -> str:
+    """`` (N more with --unsafe-fixes)``, as ruff says that more would be fixed with the flag."""
+    if unsafe:
+        return ""
+    from .fix import applicable
+
+    hidden = sum(1 for f in report.findings if applicable(f, True) and not applicable(f))
+    return f" ({hidden} more with --unsafe-fixes)" if hidden else ""
 
 
 def _add_errors(report: Report, errors: list[InputError]) -> None:

@@ -219,6 +219,25 @@ probe = app.command("probe", help="Show this machine's GPUs in the order a train
 )
 
 
+@app.command("init")
+def init(
+    gpu: GpuOpt = None,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config",
+            metavar="FILE",
+            help="The file to write (default: .precheck.toml, else pyproject.toml, else a new .precheck.toml).",
+        ),
+    ] = None,
+) -> None:
+    """State the target hardware once: write `gpus = [...]` into the project configuration, from
+    --gpu or this machine's GPUs, so every check (CI, pre-commit, a laptop) gives the same result."""
+    from .init_command import run_init
+
+    raise typer.Exit(run_init(gpu, config))
+
+
 @app.command("rules")
 def list_rules(fmt: FormatOpt = "text") -> None:
     """List every rule: code, name, severity, summary."""

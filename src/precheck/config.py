@@ -146,6 +146,10 @@ class TrainingConfig:
     keys: dict[str, Sourced[Any]] = field(default_factory=dict)
     #: odd but readable input (duplicate keys, YAML 1.1 booleans)
     notes: list[SourceNote] = field(default_factory=list)
+    #: the file configures generation, evaluation or quantization, not training: set by a dialect
+    #: whose schema tells them apart (a recipe config that builds no optimizer). Rules about
+    #: training (numerics of training in fp16, the memory of training) do not apply to it
+    inference: bool = False
     #: which flavour of its framework the file is written for, set once by the dialect
     #: (a framework with several entry points: e.g. its own trainer or a library built on it)
     variant: str | None = None

@@ -17,12 +17,13 @@ from .discovery import iter_files
 from .errors import FileTooLarge, InputError, InternalError
 from .hardware import VISIBILITY_AMD, Hardware, cuda_order, env_order, with_count, with_visibility
 from .paths import check_within, resolved
-from .premises import judge, point_at_key, premises, rest_on_facts
+from .premises import at_run_time_values, judge, point_at_key, premises, rest_on_facts, within_schema
 from .references import attach
 from .resolve.plan import PrecisionPlan
 from .rules import RULES
 from .rules.base import Context, Finding, Rule, RuleStatus, Severity
 from .suppression import account, comments_of
+from .templates import HELM_NOTE, MARKERS_NOTE, config_format, has_markers, helm_template
 from .versions import ProjectVersions, VersionInfo, Versions, check_interpreter, clear_caches, collect
 
 DEVICE_VARIABLES = ("CUDA_DEVICE_ORDER", *VISIBILITY_AMD)
@@ -74,6 +75,8 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     #: set when hardware-dependent rules were skipped
     hardware_note: str | None = None
+    #: how many selected rules need the target hardware and were skipped (no GPU known)
+    hardware_rules_skipped: int = 0
     #: the lowest severity that fails the run (``--fail-on``, else the project's ``fail-on``)
     fail_on: Severity = Severity.ERROR
     #: where the target hardware came from when not from an argument or a probe
@@ -145,6 +148,7 @@ def run(
     active = list(RULES.values() if rules is None else rules)
     report = Report(hardware)
     if not hardware.known and any(r.hardware for r in active):
+        report.hardware_rules_skipped = sum(1 for r in active if r.hardware)
         report.hardware_note = (
             "no GPU found: rules that need the target hardware were skipped; "
             "name it with --gpu (e.g. --gpu A100-80GB) or --hardware FILE"
@@ -225,6 +229,9 @@ class _Checking:
                     result.skipped = "a folder too deep to search"
                     return
                 raise InputError(shown, "this folder cannot be read")
+            if self.command is None and "templates" in Path(os.path.abspath(file)).parts and helm_template(file):
+                result.skipped = HELM_NOTE
+                return
             documents = (
                 sources.load_runs(file, shown, self.hardware) if self.command is None else _command_runs(self.command)
             )
@@ -250,7 +257,9 @@ class _Checking:
                     project_versions=self.project_versions,
                 )
         except InputError as error:
-            if _passed_over(file, error, named):
+            if error.line is not None and _template(file):
+                result.skipped = MARKERS_NOTE
+            elif _passed_over(file, error, named):
                 where = f"{error.line}:{error.column}: " if error.line and error.column else ""
                 result.skipped = f"not parsable and not a training config ({where}{error.message})"
             else:
@@ -398,7 +407,8 @@ def devices_asked(config: TrainingConfig) -> int | None:
     """How many devices the run's launch needs on its machine: the highest index its
     ``CUDA_VISIBLE_DEVICES`` names (deepspeed ``--include``/``--num_gpus``, accelerate
     ``gpu_ids``), the workers it starts (torchrun ``--nproc_per_node``, accelerate
-    ``num_processes``), or the GPUs Slurm gives its node (``#SBATCH --gres=gpu:N``); None
+    ``num_processes``), the devices the framework's own config lists (``trainer.devices: 4``),
+    or the GPUs Slurm gives its node (``#SBATCH --gres=gpu:N``); None
     when it does not say."""
     counts: list[int] = []
     visible = config.env.get("CUDA_VISIBLE_DEVICES")
@@ -411,12 +421,27 @@ def devices_asked(config: TrainingConfig) -> int | None:
         if count is not None:
             counts.append(count)
     for source in (config, *config.attached.values()):
+        # the framework's own device list (``devices: 4`` → "0,1,2,3")
+        own = source.devices
+        indices = [e.strip() for e in str(own.value).split(",")] if own is not None and own.origin.in_file else []
+        if len(indices) > 1 and all(e.isdecimal() and len(e) <= 4 for e in indices):
+            counts.append(max(int(e) for e in indices) + 1)  # one device is what a card without a count means
         machines = source.setting("num_machines")
         nodes = machines.value if machines is not None and isinstance(machines.value, int) else 1
         if source.num_processes is not None and isinstance(source.num_processes.value, int) and nodes > 0:
             counts.append(source.num_processes.value // nodes)  # accelerate: num_processes over all machines
     counts = [c for c in counts if 0 < c <= 1024]
     return max(counts) if counts else None
+
+
+def _template(file: Path) -> bool:
+    """A config-format file that did not parse and holds Go/Jinja template markers."""
+    if not config_format(file):
+        return False
+    try:
+        return has_markers(read_ends(file, 256 * 1024).decode("utf-8", errors="replace"))
+    except (Refused, OSError):
+        return False
 
 
 def _looks_like_training_config(file: Path) -> bool:
@@ -466,7 +491,7 @@ def _check_document(
     result.config, result.plan, result.versions, result.hardware = config, plan, versions, hardware
     context = Context(config, plan, hardware, versions)
     findings = judge(run_rules(context, active), premises(document, config, context), context, active)
-    return point_at_key(findings, document)
+    return within_schema(point_at_key(at_run_time_values(findings, config), document), document)
 
 
 #: libraries whose version changes what several frameworks do (rules' messages, resolution)
@@ -540,7 +565,11 @@ def judge_versions(rule: Rule, finding: Finding, versions: Versions) -> Finding 
         cover = span.coverage(info.version)
         if cover == "none":
             return None
-        if cover == "some":
+        if cover == "some" and span.contains(info.version):
+            # the newest release the range allows behaves so: what a fresh install gets (DESIGN.md,
+            # "Findings rest on facts": a range is judged by its newest allowed release)
+            known.append(f"{info.name}{info.version} ({info.source}): its newest allowed release")
+        elif cover == "some":
             partly.append(f"{info.name}{info.version} ({info.source})")
             ranged = ranged or info.name
         else:

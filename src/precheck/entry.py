@@ -24,7 +24,7 @@ from .errors import InputError, PrecheckError
 from .escape import install, printable
 
 #: the typer app's commands (tests/test_cli_entry.py checks this against it)
-SUBCOMMANDS = {"check", "explain", "probe", "rules", "rule", "gpus", "smoke", "run"}
+SUBCOMMANDS = {"check", "explain", "probe", "rules", "rule", "gpus", "smoke", "run", "init"}
 #: the typer app's own options (not ``check``'s)
 ROOT_OPTIONS = ("-h", "--help", "--version", "-V", "--install-completion", "--show-completion")
 #: set by the shell when it asks for completions (typer's ``--install-completion`` script)
@@ -91,6 +91,12 @@ def main(argv: list[str] | None = None) -> None:
 
         app(prog_name="precheck")
     given = list(sys.argv[1:] if argv is None else argv)
+    if given in (["--version"], ["-V"]):  # answered before anything of the check is imported
+        from . import __version__
+
+        print(f"precheck {__version__}")
+        _checked_plainly = True
+        sys.exit(0)
     args = route(given)
     debug = "--debug" in args
     try:

@@ -191,16 +191,17 @@ def render_plain(report: Report) -> str:
     return "\n".join(printable(line) for line in lines)  # a newline in a path or key stays in its line
 
 
-def print_rich(report: Report) -> None:
-    """The same picture on a terminal: rich tables, arrows, colours and a coloured bar."""
+def print_rich(report: Report, width: int | None = None) -> None:
+    """The same picture on a terminal: arrows, colours and a coloured bar, every line wrapped to
+    the terminal's width (``width``: another width, for tests)."""
     from rich.console import Console, Group
     from rich.markup import escape
-    from rich.table import Table
+    from rich.padding import Padding
     from rich.text import Text
 
     from .explain_memory import memory_of
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, width=width)
     console.print(f"[bold]hardware[/]: {escape(report.hardware.describe())} [dim]({report.hardware.source})[/]")
     for error in report.errors:
         console.print(f"[bold]{escape(error.location())}[/]: [red]{escape(error.message)}[/]")
@@ -215,26 +216,20 @@ def print_rich(report: Report) -> None:
                 console.print(
                     f"  [dim]version[/]  {escape(info.name)} {escape(info.version)}  [dim]\\[{escape(info.source)}][/]"
                 )
-        flow = Table(box=None, show_header=False, padding=(0, 1), pad_edge=False)
-        flow.add_column(no_wrap=True)
-        flow.add_column(no_wrap=True)
-        flow.add_column(style="dim", overflow="fold")
+        # each setting on one line, its source wrapped below it at the terminal's width: a
+        # three-column table squeezed the source into a few characters on an 80-column terminal
         shown = [(label, getattr(result.plan, name)) for label, name in FLOW if getattr(result.plan, name) is not None]
+        console.print("  [bold]precision flow[/]")
         for index, (label, item) in enumerate(shown):
             value = value_text(item.value)
             arrow = "[cyan]●[/]" if index == 0 else "[cyan]↓[/]"
             style = _DTYPE_STYLE.get(value, "bold")
-            flow.add_row(f"  {arrow} [bold]{label}[/]", f"[{style}]{escape(value)}[/]", escape(str(item.origin)))
-        console.print("  [bold]precision flow[/]")
-        console.print(flow)
-        other = Table(box=None, show_header=False, padding=(0, 1), pad_edge=False)
-        other.add_column(no_wrap=True)
-        other.add_column(no_wrap=True)
-        other.add_column(style="dim", overflow="fold")
-        for name, item in _other_fields(result.plan).items():
-            other.add_row(f"    {name}", escape(value_text(item.value)), escape(str(item.origin)))
+            console.print(f"    {arrow} [bold]{label:<17}[/] [{style}]{escape(value)}[/]")
+            console.print(Padding(Text(str(item.origin), style="dim"), (0, 0, 0, 8), expand=False))
         console.print("  [bold]other settings[/]")
-        console.print(other)
+        for name, item in _other_fields(result.plan).items():
+            console.print(f"    {name:<23} {escape(value_text(item.value))}")
+            console.print(Padding(Text(str(item.origin), style="dim"), (0, 0, 0, 8), expand=False))
         if result.plan.overrides:
             console.print("  [bold]overridden[/]")
             for o in result.plan.overrides:

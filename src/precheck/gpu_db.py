@@ -83,7 +83,7 @@ def custom_model(major: int, minor: int, memory_gib: float) -> GpuModel:
     """A card the database lacks, described by compute capability and memory.
 
     Capabilities follow from the compute capability alone, by the same thresholds the
-    database uses (bf16/tf32/FlashAttention-2 from sm_80, fp8 from sm_89, FA3 on sm_90).
+    database uses (bf16/tf32/FlashAttention-2 from sm_80, fp8 from sm_89, FA3 from sm_80 to sm_90).
     """
     cc = (major, minor)
     return GpuModel(
@@ -101,7 +101,7 @@ def custom_model(major: int, minor: int, memory_gib: float) -> GpuModel:
         tf32=cc >= (8, 0),
         fp8=cc >= (8, 9),
         flash_attention_2=cc >= (8, 0),
-        flash_attention_3=cc == (9, 0),
+        flash_attention_3=(8, 0) <= cc <= (9, 0),
         source=("derived from compute capability",),
     )
 

@@ -26,7 +26,9 @@ from .gpu_db import GpuModel, custom_model, database
 HardwareSource = Literal["profile", "probe", "file", "none"]
 
 _COUNT = re.compile(r"^\s*(\d+)\s*[x×*]\s*(.+?)\s*$", re.IGNORECASE)
-_CUSTOM = re.compile(r"^\s*sm_?(\d)(\d+)\s*[:/ ]\s*(\d+(?:\.\d+)?)\s*gi?b?\s*$", re.IGNORECASE)
+#: ``sm_86:48GB``, ``sm_100:180GB``, ``sm_90a:80GB``: CUDA's ``sm_XY`` names capability X.Y with the
+#: minor version as the last digit (``sm_100`` is 10.0, ``sm_120`` 12.0; nvcc ``-arch`` spelling)
+_CUSTOM = re.compile(r"^\s*sm_?(\d+)(\d)[af]?\s*[:/ ]\s*(\d+(?:\.\d+)?)\s*gi?b?\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)

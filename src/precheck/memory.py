@@ -141,11 +141,20 @@ def dims_for(config: TrainingConfig) -> Dims | None:
 def trains_adapters(config: TrainingConfig) -> bool:
     """Whether the run trains adapters on a frozen base (LoRA, QLoRA) rather than every weight."""
     if config.train_type is None:
-        # a framework whose default train type is LoRA (see the trait for which)
-        adapters = config.traits.estimates_unset_method_as_lora
+        # a framework whose default training method is LoRA (the trait; each framework cites its source)
+        adapters = config.traits.lora_by_default
     else:
         adapters = str(config.train_type.value).lower() not in ("full", "none", "")
     return adapters or config.quantization_bits is not None
+
+
+def quantized_bits(config: TrainingConfig, plan: PrecisionPlan) -> int | None:
+    """4 or 8 when the base is quantized: a file's key, or the plan's load dtype ``int4``/``int8``
+    (a framework's default 4-bit backbone)."""
+    if config.quantization_bits is not None:
+        return int(config.quantization_bits.value)
+    load = str(plan.load_dtype.value)
+    return int(load[3:]) if load in ("int4", "int8") else None
 
 
 def gib(value: float) -> str:
@@ -221,13 +230,14 @@ def estimate(config: TrainingConfig, plan: PrecisionPlan, dims: Dims, devices: i
     devices = max(devices, 1)
     out = Estimate(devices)
     n = dims.params
-    adapters = trains_adapters(config)
+    adapters = trains_adapters(config) or quantized_bits(config, plan) is not None
     counted = config.trainable_params  # --deep: the adapters PEFT adds, counted on the meta device
     trainable = (counted.value if counted is not None else lora_params(dims)) if adapters else n
     out.trainable = trainable
     param = _dtype_bytes(plan.param_dtype.value)
-    if config.quantization_bits is not None:
-        base = NF4_BYTES if config.quantization_bits.value == 4 else INT8_BYTES
+    bits = quantized_bits(config, plan)
+    if bits is not None:
+        base = NF4_BYTES if bits == 4 else INT8_BYTES
     elif adapters:  # the frozen base stays as loaded
         base = _dtype_bytes(plan.load_dtype.value if plan.load_dtype.value != "auto" else None)
     else:  # a full fine-tune trains the weights in the parameter dtype (DeepSpeed casts them)

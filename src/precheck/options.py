@@ -103,7 +103,8 @@ class CheckOptions(NamedTuple):
         str | None, value("--hardware", metavar="FILE", help="Hardware file written by `precheck probe --json`.")
     ] = None
     format: Annotated[
-        str, value("--format", metavar="FORMAT", help="Output format: text, concise, json, sarif or github.")
+        str,
+        value("--format", metavar="FORMAT", help="Output format: text, concise, json, sarif, github, gitlab or junit."),
     ] = "text"
     select: Annotated[
         tuple[str, ...] | None, values("--select", metavar="RULES", help="Rules to run: code, prefix, name or ALL.")
@@ -146,6 +147,22 @@ class CheckOptions(NamedTuple):
     unsafe_fixes: Annotated[bool, flag("--unsafe-fixes", help="With --fix or --diff, apply the unsafe fixes too.")] = (
         False
     )
+    add_noqa: Annotated[
+        bool,
+        flag(
+            "--add-noqa",
+            help="Silence today's findings: `# precheck: ignore[CODE]` on each one's line "
+            "(JSON: a per-file-ignores entry in the project configuration).",
+        ),
+    ] = False
+    baseline: Annotated[
+        str | None,
+        value("--baseline", metavar="FILE", help="Report only the findings that are not in FILE (--write-baseline)."),
+    ] = None
+    write_baseline: Annotated[
+        str | None,
+        value("--write-baseline", metavar="FILE", help="Write today's findings to FILE, to check new ones against."),
+    ] = None
     show_unused_suppressions: Annotated[
         bool, flag("--show-unused-suppressions", help="Report `# precheck: ignore` comments that silence nothing.")
     ] = False

@@ -164,7 +164,17 @@ def marker_holds(marker: str) -> bool:
 
 
 def pyproject(path: Path) -> Iterator[Pin]:
-    """PEP 621 dependency strings and Poetry dependency tables."""
+    """PEP 621 dependency strings and Poetry dependency tables. Optional extras
+    (``[project.optional-dependencies]``), dependency groups and Poetry's dev/group tables
+    are not the run's pins: they say what the package needs for a feature, a test or a
+    tool (precheck's own ``hf = ["torch>=2.1", ...]`` says nothing about a config in its
+    ``examples/``), and whether a run installs them is not known."""
+    for pin, optional in _pyproject(path):
+        if not optional:
+            yield pin
+
+
+def _pyproject(path: Path) -> Iterator[tuple[Pin, bool]]:
     section = ""
     for number, line in enumerate(_lines(path), start=1):
         header = re.match(r"^\s*\[([^\]]+)\]", line)
@@ -174,16 +184,18 @@ def pyproject(path: Path) -> Iterator[Pin]:
         if section.startswith("tool.poetry") and "dependencies" in section:
             match = _POETRY_DEP.match(line)
             if match and match.group(1) != "python":
-                yield canonical(match.group(1)), match.group(2), number
+                optional = "group" in section or "dev-dependencies" in section
+                yield (canonical(match.group(1)), match.group(2), number), optional
                 continue
         if section.startswith(("project", "dependency-groups")) and not line.lstrip().startswith("requires-python"):
+            optional = section != "project"
             for quoted in _QUOTED.finditer(line):
                 parsed = requirement(quoted.group(1), markers=False)
                 if parsed is not None:
-                    yield parsed[0], parsed[1], number
+                    yield (parsed[0], parsed[1], number), optional
             continue
         for match in _QUOTED_REQ.finditer(line):
-            yield canonical(match.group(1)), match.group(2), number
+            yield (canonical(match.group(1)), match.group(2), number), False
 
 
 def lock(path: Path) -> Iterator[Pin]:
@@ -204,11 +216,15 @@ def lock(path: Path) -> Iterator[Pin]:
 
 
 def conda(path: Path) -> Iterator[Pin]:
-    """conda ``environment.yml``: ``- trl=0.18.2`` and pip's ``- trl==0.18.2``."""
+    """conda ``environment.yml``: ``- trl==0.18.2`` (that release) and ``- trl=0.18`` (the
+    range ``==0.18.*``: conda's single ``=`` matches the releases that start so)."""
     for number, line in enumerate(_lines(path), start=1):
         match = _CONDA.match(line)
         if match:
-            yield canonical(match.group(1)), match.group(3), number
+            version = match.group(3)
+            if match.group(2) == "=":  # conda's ``=2.1`` is every 2.1.x release (MatchSpec's fuzzy match)
+                version = "==" + (version if version.endswith("*") else version.rstrip(".") + ".*")
+            yield canonical(match.group(1)), version, number
 
 
 def pins_in(path: Path) -> Iterator[tuple[Path, str, str, int]]:

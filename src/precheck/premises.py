@@ -40,6 +40,7 @@ from . import resolve
 from .config import TrainingConfig
 from .provenance import Origin, Sourced
 from .rules.base import Context, Finding, Rule, Severity
+from .sources.interpolation import INTERPOLATED
 from .sources.nodes import Document
 
 #: keys of a value left out as a run-time value → the TrainingConfig field it would set
@@ -70,6 +71,11 @@ def consumer_unread(document: Document, config: TrainingConfig) -> str | None:
     if not config.traits.arguments_for_user_script or document.format in ("python", "notebook"):
         return None
     if document.script_keys:  # the launched script's own schema and code were read
+        if document.script_own_loop and document.script is not None:
+            # it builds no transformers/TRL trainer: its flags look like TrainingArguments,
+            # but the HF Trainer's defaults are not the run's (DESIGN.md: a framework's
+            # defaults only where its entry point runs)
+            return f"`{document.script}`'s own training loop (it constructs no transformers Trainer)"
         return None
     if document.script is not None:
         return f"`{document.script}`" + ("" if document.script_path else " (not found)")
@@ -84,7 +90,7 @@ def _runtime_keys(config: TrainingConfig) -> dict[str, str]:
     """Fields whose value the run's files set only at run time → the key as written."""
     out: dict[str, str] = {}
     for note in config.notes:
-        if note.kind not in ("unresolved-value", "unresolved") or not note.key:
+        if note.kind not in ("unresolved-value", "unresolved", INTERPOLATED) or not note.key:
             continue
         name = note.key.lstrip("-").replace("-", "_")
         if name in _FIELDS:
@@ -203,6 +209,71 @@ def judge(findings: list[Finding], premises_: list[Premise], context: Context, r
             and not all(persists(finding, rule, what_if(p, value)) for value in p.alternatives)
         )
         out.append(rest_on_facts(replace(finding, assumptions=assumed)) if assumed else finding)
+    return out
+
+
+def at_run_time_values(findings: list[Finding], config: TrainingConfig) -> list[Finding]:
+    """A finding at a value the run sets only at run time (an OmegaConf ``${oc.env:X,bf16}``,
+    a ``${{ }}`` expression: :mod:`precheck.sources.interpolation`) rests on what precheck
+    took for it: at most a warning that names it."""
+    places: dict[tuple[str, int], str] = {}
+    pending, seen = [config], 0
+    while pending and seen < 64:
+        item, seen = pending.pop(0), seen + 1
+        for note in item.notes:
+            if note.kind == INTERPOLATED:
+                places.setdefault((note.path or item.path, note.line), note.message)
+        pending.extend(item.attached.values())
+    if not places:
+        return findings
+    out = []
+    for finding in findings:
+        said = [
+            places[(o.path, o.line)]
+            for o in (finding.origin, *finding.related)
+            if o.path is not None and o.line is not None and (o.path, o.line) in places
+        ]
+        said = [m for m in dict.fromkeys(said) if m not in finding.assumptions]
+        if not said:
+            out.append(finding)
+            continue
+        fix = finding.fix
+        if fix is not None and any((e.path, e.line) in places for e in fix.edits):
+            # writing a constant over the interpolation would drop what the run sets: say it, do not apply it
+            fix = replace(fix, edits=tuple(e for e in fix.edits if (e.path, e.line) not in places))
+        judged = rest_on_facts(replace(finding, fix=fix, assumptions=tuple(said)))  # says only the new ones
+        out.append(replace(judged, assumptions=(*finding.assumptions, *said)))
+    return out
+
+
+def within_schema(findings: list[Finding], document: Document) -> list[Finding]:
+    """A fix that adds a flag the launched script does not define would make its parser stop
+    (argparse: ``unrecognized arguments``): where the script's options are known and closed,
+    such an edit is left out and the fix says to state the setting in the script instead."""
+    defined = document.script_keys
+    if not defined or not document.script_closed:
+        return findings
+    out = []
+    for finding in findings:
+        fix = finding.fix
+        if fix is None:
+            out.append(finding)
+            continue
+        foreign = [
+            e
+            for e in fix.edits
+            if e.line is None
+            and not e.remove
+            and e.path == document.path
+            and e.key.lstrip("-").replace("-", "_") not in defined
+        ]
+        if not foreign:
+            out.append(finding)
+            continue
+        names = ", ".join(f"`--{e.key.lstrip('-')}`" for e in foreign)
+        kept = tuple(e for e in fix.edits if e not in foreign)
+        said = f"{fix.description} ({document.script or 'the script'} defines no {names}: set it in the script)"
+        out.append(replace(finding, fix=replace(fix, description=said, edits=kept)))
     return out
 
 

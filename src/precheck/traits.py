@@ -27,7 +27,8 @@ class Traits:
     fills_deepspeed_auto: bool = False
     #: known to hand a DeepSpeed file over without filling its ``"auto"`` values
     keeps_deepspeed_auto: bool = False
-    #: the training method defaults to LoRA when the files do not say
+    #: the training method defaults to LoRA when the files do not say (the memory estimate
+    #: counts adapters then)
     lora_by_default: bool = False
     #: the launcher may shard the run when the files say nothing about sharding
     launcher_shards: bool = False
@@ -90,15 +91,14 @@ class Traits:
     #: its resolver trains adapters when the files name no training method
     #: (``is_adapter_training(config, "lora")``); the smoke step follows it
     resolves_unset_method_as_lora: bool = False
-    #: the memory estimate counts adapters when the files name no training method. Narrower
-    #: than ``lora_by_default`` and ``resolves_unset_method_as_lora``, as precheck has
-    #: always estimated: making the three one changes findings
-    estimates_unset_method_as_lora: bool = False
     #: the framework's name as findings write it (a message about the run's framework)
     label: str = ""
     #: its Trainer refuses ``gradient_accumulation_steps`` in a DeepSpeed file (it sets the
     #: key itself): the fact id of what it raises (:func:`precheck.facts.quote`); None: no such check
     refuses_deepspeed_accumulation: str | None = None
+    #: refuses fp8 below compute capability 9.0 itself (sm_89 cards included): ``(span, message)``
+    #: fact ids, the releases that do and what they raise; None: the fp8 backend's own sm_89 bound
+    fp8_refused_below_hopper: tuple[str, str] | None = None
     #: the variants (``TrainingConfig.variant``) that run their own loop, not the framework's Trainer
     own_loop_variants: frozenset[str] = frozenset()
 

@@ -189,6 +189,27 @@ class Versions:
             return found, f"{span.package}{info.version} ({info.source}) allows releases either side of {span}: newest"
         return found, f"{span.package} {info.version} ({info.source})"
 
+    def older_than(self, package: str, release: str) -> str:
+        """Whether the run's release of ``package`` is older than ``release``: "all" (an exact
+        release, or a range whose every allowed release is), "some" (a range that allows
+        releases on both sides: its newest is not older), "none" (not older, or not known: the
+        newest release). Never compare a pin's text as a version: a range (``>=2.6.1``) has
+        no leading release number and would read as 0."""
+        info = self.get(package)
+        if info is None:
+            return "none"
+        return VersionRange(package, None, release).coverage(info.version)
+
+    def range_note(self, package: str, release: str) -> str:
+        """The assumption of a finding that only releases older than ``release`` allowed by
+        the run's range of ``package`` have (DESIGN.md, "Findings rest on facts")."""
+        info = self.get(package)
+        spec = f"{info.version} ({info.source})" if info is not None else ""
+        return (
+            f"{package} {spec} allows releases before {release}, which behave so, and later ones, which do not: "
+            f"pin the exact release ({package}==VERSION) or pass --assume-version {package}==VERSION"
+        )
+
     def as_dict(self) -> dict[str, dict[str, str]]:
         return {n: {"version": v.version, "source": v.source} for n, v in sorted(self.known.items())}
 
@@ -464,12 +485,12 @@ def _collect(
         for name, version in installed_in(python, tuple(sorted(missing | ranges))).items():
             if name in missing:
                 known[name] = VersionInfo(name, version, "installed")
-            elif _allows(known[name].version, version):
+            elif allows(known[name].version, version):
                 known[name] = VersionInfo(name, version, f"installed, within {known[name].source}")
     return Versions(known)
 
 
-def _allows(spec: str, version: str) -> bool:
+def allows(spec: str, version: str) -> bool:
     """Whether the installed ``version`` lies in the range ``spec`` (pre-releases included)."""
     items = _specifiers(spec)
     if not items:

@@ -18,6 +18,7 @@ CASES = [
     Case("bf16 flag on a V100", "PC101", HF_BF16, ["V100"], {(4, 1)}),
     Case("bf16 flag on a T4", "PC101", HF_BF16, ["T4"], {(4, 1)}),
     Case("fixed: fp16 on a V100", "PC101", HF_FP16, ["V100"]),
+    Case("bf16 flag on a custom sm_100 card (compute capability 10.0)", "PC101", HF_BF16, ["sm_100:180GB"]),
     Case("bf16 on an A100 is native", "PC101", HF_BF16, ["A100"]),
     Case("one V100 among A100s bounds the plan", "PC101", HF_BF16, ["A100", "V100"], {(4, 1)}),
     Case("CUDA_VISIBLE_DEVICES hides the V100", "PC101", HF_BF16, ["A100", "V100"], env={"CUDA_VISIBLE_DEVICES": "0"}),

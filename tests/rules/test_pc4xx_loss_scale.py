@@ -3,6 +3,7 @@ import json
 import pytest
 
 from helpers import Case, check_case, run_case
+from precheck.rules.base import Severity
 
 LIGHTNING = "trainer:\n  precision: 16-true\n  devices: 1\n  max_epochs: 1\nmodel:\n  class_path: m.M\n"
 HF = "model_name_or_path: m\noutput_dir: out\nlearning_rate: 1.0e-5\n"
@@ -146,3 +147,14 @@ def test_invalid_values_quote_deepspeed() -> None:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case(case: Case) -> None:
     check_case(case)
+
+
+def test_no_floor_before_0_19_3_is_a_warning_naming_its_premise() -> None:
+    """DeepSpeed < 0.19.3 takes min_loss_scale <= 0 as no floor (loss_scaler.py:273@0.19.2): the run
+    starts and goes on; from 0.19.3 the config is refused (precision_config.py:196@0.19.3)."""
+    config = ds(fp16={"enabled": True, "loss_scale": 0, "min_loss_scale": 0}, zero_optimization=Z2)
+    old = run_case(Case("old", "PC407", config, fmt="json", versions={"deepspeed": "0.19.2"}))
+    assert [f.severity for f in old] == [Severity.WARNING] and "no floor" in old[0].message
+    assert "overflow" in old[0].message and "deepspeed 0.19.2" in old[0].message
+    new = run_case(Case("new", "PC407", config, fmt="json", versions={"deepspeed": "0.19.3"}))
+    assert [f.severity for f in new] == [Severity.ERROR] and "must be > 0" in new[0].message

@@ -52,6 +52,38 @@ enable_kv_cache: True
 quantizer: null
 """
 
+#: torchtune 0.6.1 recipes/configs/llama3_3/70B_generation_distributed.yaml, dtype fp16
+TORCHTUNE_GENERATION_LLAMA3 = """
+# tune run --nproc_per_node 8 dev/generate_v2_distributed --config llama3_3/70B_generation_distributed
+output_dir: ./
+model:
+  _component_: torchtune.models.llama3_3.llama3_3_70b
+tensor_parallel_plan:
+  _component_: torchtune.models.llama3.base_llama_tp_plan
+tokenizer:
+  _component_: torchtune.models.llama3.llama3_tokenizer
+  path: /tmp/Llama-3.3-70B-Instruct/original/tokenizer.model
+  prompt_template: null
+  max_seq_len: 8192
+checkpointer:
+  _component_: torchtune.training.FullModelHFCheckpointer
+  checkpoint_dir: /tmp/Llama-3.3-70B-Instruct/
+  checkpoint_files:
+    filename_format: model-{}-of-{}.safetensors
+    max_filename: "00030"
+  recipe_checkpoint: null
+  output_dir: ${output_dir}
+  model_type: LLAMA3
+device: cuda
+dtype: fp16
+seed: 1234
+prompt:
+  system: null
+  user:
+    text: Tell a joke.
+max_new_tokens: 200
+"""
+
 TORCHTUNE_NESTED = """
 model:
   _component_: torchtune.models.llama3_2.lora_llama3_2_1b
@@ -179,6 +211,9 @@ CASES = [
     Case("fixed: torchtune bf16", "PC701", TORCHTUNE.format(dtype="bf16"), ["A100"]),
     Case("torchtune generation.yaml takes fp16 (generate.py)", "PC701", TORCHTUNE_GENERATION, ["T4"]),
     Case("torchtune fp32 is fine", "PC701", TORCHTUNE.format(dtype="fp32"), ["V100"]),
+    # a generation config trains nothing: no fp16-on-bf16-model warning, no training-memory estimate
+    Case("torchtune Llama 3 generation in fp16 trains nothing", "PC202", TORCHTUNE_GENERATION_LLAMA3, ["8xA100-80GB"]),
+    Case("torchtune generation.yaml: no training memory on a V100", "PC801", TORCHTUNE_GENERATION, ["V100"]),
     # PC702: torchtune's own spellings
     Case("torchtune dtype bfloat16", "PC702", TORCHTUNE.format(dtype="bfloat16"), expect={(10, 1)}),
     Case("torchtune dtype float32", "PC702", TORCHTUNE.format(dtype="float32"), expect={(10, 1)}),

@@ -11,6 +11,44 @@ from precheck.memory import GIB, Dims, estimate
 from precheck.provenance import Origin, Sourced
 from precheck.resolve.plan import PrecisionPlan
 
+#: LLaMA-Factory examples/train_lora/qwen3_lora_sft.yaml without `finetuning_type` (its default is
+#: "lora", hparams/finetuning_args.py:464@0.9.5), on an 8B model
+LLAMA_FACTORY_DEFAULT_METHOD = """
+model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct
+trust_remote_code: true
+stage: sft
+do_train: true
+lora_rank: 8
+lora_target: all
+dataset: identity,alpaca_en_demo
+template: qwen3_nothink
+cutoff_len: 2048
+output_dir: saves/qwen3-4b/lora/sft
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+learning_rate: 1.0e-4
+bf16: true
+"""
+
+#: h2o-llmstudio examples/example_oasst2.yaml without the keys at their defaults (backbone_dtype int4,
+#: gradient_checkpointing true, lora true: python_configs/text_causal_language_modeling_config.py@v1.14.9)
+H2O_DEFAULTS = """
+environment:
+    mixed_precision: true
+    mixed_precision_dtype: bfloat16
+    gpus:
+    - '0'
+experiment_name: example_oasst2
+llm_backbone: meta-llama/Meta-Llama-3-8B
+problem_type: text_causal_language_modeling
+tokenizer:
+    max_length: 512
+training:
+    batch_size: 2
+    lora_r: 4
+    optimizer: AdamW
+"""
+
 FULL_7B = """
 model_name_or_path: meta-llama/Llama-2-7b-hf
 output_dir: out
@@ -25,6 +63,17 @@ ZERO3 = {
 }
 
 CASES = [
+    # frameworks whose default method is LoRA: the estimate counts adapters (the lora_by_default trait)
+    Case("LLaMA-Factory's default finetuning_type is lora", "PC801", LLAMA_FACTORY_DEFAULT_METHOD, ["1xRTX 4090"]),
+    Case(
+        "LLaMA-Factory full fine-tune stated",
+        "PC801",
+        LLAMA_FACTORY_DEFAULT_METHOD + "finetuning_type: full\n",
+        ["1xRTX 4090"],
+        {(11, 1)},
+    ),
+    Case("H2O LLM Studio defaults: int4 backbone, LoRA, checkpointing", "PC801", H2O_DEFAULTS, ["1xRTX 4090"]),
+    Case("H2O LLM Studio defaults near no limit", "PC802", H2O_DEFAULTS, ["1xRTX 4090"]),
     Case(
         "7B full fine-tune, fp32 AdamW, one 24 GB card",
         "PC801",
@@ -45,7 +94,8 @@ CASES = [
         "7B LoRA in bf16, batch 7 of 2048 tokens, one 80 GB card: near the limit",
         "PC802",
         "model_name_or_path: meta-llama/Llama-2-7b-hf\noutput_dir: o\nlearning_rate: 1\n"
-        "torch_dtype: bfloat16\nuse_peft: true\nbf16: true\nper_device_train_batch_size: 7\nmax_seq_length: 2048\n",
+        "torch_dtype: bfloat16\nuse_peft: true\nbf16: true\nper_device_train_batch_size: 7\nmax_seq_length: 2048\n"
+        "gradient_checkpointing: false\n",  # TRL's configs (use_peft) turn it on by default from 0.22
         ["A100-80GB"],
         {(7, 1)},
     ),

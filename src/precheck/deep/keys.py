@@ -38,7 +38,7 @@ from ..config import TrainingConfig
 from ..facts import quote
 from ..frameworks import BY_NAME
 from ..frameworks.hf_trainer.dialect import MODEL_KEYS, TRL_FIELDS
-from ..versions import Versions, version_key
+from ..versions import Versions, allows, is_exact, version_key
 from .history import TRAINING_ARGUMENTS, TRL_MODEL_CONFIG, KeyHistory, describe
 from .notes import DEPRECATED_KEY, REMOVED_KEY, UNKNOWN_KEY, DeepNote
 
@@ -287,7 +287,12 @@ def _deprecated(
 def _pin_note(schema: Schema, versions: Versions | None) -> str:
     """A caution when the run's files pin another transformers than the one installed here."""
     info = versions.get("transformers") if versions is not None else None
-    if info is None or info.source == "installed" or version_key(info.version) == version_key(schema.transformers):
+    if info is None or info.source == "installed":
+        return ""
+    if is_exact(info.version):
+        if version_key(info.version) == version_key(schema.transformers):
+            return ""
+    elif allows(info.version, schema.transformers):  # a range the installed release lies in
         return ""
     return (
         f" (the run says transformers {info.version} ({info.source}); --deep asked the installed "

@@ -14,7 +14,7 @@ from ..escape import printable, workflow_commands
 if TYPE_CHECKING:
     from ..engine import Report
 
-FORMATS = ("text", "concise", "json", "sarif", "github")
+FORMATS = ("text", "concise", "json", "sarif", "github", "gitlab", "junit")
 COLORS = ("auto", "always", "never")
 
 
@@ -50,6 +50,14 @@ def render(report: Report, fmt: str) -> str:
         from . import github
 
         return github.render(report)
+    if fmt == "gitlab":
+        from . import gitlab
+
+        return gitlab.render(report)
+    if fmt == "junit":
+        from . import junit
+
+        return junit.render(report)
     if fmt == "concise":
         from . import concise
 
@@ -81,7 +89,8 @@ def emit(report: Report, fmt: str, color: str | None = "auto", quiet: bool = Fal
     if output:
         with workflow_commands() if fmt == "github" else contextlib.nullcontext():
             print(output, flush=True)  # its own commands, their data escaped (github.py)
-    if fmt == "concise" and report.hardware_note and not quiet:  # stdout keeps one line per finding
+    # stdout keeps one line per finding; no GPU known: check_command warns on stderr instead
+    if fmt == "concise" and report.hardware_note and not report.hardware_rules_skipped and not quiet:
         print(f"precheck: info: {printable(report.hardware_note)}", file=sys.stderr)
 
 

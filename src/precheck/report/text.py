@@ -217,8 +217,13 @@ def summary(report: Report) -> str:
 
 def notes(report: Report) -> list[str]:
     """Files named on the command line that were passed over (they do not parse and are no
-    training config), and configs checked because they name a file given alone."""
-    out = [f"{f.path}: note: skipped, {f.skipped}" for f in report.files if f.named and f.skipped]
+    training config), templates (named or found in a folder), and configs checked because they
+    name a file given alone."""
+    from ..templates import NOTES
+
+    out = [
+        f"{f.path}: note: skipped, {f.skipped}" for f in report.files if f.skipped and (f.named or f.skipped in NOTES)
+    ]
     out += [f"{f.path}: note: checked too, it names {', '.join(f.names)}" for f in report.files if f.names]
     return out
 
@@ -249,7 +254,7 @@ def render_plain(report: Report, color: bool = False, quiet: bool = False) -> li
         out.extend(finding_lines(finding, paint, lines))
     if quiet:
         return out
-    if report.hardware_note:
+    if report.hardware_note and not report.hardware_rules_skipped:  # else: a warning on stderr
         out.append(f"{paint(_SEVERITY[Severity.INFO], 'info')}: {shown(report.hardware_note)}")
     out.append(paint(_DIM, summary(report)))
     more = fixable_line(report.findings)

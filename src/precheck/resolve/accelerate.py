@@ -80,6 +80,7 @@ from ..provenance import Origin, Sourced
 from ..sources import Node
 from ..versions import Versions
 from .deepspeed import ACCELERATE_IGNORED, IGNORED_BESIDE_FILE, Switches, engine
+from .deepspeed_accelerate import from_config_file
 from .plan import Override, OverrideKind, PrecisionPlan
 
 HALF = {"fp16": "float16", "bf16": "bfloat16", "fp8": "bfloat16"}
@@ -131,7 +132,11 @@ def _entry(config: TrainingConfig, block: str, name: str, prefix: str = "") -> t
 
 
 def _sourced(config: TrainingConfig, path: str, node: Node, value: Any) -> Sourced[Any]:
+    """``value`` at ``node``: in the file the node was read from (a launch's ``--config_file``
+    merged into a shell script's run keeps its own file and format), else the config's."""
     line, column = node.anchor
+    if node.path is not None and node.path != config.path:  # as dialects.base.origin_of: not its format
+        return Sourced(value, Origin("file", node.path, line, column, path))
     return Sourced(value, Origin("file", config.path, line, column, path, format=config.format or None))
 
 
@@ -282,12 +287,13 @@ def _refused_beside_file(config: TrainingConfig, overrides: list[Override]) -> N
     if ref is None:
         return
     for key, node in _block(config, "deepspeed_config").items():
-        if key in REFUSED_BESIDE_FILE:
+        loser = _sourced(config, f"deepspeed_config.{key}", node, node.plain())
+        if key in REFUSED_BESIDE_FILE and from_config_file(loser.origin):  # a launch flag is accepted
             overrides.append(
                 Override(
                     field=key,
                     winner=ref,
-                    loser=_sourced(config, f"deepspeed_config.{key}", node, node.plain()),
+                    loser=loser,
                     reason="with a deepspeed_config_file `accelerate launch` refuses accelerate's own DeepSpeed "
                     "settings: DeepSpeedPlugin._deepspeed_config_checks raises ValueError "
                     f'"{ACCELERATE_IGNORED}"',

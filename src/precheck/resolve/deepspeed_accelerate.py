@@ -45,6 +45,25 @@ IGNORED_BESIDE_FILE = [
 ACCELERATE_IGNORED = quote("accelerate.ds_config_file_ignores", ignored=IGNORED_BESIDE_FILE)
 
 
+def from_config_file(origin: Origin) -> bool:
+    """A setting read from an accelerate config file, not given as a launch flag.
+
+    ``accelerate launch`` refuses accelerate's own DeepSpeed settings and ``mixed_precision``
+    beside a ``deepspeed_config_file`` only when they come from the config file: it lists
+    ``defaults.deepspeed_config``'s keys, and ``mixed_precision`` only when
+    ``mp_from_config_flag`` (set when ``--mixed_precision`` was not given and the config file
+    has it), in ``ACCELERATE_CONFIG_DS_FIELDS`` (``accelerate/commands/launch.py:1287-1292``,
+    ``:1392-1397@1.15.0``), and ``DeepSpeedPlugin._deepspeed_config_checks`` raises only for
+    those (``accelerate/utils/dataclasses.py:1507-1532@1.15.0``). A flag
+    (``--mixed_precision bf16 --use_deepspeed --deepspeed_config_file ds.json``) is accepted:
+    the file's ``"auto"`` values are filled from it."""
+    if not origin.in_file:
+        return False
+    if origin.format is not None:  # a key of the document itself: the accelerate config, or a launch's flag
+        return origin.format in ("yaml", "json")
+    return str(origin.path).lower().endswith((".yaml", ".yml", ".json"))  # a file a launch merged in
+
+
 def integrated_stage(ds: TrainingConfig) -> Sourced[int]:
     auto = auto_key(ds, "zero_optimization.stage")
     if ds.zero_stage is None and auto is not None:
@@ -136,8 +155,8 @@ def accelerate_switches(main: TrainingConfig, ds: TrainingConfig) -> tuple[Switc
     if (
         named_file
         and main.mixed_precision is not None
-        and main.mixed_precision.origin.in_file
         and main.dialect == "accelerate"
+        and from_config_file(main.mixed_precision.origin)
     ):
         overrides.append(
             Override(

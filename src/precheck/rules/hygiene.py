@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from ..provenance import Origin
 from ..script_files import script_kind
 from .base import Context, Finding, Fix, RuleStatus, Severity, rule
+
+#: the closest known key a dialect names in an unknown-key note (``; did you mean `bf16`?``)
+_SUGGESTION = re.compile(r"; did you mean `([^`]+)`\?")
 
 
 def _notes(ctx: Context, kind: str) -> Iterator[tuple[Origin, str]]:
@@ -170,7 +174,15 @@ def unknown_key(ctx: Context) -> Iterator[Finding]:
     Spell the key as the framework does (the message names the closest one), or remove it.
     """
     for origin, message in _notes(ctx, "unknown-key"):
-        yield Finding(origin, message, Fix("rename the key to the one the framework reads, or remove it"))
+        close = _SUGGESTION.search(message)
+        if close is None:
+            yield Finding(origin, message, Fix("rename the key to the one the framework reads, or remove it"))
+        else:  # the did-you-mean the dialect found, in the help line the text output shows
+            name = close.group(1)
+            key = origin.key or ""
+            # a nested key (`fsdp_config.fsdp_x`) keeps its table: the suggestion names the last part
+            full = f"{key.rsplit('.', 1)[0]}.{name}" if "." in key and "." not in name else name
+            yield Finding(origin, message, Fix(f"did you mean {name}? rename `{key}` to `{full}`, or remove it"))
 
 
 @rule("PC906", "quoted-boolean", Severity.WARNING)

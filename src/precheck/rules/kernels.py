@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..facts import quote
+from ..facts import quote, span
 from ..hardware import Device, devices_label
 from .base import Context, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
 from .device import used_devices
@@ -15,9 +15,11 @@ FLASH_MIN_CC = {
         (8, 0),
         f'FlashAttention-2: "RuntimeError: {quote("flash-attn.needs_ampere")}"',
     ),
+    # the hopper/ build runs on sm_80+ since January 2025 (flash-attention v2.7.3; before, "FlashAttention-3
+    # only supports Hopper GPUs or newer."), and transformers 5.x asks compute capability 8 of it
     "flash_attention_3": (
-        (9, 0),
-        f'FlashAttention-3 (hopper/ build): "RuntimeError: {quote("flash-attn.fa3_needs_hopper")}"',
+        (8, 0),
+        f'FlashAttention-3 (hopper/ build): "RuntimeError: {quote("flash-attn.fa3_needs_ampere")}"',
     ),
     "flash_attention_4": (
         (9, 0),
@@ -105,6 +107,12 @@ def fp8_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     execution."; torchao's float8 training needs sm_89 as well. MS-AMP keeps fp8 weights
     and optimizer states on Ampere but computes in fp16/bf16 there.
 
+    A framework whose own config validation asks for sm_90 (its `fp8_refused_below_hopper`
+    trait names the facts) refuses an L4, L40S or RTX 4090 (sm_89) as well: the one that does
+    (from 0.13.1) raises "fp8 requested, but fp8 is not supported on this GPU" in `check_fp8`
+    (`utils/schemas/config.py:1847@0.19.0`) unless `compute_supports_fp8()`, which is
+    `compute_capability >= (9, 0)` (`cli/config.py:356@0.19.0`).
+
     ## Example
     ```yaml
     mixed_precision: fp8   # on 8×A100
@@ -115,23 +123,29 @@ def fp8_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     ```
 
     ## Fix
-    Use bf16 mixed precision on Ampere; fp8 needs an L4/L40S/RTX 4090 (sm_89) or an H100.
+    Use bf16 mixed precision on Ampere; fp8 needs an L4/L40S/RTX 4090 (sm_89) or an H100
+    (an H100, H200 or B200, sm_90+, where the framework checks for sm_90 itself).
     """
     fp8 = ctx.plan.fp8
     if fp8 is None or not fp8.value:
         return
-    lacking = [d for d in used_devices(ctx) if _below(d, (8, 9))]
+    own = ctx.config.traits.fp8_refused_below_hopper
+    refused, known = ctx.versions.holds(span(own[0])) if own else (False, "")
+    if own and refused:
+        # the framework's own config validation asks for sm_90 (compute_supports_fp8)
+        lacking = [d for d in used_devices(ctx) if _below(d, (9, 0))]
+        why = f'the framework\'s config validation refuses it below sm_90: "{quote(own[1])}" [{known}]'
+        cards = "fp8 needs sm_90+ here: H100, H200, B200"
+    else:
+        lacking = [d for d in used_devices(ctx) if _below(d, (8, 9))]
+        why = "fp8 tensor cores need sm_89+; accelerate falls back to fp16, Transformer Engine and torchao refuse"
+        cards = "fp8 needs sm_89+: L4, L40S, RTX 4090, H100"
     if lacking:
         names = devices_label(lacking)
-        fix = Fix("use bf16 mixed precision here (fp8 needs sm_89+: L4, L40S, RTX 4090, H100)")
+        fix = Fix(f"use bf16 mixed precision here ({cards})")
         if ctx.config.mixed_precision is not None and ctx.config.mixed_precision.value == "fp8":
             fix = Fix(fix.description, edits_for(ctx.config.mixed_precision, ctx.config.path, "bf16"))
-        yield Finding(
-            anchor(ctx.config.path, fp8.origin),
-            f"fp8 ({fp8.value}) on {names}: fp8 tensor cores need sm_89+; accelerate falls back to fp16, "
-            "Transformer Engine and torchao refuse",
-            fix,
-        )
+        yield Finding(anchor(ctx.config.path, fp8.origin), f"fp8 ({fp8.value}) on {names}: {why}", fix)
 
 
 def _head_dim(ctx: Context) -> int | None:
@@ -149,17 +163,22 @@ def flash_attention_unsupported(ctx: Context) -> Iterator[Finding]:
     Finds a FlashAttention kernel the devices (or the model's head size) cannot run.
 
     ## What it does
-    Reports `attn_implementation: flash_attention_2` (or a framework's FlashAttention
-    switch) on a device before Ampere, FlashAttention-3/4 on a device before Hopper, and
-    FlashAttention with a head dimension above 256 (from a local checkpoint's config.json).
+    Reports `attn_implementation: flash_attention_2` or `flash_attention_3` (or a framework's
+    FlashAttention switch) on a device before Ampere, FlashAttention-4 on a device before
+    Hopper, and FlashAttention with a head dimension above 256 (from a local checkpoint's
+    config.json).
 
     ## Why is this bad?
     The kernels are compiled for those architectures only and check at the first forward
     pass, after the model has loaded: flash-attn 2's `flash_api.cpp` raises
-    `RuntimeError: FlashAttention only supports Ampere GPUs or newer.`, FlashAttention-3's
-    Hopper build `RuntimeError: FlashAttention-3 only supports Hopper GPUs or newer.`,
-    and heads wider than 256 `RuntimeError: FlashAttention forward only supports head
-    dimension at most 256`.
+    `RuntimeError: FlashAttention only supports Ampere GPUs or newer.`
+    (`csrc/flash_attn/flash_api.cpp:370@v2.8.3`), and so does FlashAttention-3's Hopper
+    build, which has run on sm_80+ since January 2025 (`hopper/flash_api.cpp:677@v2.8.3`,
+    `is_sm8x = dprops->major >= 8`; `hopper/setup.py:151@v2.8.3` builds the sm_80 kernels;
+    builds before v2.7.3 said "FlashAttention-3 only supports Hopper GPUs or newer.").
+    transformers 5.x asks compute capability 8 for FlashAttention-3 and 9 for
+    FlashAttention-4 (`modeling_flash_attention_utils.py:133,144@5.23.0`). Heads wider than
+    256 raise `RuntimeError: FlashAttention forward only supports head dimension at most 256`.
 
     ## Example
     ```yaml

@@ -177,8 +177,20 @@ def ds_static_loss_scale(ctx: Context) -> Iterator[Finding]:
 # --- PC407 ------------------------------------------------------------------------------------
 
 
-def _invalid(ctx: Context, ds: TrainingConfig) -> Iterator[tuple[Sourced[Any], str, Any]]:
-    """(setting, what goes wrong in the run's DeepSpeed release, the valid value to use)."""
+#: before 0.19.3 a floor at or below 0 is no floor: ``update_scale`` halves the scale to
+#: ``max(cur_scale / scale_factor, min_scale)`` and stops the run only at ``cur_scale == min_scale``
+#: (``runtime/fp16/loss_scaler.py:269-273@0.19.2``), so a bad floor matters only if the run keeps overflowing
+NO_FLOOR = (
+    "DeepSpeed takes it as no floor (DynamicLossScaler.update_scale: "
+    f"`{quote('deepspeed.min_scale_floor')}`): overflowing steps halve the scale toward 0 where the default "
+    "floor 1 stops the run"
+)
+NO_FLOOR_PREMISE = "fp16 gradients overflow on step after step (only then does the scale fall to the floor)"
+
+
+def _invalid(ctx: Context, ds: TrainingConfig) -> Iterator[tuple[Sourced[Any], str, Any, tuple[str, ...]]]:
+    """(setting, what goes wrong in the run's DeepSpeed release, the valid value to use, what
+    that rests on beyond the files: empty where it always goes wrong)."""
     fp16_on = ctx.plan.loss_scaling.value in ("dynamic", "static")  # DeepSpeed scales only in fp16
     scale = ds.loss_scale
     if scale is not None and scale.origin.in_file:
@@ -187,15 +199,20 @@ def _invalid(ctx: Context, ds: TrainingConfig) -> Iterator[tuple[Sourced[Any], s
             refused, known = ctx.versions.holds(span("deepspeed.loss_scale_negative"))
             fact_id = "deepspeed.loss_scale_negative" if math.isfinite(value) else "deepspeed.loss_scale_finite"
             if refused:
-                yield scale, f'DeepSpeed refuses the config ("{quote(fact_id)}", DeepSpeedFP16Config) [{known}]', 0
+                yield scale, f'DeepSpeed refuses the config ("{quote(fact_id)}", DeepSpeedFP16Config) [{known}]', 0, ()
             elif fp16_on:
-                yield scale, f"DeepSpeed takes it as a static fp16 loss scale: the loss turns NaN [{known}]", 0
+                yield scale, f"DeepSpeed takes it as a static fp16 loss scale: the loss turns NaN [{known}]", 0, ()
     dynamic = fp16_on and (scale is None or _number(scale.value) == 0)
     if not dynamic:
         return  # only DynamicLossScaler (fp16, loss_scale 0) reads the window and the floor
-    for key, default, before in (
-        ("loss_scale_window", 1000, "DynamicLossScaler.update_scale divides by it (ZeroDivisionError mid-training)"),
-        ("min_loss_scale", 1, "a floor at or below 0 collapses dynamic loss scaling"),
+    for key, default, before, premise in (
+        (
+            "loss_scale_window",
+            1000,
+            "DynamicLossScaler.update_scale divides by it (ZeroDivisionError mid-training)",
+            (),
+        ),
+        ("min_loss_scale", 1, NO_FLOOR, (NO_FLOOR_PREMISE,)),
     ):
         item = ds.setting(f"fp16.{key}")
         value = _number(item.value) if item is not None else None
@@ -203,9 +220,9 @@ def _invalid(ctx: Context, ds: TrainingConfig) -> Iterator[tuple[Sourced[Any], s
             continue
         refused, known = ctx.versions.holds(span(f"deepspeed.{key}"))
         if refused:
-            yield item, f'DeepSpeed refuses the config ("{quote(f"deepspeed.{key}")}") [{known}]', default
+            yield item, f'DeepSpeed refuses the config ("{quote(f"deepspeed.{key}")}") [{known}]', default, ()
         else:
-            yield item, f"{before} [{known}]", default
+            yield item, f"{before} [{known}]", default, premise
 
 
 @rule("PC407", "ds-invalid-loss-scaler", Severity.ERROR, fix_safety=FixSafety.UNSAFE)
@@ -227,7 +244,12 @@ def ds_invalid_loss_scaler(ctx: Context) -> Iterator[Finding]:
     window and the floor `if self.enabled and self.loss_scale == 0`
     (`runtime/precision_config.py:188-196@0.19.3`): "fp16.loss_scale_window must be > 0 when
     dynamic loss scaling is enabled (loss_scale=0)"; before, `DynamicLossScaler.update_scale`
-    divides by the window (`stable_interval % self.scale_window`) in the middle of training.
+    divides by the window (`stable_interval % self.scale_window`) in the middle of training,
+    and takes a floor at or below 0 as no floor (`next_scale = max(self.cur_scale /
+    self.scale_factor, self.min_scale)`, `runtime/fp16/loss_scaler.py:273@0.19.2`; it stops
+    the run only when the scale reaches the floor): then the run goes on, and the scale falls
+    toward 0 only while fp16 gradients keep overflowing, so that case is a warning naming
+    the premise.
     Static scaling and bf16/fp32 runs never read either value.
 
     ## Example
@@ -246,11 +268,12 @@ def ds_invalid_loss_scaler(ctx: Context) -> Iterator[Finding]:
     ds = _deepspeed(ctx)
     if ds is None:
         return
-    for item, what, valid in _invalid(ctx, ds):
+    for item, what, valid, premise in _invalid(ctx, ds):
         key = item.origin.key or "fp16"
         shown = f"{item.value:g}" if isinstance(item.value, float) else str(item.value)
         yield Finding(
             anchor(ds.path, item.origin),
             f"`{key}: {shown}` is not a usable loss-scaler setting: {what}",
             Fix(f"use {valid} (DeepSpeed's default)", edits_for(item, ds.path, valid)),
+            assumptions=premise,
         )

@@ -23,12 +23,15 @@ NEAR_LIMIT = 0.9
 def estimate_for(ctx: Context) -> tuple[Estimate, Dims, float, str] | None:
     """The estimate, the dims, the smallest used device's memory in bytes and its name.
 
-    None when the model's size is unknown, or a file the run names could not be read
+    None for a config that trains nothing (``TrainingConfig.inference``), when the model's
+    size is unknown, or a file the run names could not be read
     (its sharding is unknown). A multi-device run whose files set no sharding, of a
     framework whose launcher can add it, is estimated at its best case (ZeRO-3), so that
     only a run that fits in no way is reported.
     """
     config = ctx.config
+    if config.inference:
+        return None  # generation or evaluation: no gradients, no optimizer states to estimate
     dims = dims_for(config)
     devices = used_devices(ctx)
     if dims is None or not devices or set(config.references) - set(config.attached):
@@ -46,6 +49,46 @@ def estimate_for(ctx: Context) -> tuple[Estimate, Dims, float, str] | None:
 
 def _default(value: Any, detail: str) -> Sourced[Any]:
     return Sourced(value, Origin.default(detail))
+
+
+#: a repository's own switches whose names say the run trains adapters (open-instruct's
+#: ``use_lora``/``use_qlora``, LLaVA's ``lora_enable``, peft examples' ``use_peft_lora``,
+#: ``use_4bit_quantization``): read by a script precheck did not follow, they are not facts,
+#: but an estimate that ignores them (a full fine-tune) contradicts the file
+_NAMED_QLORA = ("use_qlora", "qlora", "use_4bit_quantization", "use_4bit", "load_in_4bit", "q_lora")
+_NAMED_LORA = ("use_lora", "lora_enable", "use_peft_lora", "use_peft", "lora", "peft")
+
+
+def _named_method(config: TrainingConfig) -> tuple[TrainingConfig, str] | None:
+    """The run as its own switches name it (LoRA, QLoRA) when no fact says the method, and the
+    assumption that says so; None when no such switch is on."""
+    if method_known(config):
+        return None
+    on = {k: v for k, v in config.keys.items() if v.value is True or str(v.value).lower() in ("true", "yes", "1")}
+    qlora = next((on[k] for k in _NAMED_QLORA if k in on), None)
+    lora = qlora or next((on[k] for k in _NAMED_LORA if k in on), None)
+    if lora is None:
+        return None
+    key = lora.origin.key or "?"
+    what = "QLoRA (4-bit base)" if qlora is not None else "LoRA"
+    where = lora.origin.location()
+    said = f"{what}, as `{key}: true` ({where}) says by its name: the training script that reads it decides"
+    named = replace(config, train_type=Sourced("lora", lora.origin.derived(said)))
+    if qlora is not None:
+        named = replace(named, quantization_bits=Sourced(4, qlora.origin.derived(said)))
+    return named, said
+
+
+def _as_named(ctx: Context) -> tuple[Context, tuple[str, ...]]:
+    """``ctx`` with the training method its own switches name (adapters in fp32, as peft
+    creates them), and the assumption; ``ctx`` itself when none does."""
+    found = _named_method(ctx.config)
+    if found is None:
+        return ctx, ()
+    config, said = found
+    fp32 = Sourced("float32", Origin.default("LoRA adapters: peft creates them in float32"))
+    plan = replace(ctx.plan, param_dtype=fp32, optimizer_state_dtype=fp32, grad_dtype=fp32)
+    return replace(ctx, config=config, plan=plan), (said,)
 
 
 def _alternatives(ctx: Context, dims: Dims, devices: int, limit: float) -> list[str]:
@@ -88,7 +131,8 @@ def method_known(config: TrainingConfig) -> bool:
     """Whether the training method (full, LoRA, QLoRA) rests on facts: a key of the run's
     files, the parameters counted with ``--deep``, or a framework that decides it itself."""
     stated = (config.train_type, config.quantization_bits, config.trainable_params)
-    return any(item is not None for item in stated) or config.traits.method_by_entry_point
+    decided = config.traits.method_by_entry_point or config.traits.lora_by_default  # the framework's default
+    return any(item is not None for item in stated) or decided
 
 
 def premises(ctx: Context, dims: Dims, limit: float, *, states_only: bool) -> tuple[str, ...]:
@@ -118,7 +162,9 @@ def premises(ctx: Context, dims: Dims, limit: float, *, states_only: bool) -> tu
     return tuple(out)
 
 
-def _finding(ctx: Context, est: Estimate, dims: Dims, memory: float, name: str, verdict: str) -> Finding:
+def _finding(
+    ctx: Context, est: Estimate, dims: Dims, memory: float, name: str, verdict: str, named: tuple[str, ...] = ()
+) -> Finding:
     config = ctx.config
     where = anchor(
         config.path,
@@ -131,7 +177,7 @@ def _finding(ctx: Context, est: Estimate, dims: Dims, memory: float, name: str, 
         f"estimated {est.breakdown()} {verdict} {name}'s {gib(memory)}: {dims.params / 1e9:.2f}B parameters "
         f"({dims.source}), {est.trainable / 1e9:.3g}B trainable; {'; '.join(est.notes)}"
     )
-    assumed = premises(ctx, dims, memory, states_only=verdict == "exceeds")
+    assumed = (*named, *premises(ctx, dims, memory, states_only=verdict == "exceeds"))
     return Finding(where, message, Fix(f"fits with: {options}"), _related(ctx), assumptions=assumed)
 
 
@@ -162,7 +208,14 @@ def memory_exceeds_device(ctx: Context) -> Iterator[Finding]:
     Where no file the run reads states the method (the training script decides) and even
     QLoRA would fit, or `--gpu` names a card without a count (`--gpu A100`) and the launch
     asks for none while sharding could spread the states, the finding is a warning that
-    names what was assumed (`--gpu 8xA100-80GB`, TRL's `use_peft`).
+    names what was assumed (`--gpu 8xA100-80GB`, TRL's `use_peft`). A framework whose
+    default method is LoRA is estimated with adapters when its files name none (the
+    `lora_by_default` trait, each framework citing its source: a `finetuning_type` that
+    defaults to "lora", `hparams/finetuning_args.py:464@0.9.5`; a `training.lora = True` with
+    a `backbone_dtype = "int4"` default, `text_causal_language_modeling_config.py:189,368@v1.14.9`,
+    estimated on a 4-bit base). A model TRL loads itself is float32 from TRL 0.27 unless `dtype` is given
+    (`trainer/utils.py:1332@1.16.0`). A config that trains nothing (a generation or
+    evaluation recipe config with no optimizer) is not estimated.
 
     ## Why is this bad?
     The run dies at the first step, or at the first long batch, with
@@ -184,12 +237,13 @@ def memory_exceeds_device(ctx: Context) -> Iterator[Finding]:
     checkpointing, a smaller micro-batch with accumulation, ZeRO-3/FSDP, optimizer
     offload, LoRA) with the estimate each gives.
     """
+    ctx, named = _as_named(ctx)
     found = estimate_for(ctx)
     if found is None:
         return
     est, dims, memory, name = found
     if est.states > memory:
-        yield _finding(ctx, est, dims, memory, name, "exceeds")
+        yield _finding(ctx, est, dims, memory, name, "exceeds", named)
 
 
 @rule("PC802", "memory-near-limit", Severity.WARNING, hardware=True)
@@ -199,7 +253,11 @@ def memory_near_limit(ctx: Context) -> Iterator[Finding]:
 
     ## What it does
     The PC801 estimate plus activations from the micro-batch, the sequence length, the
-    model's width and depth and gradient checkpointing. Reports when that total exceeds
+    model's width and depth and gradient checkpointing, which counts as on where the
+    framework turns it on by default: TRL's trainer configs from 0.22 (`sft_config.py:111@0.22.0`,
+    `base_config.py:62@1.16.0`), Unsloth's `get_peft_model` (`use_gradient_checkpointing =
+    "unsloth"`, `models/llama.py:4579@2026.10.9`), a framework's own `architecture.gradient_checkpointing`
+    default (`text_causal_language_modeling_config.py:369@v1.14.9`). Reports when that total exceeds
     the smallest device's memory although the model states fit, or when it lies between
     90 % and 100 % of it.
 
@@ -215,11 +273,12 @@ def memory_near_limit(ctx: Context) -> Iterator[Finding]:
     Turn on gradient checkpointing or lower the micro-batch and raise
     `gradient_accumulation_steps` to keep the effective batch.
     """
+    ctx, named = _as_named(ctx)
     found = estimate_for(ctx)
     if found is None:
         return
     est, dims, memory, name = found
     if est.states <= memory < est.total:
-        yield _finding(ctx, est, dims, memory, name, "exceeds (with activations)")
+        yield _finding(ctx, est, dims, memory, name, "exceeds (with activations)", named)
     elif memory * NEAR_LIMIT < est.total <= memory:
-        yield _finding(ctx, est, dims, memory, name, f"is {est.total / memory:.0%} of")
+        yield _finding(ctx, est, dims, memory, name, f"is {est.total / memory:.0%} of", named)

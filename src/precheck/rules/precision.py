@@ -52,7 +52,9 @@ def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
     (`precheck.models`, each with the `torch_dtype` its publisher saved in `config.json`
     and where that was read), and reports fp16 autocast or fp16 weights for a family released in bfloat16
     (Llama 3, TinyLlama, Qwen2, Mistral). Llama 2 was released in float16 and is not
-    reported. Also reports weights the file loads in bf16 under fp16 autocast (a
+    reported. A config that trains nothing (a recipe framework's generation, evaluation and
+    quantization configs, which build no optimizer; PC701 exempts them too) is not reported.
+    Also reports weights the file loads in bf16 under fp16 autocast (a
     `backbone_dtype: bfloat16` with `mixed_precision_dtype: float16` and LoRA, where the
     training loop builds `autocast(dtype=float16)` over the bf16 backbone).
 
@@ -77,6 +79,8 @@ def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
     fp16 with gradient clipping and dynamic loss scaling, or train in fp32.
     """
     config, plan = ctx.config, ctx.plan
+    if config.inference:
+        return  # generation or evaluation: nothing is trained
     if config.model is None or not plan.uses_fp16:
         yield from _bf16_weights_under_fp16_autocast(ctx)
         return

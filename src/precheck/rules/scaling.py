@@ -135,7 +135,12 @@ def grad_scaler_bf16_gradients(ctx: Context) -> Iterator[Finding]:
     ## What it does
     Reports a plan whose GradScaler is enabled (fp16 autocast) while the trainable
     weights, hence the gradients, are bf16: a model loaded in bfloat16 and trained in
-    full with `fp16: true`, where nothing refuses the pair before the first step.
+    full with `fp16: true`, where nothing refuses the pair before the first step. The load
+    dtype is the run's: a recipe's `torch_dtype`, else `from_pretrained`'s default (the
+    checkpoint's own dtype from transformers 5), else, for a model TRL loads itself (`trl
+    sft`, a model id handed to a trainer), float32 from TRL 0.27 (`create_model_from_path`:
+    `kwargs.get("dtype", "float32")`, `trainer/utils.py:1332@1.16.0`), where fp16 AMP keeps
+    fp32 weights and is not reported.
 
     ## Why is this bad?
     The unscale kernel is dispatched for float, double and half only

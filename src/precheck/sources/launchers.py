@@ -70,6 +70,9 @@ class Found:
     #: the repository's own script the launch starts, as written, and where it is
     script: str | None = None
     script_path: Path | None = None
+    #: the script was read, and it builds its run itself: it parses into no transformers/TRL
+    #: config class and constructs no ``*Trainer``/``TrainingArguments`` (its own loop)
+    script_own_loop: bool = False
     #: the folder the shell script ``cd``-s to before the launch (None: it does not)
     cd: Path | None = None
 

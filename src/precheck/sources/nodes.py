@@ -93,6 +93,9 @@ class Document:
     #: written), and the file it resolves to as the launcher would (None: not found)
     script: str | None = None
     script_path: str | None = None
+    #: the launched script was read and builds its run itself, with no transformers/TRL
+    #: trainer or config (a ``deepspeed.initialize`` loop): no framework's defaults are its
+    script_own_loop: bool = False
     #: the folder a launch script ``cd``-s to before the launch (None: it does not): the
     #: files the run names are looked for there first (``sources.script_path``)
     cd: str | None = None

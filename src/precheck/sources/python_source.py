@@ -240,6 +240,7 @@ class _Runs:
         self.where = where
         self.cell_of: Callable[[int], tuple[Cell, int]] | None = None
         self.runtime = Runtime(hardware)
+        self.tree = tree
         self.collector = Collector(tree, code, self.runtime)
         self.collector.run()
         self.notes: list[SourceNote] = []
@@ -277,6 +278,10 @@ class _Runs:
         model = self._model()
         for key, node in model.keys.items():
             root.setdefault(key, node)
+        if model.loader is not None and model.loader.kind == "model" and config.kind == "trl":
+            # the script loads the model itself and hands the object over: TRL's own load dtype
+            # default (create_model_from_path) does not apply, from_pretrained's does
+            self._put(root, "from_pretrained", self._filled(model.loader, model.loader.name, named=True))
         self._adapters(root)
         dialect = config.kind
         if dialect == "trl" and self.runtime.unsloth and "fp16" not in root and "bf16" not in root:
@@ -345,8 +350,34 @@ class _Runs:
         if distributed is not None:
             self._put(root, "distributed", self._filled(distributed, True, named=True))
         self._adapters(root)
+        engine = self._deepspeed_engine()
+        if engine is not None:
+            self.notes.append(engine)
         first = (autocasts or scalers or [c for c, _ in casts] or defaults or mixed or loaders)[0]
         return self._document(root, "pytorch", self._label(first, "training loop"))
+
+    def _deepspeed_engine(self) -> SourceNote | None:
+        """A ``deepspeed.initialize(...)`` call: the model trains in DeepSpeed's engine, whose
+        config decides loss scaling and master weights (``fp16``: ``FP16_Optimizer`` / ZeRO with
+        fp32 master weights and dynamic loss scaling; ``bf16``: ``BF16_Optimizer`` / ZeRO with fp32
+        master weights), not the loop's own GradScaler. The note says so to the loop's resolver."""
+        if "initialize" not in self.code:
+            return None
+        for node in ast.walk(self.tree):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            func = node.func
+            if func.attr == "initialize" and isinstance(func.value, ast.Name) and func.value.id in ("deepspeed", "ds"):
+                line, column = self.where(self.collector.at(node))
+                return SourceNote(
+                    DEEPSPEED_ENGINE,
+                    "the model trains in the engine `deepspeed.initialize` returns: its DeepSpeed config decides "
+                    "loss scaling and master weights",
+                    line,
+                    column,
+                    "deepspeed.initialize",
+                )
+        return None
 
     def _mixed_precision(self, call: Call, root: dict[str, Node]) -> None:
         """``Accelerator(mixed_precision=...)`` (accelerate ``Accelerator.__init__``: "fp16" creates a
@@ -473,6 +504,10 @@ class _Runs:
             if call.kind == "peft":
                 self._put(root, "use_peft", self._filled(call, True, named=True))
                 checkpointing = call.args.get("use_gradient_checkpointing")  # Unsloth: True or "unsloth"
+                if checkpointing is None and _unsloth_owner(call.qualname):
+                    # FastLanguageModel.get_peft_model(..., use_gradient_checkpointing = "unsloth")
+                    # (unsloth models/llama.py:4579@2026.10.9; FastVisionModel's vision.py:4924)
+                    checkpointing = self._filled(call, "unsloth")
                 if checkpointing is not None and checkpointing.value in (True, "unsloth"):
                     c = checkpointing
                     self._put(root, "gradient_checkpointing", Arg(True, c.key, c.key_at, c.at, c.raw))
@@ -530,6 +565,8 @@ class _Runs:
 
 #: the argument that sets a framework's mixed precision
 _MIXED_KEY = {"accelerator": "mixed_precision", "trainer-precision": "precision"}
+#: the note kind of a ``deepspeed.initialize`` call (read by the plain loop's resolver)
+DEEPSPEED_ENGINE = "deepspeed-engine"
 
 
 def _precision_arg(call: Call) -> Arg | None:
@@ -632,3 +669,10 @@ def _parse(code: str, filename: str) -> ast.Module:
         warnings.simplefilter("ignore", SyntaxWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
         return ast.parse(code, filename=filename)
+
+
+def _unsloth_owner(qualname: str) -> bool:
+    """``FastLanguageModel.get_peft_model``, ``FastModel.…``, ``FastVisionModel.…``: Unsloth's own."""
+    parts = qualname.split(".")
+    owner = parts[-2] if len(parts) > 1 else ""
+    return owner.startswith("Fast") and owner.endswith("Model")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..bounded_read import Refused, TooLarge, read_bytes
 from ..errors import FileTooLarge, InputError
+from .interpolation import mark as mark_interpolations
 from .json_source import parse_json
 from .nodes import Document, position
 from .suppressions import scan as scan_suppressions
@@ -44,7 +45,9 @@ def parse(path: str, text: str, fmt: str) -> Document:
     if "\x00" in text:
         raise _binary(path, text, "a config")
     if fmt == "json":
-        return parse_json(path, text)
+        document = parse_json(path, text)
+        mark_interpolations(document)  # ``${oc.env:X,bf16}``, ``${{ ... }}``: values left to run time
+        return document
     if fmt == "toml":
         from .toml_source import parse_toml  # lazily, as the rarer formats
 
@@ -55,6 +58,8 @@ def parse(path: str, text: str, fmt: str) -> Document:
         document = parse_env(path, text)
     else:
         document = parse_yaml(path, text)
+    if fmt != "env":
+        mark_interpolations(document)
     # ``# precheck: ignore[...]`` comments (see precheck.suppression)
     document.notes.extend(scan_suppressions(text, fmt))
     return document

@@ -22,13 +22,14 @@ unknown and nothing is filled in.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .launch_args import locate, searched_from, shown, with_path
 from .nodes import Document, Node, SourceNote
 from .script_effects import SAME, UNKNOWN, Effect, effects, holds
-from .script_schema import MISSING, Option, Schema, read_schema
+from .script_schema import HF_CLASSES, MISSING, TRL_CLASSES, Option, Schema, read_schema
 
 if TYPE_CHECKING:
     from .launch_args import Field
@@ -70,7 +71,24 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
         if node.path is None and key not in defined and any(k.startswith(key) for k in defined)
     }
     found.dialect = _dialect(schema, found)
+    found.script_own_loop = not schema.frameworks and not _builds_trainer(schema)
     return found
+
+
+def _builds_trainer(schema: Schema) -> bool:
+    """Whether the script (or a module it imports) constructs a transformers/TRL trainer or
+    config (``Trainer(...)``, ``SFTTrainer(...)``, ``TrainingArguments(...)``, ``SFTConfig(...)``):
+    where it does not, the run is its own loop and the HF Trainer's defaults are not its."""
+    wanted = HF_CLASSES | TRL_CLASSES
+    for tree in schema.modules.values():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if name in wanted or name.endswith("Trainer"):
+                return True
+    return False
 
 
 #: the options a script precheck cannot read takes its settings file from (``--config

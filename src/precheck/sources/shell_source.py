@@ -915,6 +915,7 @@ def parse_script(path: str, text: str, kind: str) -> list[Document]:
                 label=where,
                 script_keys=found.script_keys,
                 script_closed=found.script_closed,
+                script_own_loop=found.script_own_loop,
                 script=found.script,
                 script_path=str(found.script_path) if found.script_path is not None else None,
                 cd=str(found.cd) if found.cd is not None else None,

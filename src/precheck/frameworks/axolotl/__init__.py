@@ -11,6 +11,8 @@ FRAMEWORK = Framework(
     traits=ON_HF_TRAINER.adding(
         method_by_entry_point=True,
         kahan_optimizer="optimi_adamw",
+        # check_fp8: capabilities.fp8 = compute_supports_fp8() (capability >= (9, 0)), from 0.13.1
+        fp8_refused_below_hopper=("axolotl.fp8_needs_hopper", "axolotl.fp8_unsupported"),
         fp16_weights_fix=(
             "train in fp32 (axolotl's fp16 trains fp16 weights, which a full fine-tune cannot), or use LoRA"
         ),

@@ -9,6 +9,7 @@ FRAMEWORK = Framework(
     name="h2o-llmstudio",
     distribution="h2o-llmstudio",
     traits=Traits(
+        # training.lora = True (python_configs/text_causal_language_modeling_config.py:189@v1.14.9)
         lora_by_default=True,
         resolves_unset_method_as_lora=True,
     ),

@@ -6,6 +6,11 @@ Read upstream in ``llm_studio/train.py`` ``run_train``: autocast with
 ``backbone_dtype`` is not float32 turns mixed precision off ("Disabling mixed precision
 as dtype not set to float32."); with LoRA on an int4/int8 backbone the remaining
 fp16/bf16 parameters are cast to float32. ``environment.gpus`` picks the devices.
+
+Defaults (``llm_studio/python_configs/text_causal_language_modeling_config.py@v1.14.9``, the same
+at v1.4.0): ``training.lora = True`` (line 189), ``architecture.backbone_dtype = "int4"`` (368),
+``architecture.gradient_checkpointing = True`` (369): the plan (and so the memory estimate) loads
+a 4-bit backbone, trains LoRA adapters and recomputes activations unless the file says otherwise.
 """
 
 from __future__ import annotations
@@ -59,7 +64,7 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         dtype.value if amp.value else None, dtype.origin if amp.value else amp.origin
     )
     gpus = config.devices or Sourced("all", Origin.default(f"{LABEL} uses every visible GPU by default"))
-    return same_dtype_plan(
+    plan = same_dtype_plan(
         config.framework,
         load=load,
         params=params,
@@ -69,3 +74,9 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         devices=gpus,
         overrides=overrides,
     )
+    # ConfigNLPCausalLMArchitecture.gradient_checkpointing = True
+    # (python_configs/text_causal_language_modeling_config.py:369@v1.14.9)
+    plan.gradient_checkpointing = config.gradient_checkpointing or Sourced(
+        True, Origin.default(f"{LABEL} default gradient_checkpointing: true")
+    )
+    return plan

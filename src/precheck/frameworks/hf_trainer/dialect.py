@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ...config import TrainingConfig
-from ...dialects.base import Dialect, count_keys, field, read_attachments, to_bool, to_float, to_int
+from ...dialects.base import Dialect, close_key, count_keys, field, read_attachments, to_bool, to_float, to_int
 from ...dtypes import parse_dtype, parse_load_dtype
 from ...facts import quote
 from ...sources import Document
-from .keys import REMOVED, TRAINING_ARGUMENTS_KEYS
+from .keys import REMOVED, TRAINING_ARGUMENTS_KEYS, TRL_CONFIG_KEYS
 
 TRAINING_ARGS = (
     "output_dir",
@@ -177,13 +177,27 @@ TRL_FIELDS = (
 class Trl(HfTrainer):
     """TRL trainer configs: TrainingArguments plus TRL's own fields."""
 
-    known_keys = HfTrainer.known_keys | frozenset(TRL_FIELDS)
+    known_keys = HfTrainer.known_keys | frozenset(TRL_FIELDS) | TRL_CONFIG_KEYS
 
     def score(self, doc: Document) -> int:
         base = super().score(doc)
         if not base:
             return 0
         keys = self.keys(doc)
-        if count_keys(keys, TRL_FIELDS) or ("max_length" in keys and "model_name_or_path" in keys):
-            return base + 1
-        return 0
+        if not (count_keys(keys, TRL_FIELDS) or ("max_length" in keys and "model_name_or_path" in keys)):
+            return 0
+        return 0 if _foreign_keys(keys, self.known_keys) else base + 1
+
+
+def _foreign_keys(keys: set[str], known: frozenset[str]) -> list[str]:
+    """Keys TRL's parser refuses that are no misspelling of one of its own: ``TrlParser``
+    (``fail_with_unknown_args=True``) and ``HfArgumentParser.parse_yaml_file`` stop on them, so
+    a file that has them is read by another parser, the repository's own (open-instruct's
+    ``ArgumentParserPlus`` over ``FlatArguments``: ``with_tracking``, ``checkpointing_steps``),
+    and TRL's defaults are not the run's (DESIGN.md: a framework's defaults only where its entry
+    point runs). Such a file is read as TrainingArguments keys of a script precheck did not read."""
+    unknown = sorted(k for k in keys if k not in known)
+    if not unknown:
+        return []
+    candidates = tuple(sorted(known))
+    return [k for k in unknown if close_key(k, candidates) is None]

@@ -38,15 +38,60 @@ def trl_bf16_default(config: TrainingConfig, versions: Versions) -> Sourced[bool
     return Sourced(not fp16, Origin.default(f"default of {TRL_BF16_DEFAULT}: bf16 = not fp16 [{known}]"))
 
 
+#: TRL 0.22.0 made ``gradient_checkpointing`` default to True in every trainer config
+#: (``sft_config.py:111@0.22.0``; 1.16.0: ``_BaseConfig``, ``base_config.py:62``); 0.21.0
+#: inherited TrainingArguments' False
+TRL_CHECKPOINTING_DEFAULT = span("trl.gradient_checkpointing_default")
+
+#: TRL 0.27.0 loads a model it loads itself (``trl sft``'s ``ModelConfig.dtype``, a model id
+#: handed to a trainer) in float32 unless ``dtype`` is given: ``create_model_from_path``
+#: ``dtype = kwargs.get("dtype", "float32")`` (``trainer/utils.py:1332@1.16.0``), ``ModelConfig.dtype``
+#: default ``"float32"`` (``model_config.py:89@1.16.0``); the SFTTrainer docstring says this differs
+#: from transformers 5's ``"auto"``. 0.26.2 (``kwargs.get("dtype", "auto")``) and 0.25.1 left
+#: ``from_pretrained``'s default.
+TRL_FLOAT32_LOAD = span("trl.load_float32_default")
+
+
+def trl_checkpointing_default(config: TrainingConfig, versions: Versions) -> Sourced[bool] | None:
+    """The gradient_checkpointing TRL's configs fill in when the file leaves it unset (None: not filled)."""
+    if config.gradient_checkpointing is not None:
+        return None
+    holds, known = versions.holds(TRL_CHECKPOINTING_DEFAULT)
+    if not holds:
+        return None
+    return Sourced(
+        True, Origin.default(f"default of {TRL_CHECKPOINTING_DEFAULT}: gradient_checkpointing = True [{known}]")
+    )
+
+
+def trl_load_default(config: TrainingConfig, versions: Versions) -> Sourced[str] | None:
+    """The dtype TRL loads the model in when it loads it and no dtype is given (None: from_pretrained's
+    default, or the script loads the model itself: a ``from_pretrained`` call the Python source read)."""
+    if config.torch_dtype is not None or config.setting("from_pretrained") is not None:
+        return None
+    holds, known = versions.holds(TRL_FLOAT32_LOAD)
+    if not holds:
+        return None
+    detail = f"default of {TRL_FLOAT32_LOAD}: TRL loads the model in float32 unless `dtype` is given [{known}]"
+    return Sourced("float32", Origin.default(detail))
+
+
 def resolve_trl(config: TrainingConfig, hardware: Hardware, versions: Versions) -> PrecisionPlan:
     filled = trl_bf16_default(config, versions)
     if filled is not None:
         config = replace(config, bf16=filled)
+    load = trl_load_default(config, versions)
+    if load is not None:
+        config = replace(config, torch_dtype=load)
     plan = resolve(config, hardware, versions)
+    checkpointing = trl_checkpointing_default(config, versions)
+    if checkpointing is not None and plan.gradient_checkpointing is None:
+        plan.gradient_checkpointing = checkpointing  # what the memory estimate counts
     dtype = config.torch_dtype
     if config.quantization_bits is not None and config.quantization_bits.value == 4 and dtype is not None:
         # trl ``get_quantization_config``: ``bnb_4bit_compute_dtype=model_args.dtype`` (and the
-        # quant storage), "for consistency with model weights"
+        # quant storage), "for consistency with model weights" (utils.py:265@1.16.0): float32 by
+        # ModelConfig's default from 0.27.0
         compute = config.quant_compute_dtype or Sourced(
             dtype.value, dtype.origin.derived("TRL's get_quantization_config computes 4-bit layers in torch_dtype")
         )

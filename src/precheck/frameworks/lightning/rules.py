@@ -21,7 +21,7 @@ from ...config import TrainingConfig
 from ...facts import quote, span
 from ...provenance import Sourced
 from ...rules.base import Context, Finding, Fix, FixSafety, Severity, edits_for, rule
-from ...versions import VersionInfo, version_key
+from ...versions import VersionInfo
 from .modes import ALIASES, MODES, NEMO_PLUGIN_INPUTS, alias_warning
 
 #: "16-true", "bf16-true", "transformer-engine[-float16]" from 2.1.0
@@ -52,8 +52,25 @@ def _lightning(ctx: Context) -> VersionInfo | None:
 
 
 def _known_before(ctx: Context, version: str) -> bool:
+    """The run's Lightning is older than ``version``: an exact release, or a range whose
+    newest allowed release is (a range such as ``>=2.6.1`` is not read as release 0)."""
+    return ctx.versions.older_than("lightning", version) == "all"
+
+
+def _maybe_before(ctx: Context, version: str) -> bool:
+    """The run's Lightning range allows releases older than ``version``, and newer ones."""
+    return ctx.versions.older_than("lightning", version) != "none"
+
+
+def _named(ctx: Context, version: str) -> str:
+    """The run's Lightning as a message names it: ``lightning 1.9.5``; for a range, its
+    releases before ``version``."""
     info = _lightning(ctx)
-    return info is not None and version_key(info.version) < version_key(version)
+    if info is None:
+        return "lightning"
+    if info.version[:1].isdigit():
+        return f"lightning {info.version}"
+    return f"lightning releases before {version} (allowed by {info.version})"
 
 
 def _precision(config: TrainingConfig) -> Sourced[str] | None:
@@ -102,33 +119,34 @@ def _suggest_mode(raw: str) -> str | None:
     return {"16": "16-mixed", "bf16": "bf16-mixed", "32": "32-true", "64": "64-true"}.get(text)
 
 
-def _invalid_precision(ctx: Context, raw: str) -> tuple[str, str | None] | None:
-    """(what Lightning raises, the value to use instead) when ``raw`` is refused; None when valid."""
+def _invalid_precision(ctx: Context, raw: str, ranged: bool = False) -> tuple[str, str | None] | None:
+    """(what Lightning raises, the value to use instead) when ``raw`` is refused; None when
+    valid. ``ranged``: what the older releases a range of Lightning allows raise."""
     if ctx.config.variant == "nemo" and raw in NEMO_PLUGIN_INPUTS:
         return None  # NeMo's MegatronTrainerBuilder turns these into its own plugin
-    info = _lightning(ctx)
+    before = _maybe_before if ranged else _known_before
     mode = ctx.config.precision_mode.value if ctx.config.precision_mode is not None else None
     if mode is None:
+        if ranged:
+            return None
         allowed = ALLOWED_2_0 if _known_before(ctx, "2.1.0") else ALLOWED
         text = f"ValueError: {quote('lightning.invalid_precision', precision=repr(raw), allowed=allowed)}"
         return text, _suggest_mode(raw)
-    if _known_before(ctx, "2.0.0") and raw not in ALIASES:
-        assert info is not None
+    if before(ctx, "2.0.0") and raw not in ALIASES:
         text = (
-            f"lightning {info.version} raises MisconfigurationException: "
+            f"{_named(ctx, '2.0.0')} raise{'' if ranged else 's'} MisconfigurationException: "
             f"{quote('lightning.invalid_precision_1x', precision=repr(raw))} "
             "(Lightning 1.x takes 64, 32, 16 and 'bf16'; the '-mixed'/'-true' names came with 2.0)"
         )
         return text, TO_1X.get(mode)
-    if _known_before(ctx, "2.1.0") and mode in (
+    if before(ctx, "2.1.0") and mode in (
         "16-true",
         "bf16-true",
         "transformer-engine",
         "transformer-engine-float16",
     ):
-        assert info is not None
         text = (
-            f"lightning {info.version} raises ValueError: "
+            f"{_named(ctx, '2.1.0')} raise{'' if ranged else 's'} ValueError: "
             f"{quote('lightning.invalid_precision', precision=repr(raw), allowed=ALLOWED_2_0)} "
             "('16-true', 'bf16-true' and 'transformer-engine' came with 2.1.0)"
         )
@@ -199,9 +217,14 @@ def lightning_invalid_precision(ctx: Context) -> Iterator[Finding]:
     item = _precision(config)
     if item is None or bnb_quantize(config) is not None:
         return
+    assumptions: tuple[str, ...] = ()
     found = _invalid_precision(ctx, str(item.value))
-    if found is None:
-        return
+    if found is None:  # a range of Lightning whose newest release accepts it: older ones may not
+        found = _invalid_precision(ctx, str(item.value), ranged=True)
+        if found is None:
+            return
+        first = "2.0.0" if "MisconfigurationException" in found[0] else "2.1.0"
+        assumptions = (ctx.versions.range_note("lightning", first),)
     text, suggestion = found
     edits = edits_for(item, config.path, suggestion) if suggestion is not None and item.origin.kind == "file" else ()
     description = f"use `{suggestion}`" if suggestion else "use a precision this Lightning version accepts"
@@ -211,6 +234,7 @@ def lightning_invalid_precision(ctx: Context) -> Iterator[Finding]:
         item.origin,
         f"`precision: {item.value}` is refused before training: {text}",
         Fix(description, edits),
+        assumptions=assumptions,
     )
 
 

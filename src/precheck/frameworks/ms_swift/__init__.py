@@ -17,7 +17,6 @@ FRAMEWORK = Framework(
         grad_scaler_any_weights=True,
         fsdp_from_file="ms-swift.fsdp2_disables_gradient_checkpointing",
         resolves_unset_method_as_lora=True,
-        estimates_unset_method_as_lora=True,
     ),
     dialect_class=dialect.MsSwift,
     resolver=LazyResolver(f"{__name__}.resolve"),

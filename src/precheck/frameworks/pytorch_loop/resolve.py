@@ -24,6 +24,7 @@ from ...models import family_of
 from ...provenance import Origin, Sourced
 from ...resolve.common import trainable_dtype
 from ...resolve.plan import PrecisionPlan, same_dtype_plan
+from ...sources.python_source import DEEPSPEED_ENGINE
 from ...versions import Versions
 from ..hf_trainer.resolve import default_load_dtype
 
@@ -59,7 +60,7 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
     scaler = config.grad_scaler or Sourced(False, Origin.default("the script creates no GradScaler"))
     scaling = Sourced("dynamic" if scaler.value else "none", scaler.origin)
     devices = config.devices or Sourced("first", Origin.default("one process computes on the current device, cuda:0"))
-    return same_dtype_plan(
+    plan = same_dtype_plan(
         config.framework,
         load=load,
         params=params,
@@ -68,3 +69,14 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         grad_scaler=scaler,
         devices=devices,
     )
+    engine = next((n for n in config.notes if n.kind == DEEPSPEED_ENGINE), None)
+    if engine is not None and "deepspeed" not in config.attached and not scaler.value:
+        # deepspeed.initialize: the engine's config (not read here) decides loss scaling and the
+        # master copy. DeepSpeed's fp16 (FP16_Optimizer, ZeRO) keeps fp32 master weights and scales
+        # the loss dynamically (loss_scale 0, the default); its bf16 (BF16_Optimizer, ZeRO) keeps
+        # fp32 master weights (deepspeed/runtime/engine.py _configure_optimizer). Unknown, never none.
+        where = Origin("file", engine.path or config.path, engine.line, engine.column, engine.key, format="python")
+        said = "deepspeed.initialize: the DeepSpeed config precheck did not read decides"
+        plan.loss_scaling = Sourced("unknown", where.derived(said))
+        plan.master_weights = Sourced("unknown", where.derived(said))
+    return plan

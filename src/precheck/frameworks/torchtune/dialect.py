@@ -193,6 +193,9 @@ class RecipeConfig(Dialect):
         self._model(doc, config)
         self._training(doc, config)
         self._distribution(doc, config)
+        # every training recipe builds `optimizer` (the async GRPO one `training.optimizer`); the
+        # generate, eleuther_eval and quantize recipes read no optimizer (recipes/generate.py@0.6.1)
+        config.inference = self.first(doc, "optimizer", "training.optimizer") is None
         in_backward = self.first(doc, "optimizer_in_bwd", "training.optimizer_in_bwd")
         if in_backward is not None and to_bool(in_backward[0].value) is not None:
             # each gradient is freed as its parameter's step runs (the memory estimate knows)
