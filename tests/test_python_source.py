@@ -124,7 +124,8 @@ def test_unsloth_idiom_resolves_per_gpu() -> None:
     assert (fp16.key, fp16.key_line, fp16.key_column, fp16.line, fp16.column) == ("fp16", 42, 9, 42, 14)
     assert fp16.raw == "not is_bfloat16_supported()"
     dtype = v100.mapping()["torch_dtype"]
-    assert (dtype.key, dtype.key_line, dtype.key_column, dtype.raw) == ("dtype", 16, 5, "dtype")
+    # `dtype = None` (line 10) decides it; `dtype = dtype` (line 16) passes it on
+    assert (dtype.key, dtype.key_line, dtype.key_column, dtype.raw) == ("dtype", 10, 1, "None")
     assert any("loads float16 on Tesla V100" in n for n in notes(v100, "runtime-value"))
     assert (
         v100.dialect == "hf-trainer" and v100.format == "python" and v100.label == "`TrainingArguments(...)` at line 36"
@@ -137,7 +138,7 @@ def test_unknown_hardware_leaves_runtime_values_out_with_a_note() -> None:
     assert values(document)["model_name_or_path"] == "unsloth/tinyllama-bnb-4bit"
     missing = notes(document)
     assert any(m.startswith("`fp16=not is_bfloat16_supported()` is left out") and "--gpu" in m for m in missing)
-    assert any(m.startswith("`dtype=dtype` is left out") for m in missing)
+    assert any(m.startswith("`dtype=None` is left out") for m in missing)  # as `dtype = None` decides it
 
 
 def test_unsloth_defaults_and_requested_bf16_on_a_card_without_it() -> None:

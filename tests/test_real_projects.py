@@ -50,9 +50,10 @@ def test_no_error_the_repository_does_not_confirm(gpu: str) -> None:
         ("PC101", "huggingface__open-r1/recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo.yaml", 13, "bf16"),
         # GLM-4 hard-codes `torch_dtype=torch.bfloat16`
         ("PC101", "THUDM__GLM-4/finetune/finetune.py", 333, "torch_dtype"),
-        # nanoGPT: `dtype = 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() ...`;
+        # nanoGPT: `dtype = 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() ...`
+        # (line 73, where it is decided; line 112 passes `ptdtype`, its translation, to autocast);
         # torch 2.13 answers True on a V100 (including_emulation defaults to True)
-        ("PC101", "karpathy__nanoGPT/train.py", 112, "dtype"),
+        ("PC101", "karpathy__nanoGPT/train.py", 73, "dtype"),
         # peft examples/sft: `--use_flash_attn True`, which utils.py turns into flash_attention_2
         ("PC105", "huggingface__peft/examples/sft/run_peft.sh", 41, None),
         ("PC105", "huggingface__peft/examples/sft/run_peft_qlora_fsdp.sh", 33, None),

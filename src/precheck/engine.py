@@ -24,6 +24,7 @@ from .rules import RULES
 from .rules.base import Context, Finding, Rule, RuleStatus, Severity
 from .suppression import account, comments_of
 from .templates import HELM_NOTE, MARKERS_NOTE, config_format, has_markers, helm_template
+from .unused import Unused, unused
 from .versions import ProjectVersions, VersionInfo, Versions, check_interpreter, clear_caches, collect
 
 DEVICE_VARIABLES = ("CUDA_DEVICE_ORDER", *VISIBILITY_AMD)
@@ -64,6 +65,8 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     #: ``--gpu`` named no count and the run's launch asked for this many devices
     devices_asked: int | None = None
+    #: the precision settings its files write that precheck read but could not use
+    unused: list[Unused] = field(default_factory=list)
 
 
 @dataclass
@@ -489,6 +492,7 @@ def _check_document(
     config = resolve.with_launch_env(config)  # the run as launched: its environment's sharding
     plan = resolve.resolve(config, hardware, versions)
     result.config, result.plan, result.versions, result.hardware = config, plan, versions, hardware
+    result.unused = unused(config)
     context = Context(config, plan, hardware, versions)
     findings = judge(run_rules(context, active), premises(document, config, context), context, active)
     return within_schema(point_at_key(at_run_time_values(findings, config), document), document)

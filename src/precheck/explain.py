@@ -80,6 +80,8 @@ def render_json(report: Report) -> str:
                     }
                     for o in result.plan.overrides
                 ],
+                # read, not used (see precheck.unused: `file`, not `path`, and no FILE:LINE in `why`)
+                "unused": [u.as_json() for u in result.unused],
             }
         )
     document = {

@@ -177,6 +177,11 @@ def render_plain(report: Report) -> str:
                     f"    {o.loser.origin} = {value_text(o.loser.value)}, overridden by "
                     f"{value_text(o.winner.value)} ({o.winner.origin}): {o.reason}"
                 )
+        left = result.unused
+        if left:
+            lines.append("  read, not used")
+            for u in left:
+                lines.append(f"    {u.path}:{u.line}" + (f" ({u.key})" if u.key else "") + f": {u.why}")
         memory = memory_of(result)
         if memory is not None:
             lines.append(f"  memory per device ({memory['device']})")
@@ -239,6 +244,12 @@ def print_rich(report: Report, width: int | None = None) -> None:
                     f"[bold]{escape(value_text(o.winner.value))}[/] [dim]({escape(str(o.winner.origin))}): "
                     f"{escape(o.reason)}[/]"
                 )
+        left = result.unused
+        if left:
+            console.print("  [bold]read, not used[/]")
+            for u in left:
+                where = f"{u.path}:{u.line}" + (f" ({u.key})" if u.key else "")
+                console.print(f"    [yellow]{escape(where)}[/] [dim]{escape(u.why)}[/]")
         memory = memory_of(result)
         if memory is not None:
             bar = bar_of(memory)

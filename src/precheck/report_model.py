@@ -68,6 +68,16 @@ class HardwareInfo(_Strict):
     )
 
 
+class UnusedSetting(_Strict):
+    """A precision setting the run's files write that precheck read but could not use: a value
+    known only when the script runs, a branch on one, a call or script it does not follow."""
+
+    file: str = Field(description="The file that writes it (``file``, not ``path``: the report does not cite it)")
+    line: int = Field(ge=1, description="1-based line")
+    key: str | None = Field(description="The key or argument, as written; null when none")
+    why: str = Field(description="Why it was left out (in words; never a FILE:LINE)")
+
+
 class FileEntry(_Strict):
     """A file read and parsed (files that could not be are in ``errors``)."""
 
@@ -88,6 +98,12 @@ class FileEntry(_Strict):
     )
     skipped: OptionalText = Field(
         None, description="Why a file named on the command line was passed over", json_schema_extra=_absent
+    )
+    unused: list[UnusedSetting] | SkipJsonSchema[None] = Field(
+        None,
+        description="The run's precision settings precheck read but could not use, and why "
+        "(what it did not understand; absent when none)",
+        json_schema_extra=_absent,
     )
 
 

@@ -454,6 +454,12 @@ def collect(
     return _collect(resolved(config_path).parent, names, tuple(sorted(assumed.items())), python, project)
 
 
+#: distribution → the framework distribution it is released with, under the same version
+#: numbers (a pin of either is the framework's version): each framework's ``pinned_as``,
+#: filled in by the framework registry when it loads
+RELEASED_AS: dict[str, str] = {}
+
+
 @lru_cache(maxsize=1024)
 def _collect(
     folder: Path,
@@ -473,7 +479,8 @@ def _collect(
     missing = set(names - known.keys())
     if missing:
         for parent in _folders_from(folder):
-            for source, name, version, line in _pins_in_folder(parent):
+            for source, pinned, version, line in _pins_in_folder(parent):
+                name = RELEASED_AS.get(pinned, pinned)
                 if name in missing:
                     known[name] = VersionInfo(name, version, f"{_display(source)}:{line}")
                     missing.discard(name)

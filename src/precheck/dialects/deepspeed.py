@@ -263,6 +263,8 @@ class DeepSpeed(Dialect):
 
 def _origin(doc: Document, node: Node, path: str) -> Origin:
     line, column = node.anchor
+    if node.path is not None:  # read from another file (a script's deepspeed.initialize(config="ds.json"))
+        return Origin("file", node.path, line, column, path)
     return Origin("file", doc.path, line, column, path, format=doc.format)
 
 

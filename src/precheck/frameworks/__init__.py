@@ -12,6 +12,7 @@ import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from .. import versions
 from ..dialects.base import Dialect
 from ..sources import Document
 from ..traits import Traits
@@ -71,6 +72,8 @@ BY_NAME = {name: f.dialect for name, f in _BY_NAME.items()}
 
 #: distribution → resolver
 RESOLVERS: dict[str, Resolver] = {f.distribution: f.resolver for f in FRAMEWORKS}
+# the versions read a pin of a distribution released with a framework as the framework's
+versions.RELEASED_AS.update({alias: f.distribution for f in FRAMEWORKS for alias in f.pinned_as})
 
 
 def named(name: str) -> Framework | None:
@@ -168,7 +171,7 @@ def _register() -> None:
     sources_table.launchers = _launchers
     sources_table.modules = _modules
     sources_table.detect = _detected_name
-    sources_table.trainer_packages = frozenset(p for f in FRAMEWORKS for p in f.python_trainer_packages)
+    sources_table.trainer_packages = {p: f.name for f in FRAMEWORKS for p in f.python_trainer_packages}
     sources_table.precision_plugins = {n: p for f in FRAMEWORKS for n, p in f.python_precision_plugins}
     sources_table.model_bases = tuple(b for f in FRAMEWORKS for b in f.python_model_bases)
     sources_table.known_keys = {name: f.dialect.known_keys for f in FRAMEWORKS for name in f.names}

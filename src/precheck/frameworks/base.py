@@ -90,6 +90,9 @@ class Framework:
     python_precision_plugins: tuple[tuple[str, str | None], ...] = ()
     #: model base classes (the last dotted name) a training script's model may derive from
     python_model_bases: tuple[str, ...] = ()
+    #: other distributions released with this one under the same version numbers: a pin of
+    #: one of them is this framework's version (:data:`precheck.versions.RELEASED_AS`)
+    pinned_as: tuple[str, ...] = ()
     #: the dialect instances (bound to this framework: name, distribution, traits, priority)
     dialects: tuple[Dialect, ...] = field(init=False)
 

@@ -49,6 +49,8 @@ def _file(result: FileResult) -> dict[str, Any]:
         out["names"] = result.names
     if result.named and result.skipped:
         out["skipped"] = result.skipped
+    if result.unused and result.part_of is None:
+        out["unused"] = [u.as_json() for u in result.unused]
     return out
 
 

@@ -444,10 +444,24 @@ def accelerate(launch: Launch) -> Found | None:
                 put(builder, config, ACCELERATE_KEYS[name], node, flag.offset(), "the launch flag wins")
     rest = launch.args[index:]
     found = _child(launch, parsed, rest) if rest else None
-    if found is None or (found.dialect is None and not _detected(found.root)):
-        # a script precheck cannot read: the run is the accelerate config the launch builds
+    kind = config.get("distributed_type")
+    sharded = kind is not None and str(kind.value).upper() in ("DEEPSPEED", "FSDP", "MEGATRON_LM")
+    if (
+        found is None
+        or (found.dialect is None and not _detected(found.root))
+        or (sharded and found.dialect == "pytorch")
+    ):
+        # a script precheck cannot read, or its own loop under an engine that shards and casts
+        # it (DeepSpeed, FSDP, Megatron: the loop's reading knows none of them): the run is the
+        # accelerate config the launch builds
         return Found("accelerate", config) if config else None
     found.env.update(_accelerate_env(launch, config))
+    chosen = config.get("mixed_precision")
+    if found.dialect == "pytorch" and chosen is not None and "autocast" not in found.root:
+        # the script's Accelerator() leaves mixed_precision to ACCELERATE_MIXED_PRECISION, which the launch sets
+        from .python_source import mixed_precision_keys
+
+        found.root.update(mixed_precision_keys(chosen))
     deepspeed_file = _get(config, "deepspeed_config.deepspeed_config_file")
     if deepspeed_file is not None and "deepspeed" not in found.root and found.dialect in (None, "hf-trainer", "trl"):
         found.root["deepspeed"] = replace(deepspeed_file)

@@ -84,6 +84,17 @@ DISTRIBUTED = {
     "torch.nn.DataParallel",
     "torch.nn.parallel.DataParallel",
 }
+#: DeepSpeed's engine and config, given the config as a dict or a path (deepspeedai/DeepSpeed
+#: ``deepspeed/__init__.py`` ``initialize(args=None, model=None, optimizer=None,
+#: model_parameters=None, training_data=None, lr_scheduler=None, distributed_port, mpu,
+#: dist_init_required=None, collate_fn=None, config=None, mesh_param=None, config_params=None)``;
+#: ``runtime/config.py`` ``DeepSpeedConfig(config, mpu=None, mesh_device=None)``)
+DEEPSPEED_CONFIGS = {
+    "deepspeed.initialize",
+    "deepspeed.DeepSpeedConfig",
+    "deepspeed.runtime.config.DeepSpeedConfig",
+    "deepspeed.runtime.engine.DeepSpeedConfig",
+}
 NO_GRAD = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.inference_mode"}
 #: ``model.half()``-style casts of a module's parameters
 CASTS = {"half": "float16", "bfloat16": "bfloat16", "float": "float32", "double": "float64"}
@@ -96,6 +107,9 @@ POSITIONAL = {
     "trl": ("output_dir",),
     "peft": ("model", "peft_config"),
     "default-dtype": ("dtype",),
+    "deepspeed": ("config",),
+    # ``.to(dtype)``, ``.to(device, dtype)``, ``.to(tensor)``: read by value (:func:`cast_dtype`)
+    "cast": ("to_0", "to_1", "to_2"),
 }
 _MODEL_CLASS = re.compile(r"^(?:Auto\w*Model\w*|\w*(?:Model|LMHeadModel)|\w+For[A-Z]\w*)$")
 _NOT_MODEL = re.compile(r"Tokenizer|Config|Processor|Extractor|^Peft")
@@ -117,6 +131,8 @@ class Arg:
     key_at: tuple[int, int] | None
     at: tuple[int, int]
     raw: str
+    #: the dict literal the value was written as, when it still holds (for the place of each key)
+    literal: ast.Dict | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(slots=True)
@@ -140,6 +156,37 @@ class Built:
     call: Call
 
 
+#: where a name got the value an argument passes (``dtype = torch.bfloat16`` before
+#: ``torch_dtype=dtype``): kept in the names under this prefix (no identifier starts so), as
+#: (the name's place, the value's place, the value as written); None once rebound otherwise
+_DECIDED_AT = "\0at "
+#: a call that swaps FlashAttention into a model's attention, by its name: a monkey patch such
+#: as FastChat's ``replace_llama_attn_with_flash_attn()`` (``fastchat/train/llama_flash_attn_monkey_patch.py``
+#: imports ``flash_attn.flash_attn_interface``) called for its effect alone; not a test
+#: (``is_flash_attn_2_available()``) nor an undo (``disable_...``, ``unpatch_...``)
+FLASH_PATCH = re.compile(r"(?i)^(?!is_|has_|check|disable|unpatch|restore|remove).*flash_?(?:attn|attention)")
+
+
+def flash_patch(expr: ast.expr) -> bool:
+    """Whether a statement's expression is a call of a FlashAttention monkey patch."""
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    return "lash" in name and FLASH_PATCH.match(name) is not None
+
+
+#: a model config's attributes that choose its attention (transformers ``PretrainedConfig``:
+#: ``_attn_implementation`` is the property over ``_attn_implementation_internal``)
+#: (a plain ``config.attn_implementation = ...`` is an attribute no loader reads: left out)
+_ATTENTION_ATTRIBUTES = frozenset({"_attn_implementation", "_attn_implementation_internal"})
+#: the expressions that decide a value where they stand (a literal, ``torch.bfloat16``, a choice)
+_DECISIONS = frozenset({ast.Constant, ast.Attribute, ast.IfExp, ast.BoolOp, ast.UnaryOp, ast.Compare})
+#: the dict literal a name was bound to (``ds_config = {...}``), while it holds: the place of each key
+_LITERAL = "\0dict "
+#: the values whose assignment is the place a setting is decided
+_DECIDED = frozenset({str, bool, int, float, type(None), Dtype})
+
 #: the calls whose value is kept as a :class:`Built` (an argument of a later call reads it)
 _BUILT = frozenset(("bnb", "lora-config", "model", "unsloth", "model-config", "hf-trainer", "precision-plugin"))
 
@@ -148,9 +195,10 @@ _EQUAL_TO_ITSELF = frozenset({str, int, bool, type(None), Unknown, Dtype, Built}
 
 
 @lru_cache(maxsize=1)
-def _declared() -> tuple[frozenset[str], tuple[str, ...], Mapping[str, str | None]]:
+def _declared() -> tuple[Mapping[str, str], tuple[str, ...], Mapping[str, str | None]]:
     """What the frameworks declare about training scripts: the packages whose ``Trainer``/
-    ``Fabric`` take ``precision=``, the model base classes, and the precision plugins."""
+    ``Fabric`` take ``precision=`` (each → its framework's dialect), the model base classes, and
+    the precision plugins."""
     from . import registered  # the registry's table (the registry imports the sources)
 
     return registered.trainer_packages, registered.model_bases, registered.precision_plugins
@@ -162,6 +210,12 @@ def plugin_precision(call: Call) -> str | None:
     return _declared()[2].get(call.qualname.split(".")[-1])
 
 
+def trainer_dialect(call: Call) -> str | None:
+    """The dialect of the framework whose ``Trainer`` a call constructs (None: not one)."""
+    dialect: str | None = _declared()[0].get(call.qualname.split(".")[0])
+    return dialect
+
+
 @lru_cache(maxsize=4096)  # a pure function of the name, asked for every call of every script
 def kind_of(qualname: str) -> str | None:
     """What a call configures, from its dotted callee name; None when it is not one precheck reads."""
@@ -169,7 +223,9 @@ def kind_of(qualname: str) -> str | None:
         return None
     parts = qualname.split(".")
     last, owner = parts[-1], (parts[-2] if len(parts) > 1 else "")
-    if last in HF_ARGUMENTS:
+    if last in HF_ARGUMENTS or (last.endswith("TrainingArguments") and last != "TrainingArguments"):
+        # a library's subclass (sentence-transformers' SentenceTransformerTrainingArguments,
+        # ``training_args.py``: ``class SentenceTransformerTrainingArguments(TransformersTrainingArguments)``)
         return "hf-trainer"
     if last in TRL_CONFIGS:
         return "trl"
@@ -195,6 +251,8 @@ def kind_of(qualname: str) -> str | None:
         return "default-dtype"
     if qualname in DISTRIBUTED:
         return "distributed"
+    if qualname in DEEPSPEED_CONFIGS:
+        return "deepspeed"
     if last == "Accelerator" and parts[0] == "accelerate":
         return "accelerator"
     if last in ("Trainer", "Fabric") and parts[0] in _declared()[0]:
@@ -223,10 +281,18 @@ class Collector:
         self.environ: dict[str, Arg] = {}
         #: the script calls ``.backward()``: a training loop
         self.backward = False
+        #: the module constructs an ``Accelerator`` and calls ``.prepare(...)``
+        self.accelerated = "Accelerator" in code
+        self.prepared = False
+        #: the first line that calls ``.backward()`` (casts after it are for saving, not training)
+        self.backward_at: int | None = None
         #: names (``model``, ``self.model``) whose parameters the script trains
         self.models: set[str] = set(_parameter_owners(self.index.parameter_calls))
         #: classes the file defines that subclass ``nn.Module``
         self.modules = {c.name for c in self.index.classes if _is_module(c, self.names)}
+        #: classes the file defines that subclass a training config class (``class
+        #: MyArguments(TrainingArguments)``): calls of them are that config, with its inherited fields
+        self.configs = _config_subclasses(self.index.classes, self.names)
         #: values (keys as written) that could not be read, for notes: (key, where, why)
         self.unknown: list[tuple[str, tuple[int, int], str]] = []
         #: the names bound since the innermost undecided branch began (None: outside any)
@@ -235,6 +301,18 @@ class Collector:
         self._unequal = False
         #: the evaluator of the names last read (dropped when the run ends: it refers back to the collector)
         self._evaluator: Evaluator | None = None
+        #: module-level functions, while the module's own statements are read (their calls are recorded)
+        self._entries: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        #: function name → its one call from the module's statements and what it passes (None: not known)
+        self._sites: dict[str, tuple[ast.Call, dict[str | int, tuple[Any, Any]] | None]] = {}
+        #: reading the module's own statements (not a function's body)
+        self._module = False
+        #: FlashAttention monkey patches the module calls on every path (:func:`flash_patch`)
+        self.patches: list[ast.Call] = []
+        #: object → the attention implementation the script sets on it as an attribute
+        self.attention: dict[str, Arg] = {}
+        #: module-level function name → the lines that name it (:func:`_word_lines`)
+        self._words: dict[str, list[int]] = {}
 
     # -- positions -------------------------------------------------------------------------
 
@@ -255,17 +333,62 @@ class Collector:
 
     def _run(self) -> None:
         env: dict[str, Any] = {"__name__": "__main__"}
+        self._entries = {n.name: n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self._words = _word_lines(self.source, self._entries)
+        self._module = True
         self.block(self.tree.body, env, inference=False)
-        for node in self.index.functions:
+        self._module = False
+        for node in _callers_first(self.index.functions, self._entries, self._words):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 local = dict(env)
                 arguments = node.args
                 params = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
                 params.extend(p for p in (arguments.vararg, arguments.kwarg) if p is not None)
+                given = self._called_once(node, env)
                 for param in params:
-                    local[param.arg] = Unknown(f"`{param.arg}` is a parameter of `{node.name}`")
+                    if given is not None and param.arg in given:
+                        local[param.arg] = given[param.arg]
+                        if _DECIDED_AT + param.arg in given:
+                            local[_DECIDED_AT + param.arg] = given[_DECIDED_AT + param.arg]
+                    else:
+                        local[param.arg] = Unknown(f"`{param.arg}` is a parameter of `{node.name}`")
                 inference = any(self._no_grad(d) for d in node.decorator_list)
                 self.block(node.body, local, inference)
+
+    def _called_once(self, node: ast.FunctionDef | ast.AsyncFunctionDef, env: dict[str, Any]) -> dict[str, Any] | None:
+        """The parameters of a module-level function the module's own code calls once, and
+        nothing else calls (``if __name__ == "__main__": setup()``): the values that call passes
+        and the defaults of the others. None when it is called otherwise (or not at all)."""
+        site = self._sites.get(node.name)
+        if site is None or self._entries.get(node.name) is not node:
+            return None
+        call, passed = site
+        if passed is None or len(self._words.get(node.name, ())) != 1:
+            return None  # another call (in a function, a lambda), or the name handed on (`CLI(setup)`)
+        arguments = node.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        if len(call.args) > len(positional):
+            return None
+        values: dict[str, Any] = {}
+        defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
+        pairs = [
+            *zip(positional, defaults, strict=True),
+            *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True),
+        ]
+        evaluate = self.evaluator(env)
+        for index, (param, default) in enumerate(pairs):
+            if param.arg in passed:
+                value, place = passed[param.arg]
+            elif index < len(call.args):
+                value, place = passed[index]
+            elif default is not None:
+                value, place = evaluate(default), self._place_of(param, default, env)
+            else:
+                continue
+            values[param.arg] = value
+            if place is not None and type(value) in _DECIDED:
+                values[_DECIDED_AT + param.arg] = place
+        return values
 
     def block(self, body: list[ast.stmt], env: dict[str, Any], inference: bool) -> None:
         for statement in body:
@@ -276,6 +399,10 @@ class Collector:
         if kind is ast.Expr or kind is ast.Return:  # the commonest: one expression (or none)
             if node.value is not None:  # type: ignore[attr-defined]
                 self.scan(node.value, env, inference)  # type: ignore[attr-defined]
+                if kind is ast.Expr and self._module and self._written is None and flash_patch(node.value):  # type: ignore[attr-defined]
+                    self.patches.append(node.value)  # type: ignore[attr-defined]
+                if kind is ast.Expr:
+                    self._changed_in_place(node.value, env)  # type: ignore[attr-defined]
             return
         if kind is ast.Assign or kind is ast.AnnAssign:
             source = node.value  # type: ignore[attr-defined]
@@ -378,6 +505,25 @@ class Collector:
             env[target.id] = value
             if self._written is not None:
                 self._written.add(target.id)
+            where = _DECIDED_AT + target.id
+            decided = self._decided(target, source, env) if source is not None and type(value) in _DECIDED else None
+            if decided is not None:
+                env[where] = decided
+            elif where in env:
+                env[where] = None
+            else:
+                where = ""
+            if where and self._written is not None:
+                self._written.add(where)
+            literal = _LITERAL + target.id
+            if type(source) is ast.Dict and isinstance(value, dict):
+                env[literal] = source
+            elif literal in env:
+                env[literal] = None
+            else:
+                literal = ""
+            if literal and self._written is not None:
+                self._written.add(literal)
             if type(value) not in _EQUAL_TO_ITSELF and not value == value:  # noqa: SIM201 (NaN)
                 self._unequal = True
             if source is not None and self._builds_model(source):
@@ -393,6 +539,15 @@ class Collector:
             dotted = _dotted(target)
             if dotted and source is not None and self._builds_model(source):
                 self.models.add(dotted)
+            if dotted and source is not None and target.attr in _ATTENTION_ATTRIBUTES:
+                # `config._attn_implementation = "flash_attention_2"` (a config the model is loaded
+                # with, or the loaded model's own: transformers looks it up at every forward)
+                owner = dotted.rsplit(".", 1)[0]
+                self.attention[owner] = Arg(
+                    value, target.attr, self.at(target), self.at(source), self.source.segment(source)
+                )
+        elif isinstance(target, ast.Subscript) and self.names.qualname(target.value) != "os.environ":
+            self._store(target, value, env)
         elif isinstance(target, ast.Subscript) and self.names.qualname(target.value) == "os.environ":
             key = self.evaluator(env)(target.slice)
             if isinstance(key, str) and source is not None:
@@ -400,7 +555,58 @@ class Collector:
                 if key == "CUDA_VISIBLE_DEVICES" and isinstance(value, str):
                     self._visible(value)
 
+    def _decided(self, target: ast.Name, source: ast.expr, env: dict[str, Any]) -> Any:
+        """Where the value bound to ``target`` is decided: here when ``source`` is a literal or
+        a choice between literals (``dtype = 'bfloat16' if is_bf16_supported() else 'float16'``);
+        where the one name it looks up was decided when it only translates that name
+        (``ptdtype = {'bfloat16': torch.bfloat16, ...}[dtype]``, ``x = dtype``); else nowhere."""
+        kind = type(source)
+        if kind is ast.Name or kind is ast.Subscript:
+            found = [env.get(_DECIDED_AT + n.id) for n in ast.walk(source) if type(n) is ast.Name]
+            places = [f for f in found if type(f) is tuple]
+            return places[0] if len(places) == 1 else None
+        if kind in _DECISIONS:
+            return (self.at(target), self.at(source), self.source.segment(source))
+        return None
+
     # -- calls -----------------------------------------------------------------------------
+
+    def _store(self, target: ast.Subscript, value: Any, env: dict[str, Any]) -> None:
+        """``config["fp16"]["enabled"] = True`` on a dict the script built: the dict with it (a
+        copy along the way: other branches keep theirs); a key not known spoils the dict."""
+        keys: list[ast.expr] = []
+        node: ast.expr = target
+        while isinstance(node, ast.Subscript):
+            keys.append(node.slice)
+            node = node.value
+        if type(node) is not ast.Name or not isinstance(env.get(node.id), dict):
+            return
+        name, old = node.id, env[node.id]
+        evaluate = self.evaluator(env)
+        path = [evaluate(k) for k in reversed(keys)]
+        new = _stored(old, path, value) if all(isinstance(k, str) for k in path) else None
+        self._rebind(name, new if new is not None else Unknown(f"`{name}` is changed at a key not known"), env)
+        for other, held in list(env.items()):
+            if held is old and other != name:  # another name for the same dict
+                self._rebind(other, Unknown(f"`{other}` is changed through `{name}`"), env)
+
+    def _rebind(self, name: str, value: Any, env: dict[str, Any]) -> None:
+        env[name] = value
+        env[_LITERAL + name] = None  # (its literal no longer says what it holds)
+        if self._written is not None:
+            self._written.update((name, _LITERAL + name))
+
+    def _changed_in_place(self, expr: ast.expr, env: dict[str, Any]) -> None:
+        """``config.update(...)``, ``config["x"].setdefault(...)``: a dict changed by a method."""
+        if not isinstance(expr, ast.Call) or not isinstance(expr.func, ast.Attribute):
+            return
+        if expr.func.attr not in ("update", "setdefault", "pop", "popitem", "clear"):
+            return
+        node = expr.func.value
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        if type(node) is ast.Name and isinstance(env.get(node.id), dict):
+            self._rebind(node.id, Unknown(f"`{node.id}` is changed by `.{expr.func.attr}(...)`"), env)
 
     def _bound(self, name: str, value: Any) -> None:
         """``name`` bound to ``value`` by the evaluator (``(name := value)``)."""
@@ -434,10 +640,18 @@ class Collector:
                 continue
             func = node.func
             method = func.attr if isinstance(func, attribute) else None
+            if method == "prepare" and self.accelerated:
+                self.prepared = True  # accelerator.prepare(model, ...): the script trains through accelerate
             if method == "backward":
                 self.backward = True
+                if self.backward_at is None or node.lineno < self.backward_at:
+                    self.backward_at = node.lineno
+            if type(func) is ast.Name and func.id in self._entries:
+                self._site(func.id, node, env)
             qualname = qualname_of(func) or ""
             kind = kind_of(qualname)
+            if kind is None and self.configs and type(func) is ast.Name:
+                kind = self.configs.get(func.id)
             if kind is None:
                 if method is not None and (method in CASTS or method == "to"):
                     kind = self._cast_kind(node, model_target)
@@ -451,6 +665,33 @@ class Collector:
             self._seen[id(node)] = call
             self.calls.append(call)
 
+    def _site(self, name: str, node: ast.Call, env: dict[str, Any]) -> None:
+        """A call of a module-level function from the module's own statements: what it passes
+        (by keyword, and by place under its index); a second call, or ``*args``, spoils it."""
+        if name in self._sites:
+            self._sites[name] = (node, None)
+            return
+        evaluate = self.evaluator(env)
+        passed: dict[str | int, tuple[Any, Any]] | None = {}
+        for index, argument in enumerate(node.args):
+            if isinstance(argument, ast.Starred):
+                passed = None
+                break
+            passed[index] = (evaluate(argument), self._place_of(argument, argument, env))  # type: ignore[index]
+        for keyword in node.keywords:
+            if passed is None or keyword.arg is None:
+                passed = None
+                break
+            passed[keyword.arg] = (evaluate(keyword.value), self._place_of(keyword, keyword.value, env))
+        self._sites[name] = (node, passed)
+
+    def _place_of(self, key: ast.expr | ast.keyword | ast.arg, value: ast.expr, env: dict[str, Any]) -> Any:
+        """Where an argument's value is decided: where the name it passes was, else here."""
+        if type(value) is ast.Name:
+            decided = env.get(_DECIDED_AT + value.id)
+            return decided if type(decided) is tuple else None
+        return (self.at(key), self.at(value), self.source.segment(value))  # type: ignore[arg-type]
+
     def _arguments(self, call: Call, node: ast.Call, env: dict[str, Any]) -> None:
         evaluate = self.evaluator(env)
         params = AUTOCASTS.get(call.qualname) or SCALERS.get(call.qualname) or POSITIONAL.get(call.kind)
@@ -460,11 +701,26 @@ class Collector:
             if isinstance(positional, ast.Starred) or params is None or index >= len(params):
                 continue
             value = evaluate(positional)
+            decided = env.get(_DECIDED_AT + positional.id) if type(positional) is ast.Name else None
+            if type(decided) is tuple and type(value) in _DECIDED:
+                call.args[params[index]] = Arg(value, None, None, decided[1], decided[2])
+                continue
             call.args[params[index]] = Arg(value, None, None, self.at(positional), self.source.segment(positional))
         for keyword in node.keywords:
             value = evaluate(keyword.value)
             raw = self.source.segment(keyword.value)
+            if keyword.arg is not None and isinstance(value, dict):
+                literal = keyword.value if type(keyword.value) is ast.Dict else None
+                if type(keyword.value) is ast.Name:
+                    literal = env.get(_LITERAL + keyword.value.id)
+                call.args[keyword.arg] = Arg(value, keyword.arg, self.at(keyword), self.at(keyword.value), raw, literal)
+                continue
             if keyword.arg is not None:
+                decided = env.get(_DECIDED_AT + keyword.value.id) if type(keyword.value) is ast.Name else None
+                if type(decided) is tuple and type(value) in _DECIDED:
+                    # `dtype = torch.bfloat16` ... `torch_dtype=dtype`: the line that decides it
+                    call.args[keyword.arg] = Arg(value, keyword.arg, decided[0], decided[1], decided[2])
+                    continue
                 call.args[keyword.arg] = Arg(value, keyword.arg, self.at(keyword), self.at(keyword.value), raw)
             elif isinstance(value, dict):  # **kwargs built from a dict precheck can read
                 for key, item in value.items():
@@ -518,6 +774,85 @@ class Collector:
             self.runtime.hardware = with_visibility(hardware, {"CUDA_VISIBLE_DEVICES": value})
 
 
+def _word_lines(source: Source, names: dict[str, Any]) -> dict[str, list[int]]:
+    """For each name, the lines where it is written as a word (its calls, anything that hands
+    it on, a comment that names it) but its ``def``: one line means one place uses it. Each
+    name found with ``str.find`` (a pattern of every name costs more on a long module)."""
+    code = source.code
+    out: dict[str, list[int]] = {}
+    for name in names:
+        lines: list[int] = []
+        start = code.find(name)
+        while start >= 0:
+            end = start + len(name)
+            before = code[start - 1] if start else " "
+            after = code[end] if end < len(code) else " "
+            if not (before.isalnum() or before in "_." or after.isalnum() or after == "_"):
+                line_start = code.rfind("\n", 0, start) + 1
+                if not code[line_start:start].rstrip().endswith("def"):
+                    number = code.count("\n", 0, start) + 1
+                    if not lines or lines[-1] != number:
+                        lines.append(number)
+            start = code.find(name, end)
+        if lines:
+            out[name] = lines
+    return out
+
+
+def _callers_first(
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef],
+    entries: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
+    words: dict[str, list[int]],
+) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """``functions`` in their order, but a module-level function used in one place after the
+    function that place is in (so its call's values are known when its body is read)."""
+    spans = sorted(
+        ((f.lineno, f.end_lineno or f.lineno, i) for i, f in enumerate(functions)), key=lambda s: s[1] - s[0]
+    )
+    after: dict[int, int] = {}  # function index → the index of the function that calls it
+    index_of = {id(f): i for i, f in enumerate(functions)}
+    for name, node in entries.items():
+        lines = words.get(name)
+        if not lines or len(lines) != 1 or id(node) not in index_of:
+            continue
+        caller = next((i for start, end, i in spans if start <= lines[0] <= end), None)
+        if caller is not None and caller != index_of[id(node)]:
+            after[index_of[id(node)]] = caller
+    if not after:
+        return functions
+    order: list[int] = []
+    placed: set[int] = set()
+
+    def place(index: int, depth: int = 0) -> None:
+        if index in placed:
+            return
+        placed.add(index)
+        caller = after.get(index)
+        if caller is not None and depth < 32:
+            place(caller, depth + 1)
+        order.append(index)
+
+    for index in range(len(functions)):
+        place(index)
+    return [functions[i] for i in order]
+
+
+def _stored(old: dict[str, Any], path: list[str], value: Any) -> dict[str, Any] | None:
+    """``old`` with ``value`` at ``path`` (copies along it); None when a key on the way is not a dict."""
+    out = dict(old)
+    if len(path) == 1:
+        out[path[0]] = value
+        return out
+    inner = out.get(path[0])
+    if not isinstance(inner, dict):
+        return None
+    changed = _stored(inner, path[1:], value)
+    if changed is None:
+        return None
+    out[path[0]] = changed
+    return out
+
+
 def cast_dtype(call: Call) -> Arg | None:
     """The dtype a ``cast`` call gives the weights (None: a move to a device only)."""
     method = call.name.rsplit(".", 1)[-1]
@@ -562,6 +897,25 @@ def _parameter_owners(calls: list[ast.Call]) -> list[str]:
             if dotted:
                 owners.append(dotted)
     return owners
+
+
+def _config_subclasses(classes: list[ast.ClassDef], names: Names) -> dict[str, str]:
+    """Local class name → the kind of the training config it subclasses, through local
+    subclasses too (``class A(TrainingArguments)``, ``class B(A)``)."""
+    found: dict[str, str] = {}
+    for _ in range(3):  # a chain of local subclasses, a few deep
+        for node in classes:
+            if node.name in found:
+                continue
+            for base in node.bases:
+                kind = found.get(base.id) if isinstance(base, ast.Name) else None
+                if kind is None:
+                    qualname = names.qualname(base) or ""
+                    kind = kind_of(qualname) if not qualname.startswith("<local>.") else None
+                if kind in ("hf-trainer", "trl"):
+                    found[node.name] = kind
+                    break
+    return found
 
 
 def _is_module(node: ast.ClassDef, names: Names) -> bool:

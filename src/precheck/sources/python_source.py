@@ -39,14 +39,15 @@ import bisect
 import re
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FileTooLarge, InputError
 from .nodes import Document, Node, SourceNote
 from .notebook import Cell, code_cells
 from .parsed import parse as parse_once
-from .python_calls import Arg, Built, Call, Collector, cast_dtype, plugin_precision
+from .python_calls import Arg, Built, Call, Collector, cast_dtype, plugin_precision, trainer_dialect
 from .python_values import Dtype, Runtime, Unknown
 from .suppressions import scan as scan_suppressions
 
@@ -54,16 +55,22 @@ if TYPE_CHECKING:
     from ..hardware import Hardware
 
 #: a cheap test before parsing: a file holds a run only if it names a training config
-#: class, a GradScaler or calls ``.backward(``; the rest of a folder is never parsed
+#: class, a GradScaler, calls ``.backward(`` or names a precision and constructs a framework
+#: object that takes one (``Fabric(``, ``Trainer(``, ``Accelerator(``); the rest is never parsed
 _TRAINING_WORDS = re.compile(
     r"TrainingArguments|\b(?:SFT|DPO|GRPO|ORPO|KTO|Reward|PPO|CPO|BCO|PRM|OnlineDPO|RLOO|NashMD|XPO|GKD|GSPO|"
     r"IterativeSFT)Config\b|GradScaler|\.backward\s*\(|precision\s*=\s*[\"'](?:bf16|16)"
+    r"|(?s:^(?=.*precision)(?=.*\b(?:Fabric|Trainer|Accelerator)\s*\())"
+    r"|(?s:^(?=.*deepspeed)(?=.*(?:initialize|DeepSpeedConfig)))"
+    r"|(?s:^(?=.*Accelerator)(?=.*\.prepare\())"
 )
 #: the parts of _TRAINING_WORDS, each tried only where its literal word occurs (a substring
 #: search is many times faster than the regex, and most files hold none of them)
 _BACKWARD = re.compile(r"\.backward\s*\(")
 _PRECISION = re.compile(r"precision\s*=\s*[\"'](?:bf16|16)")
 _CONFIG_END = re.compile(r"Config\b")
+#: a framework object whose precision may be passed as a value (``L.Fabric(precision=precision)``)
+_FRAMEWORK_OBJECT = re.compile(r"\b(?:Fabric|Trainer|Accelerator)\s*\(")
 _CONFIG_NAMES = (
     "SFT", "DPO", "GRPO", "ORPO", "KTO", "Reward", "PPO", "CPO", "BCO", "PRM", "OnlineDPO", "RLOO", "NashMD", "XPO",
     "GKD", "GSPO", "IterativeSFT",
@@ -76,7 +83,11 @@ def _training_words(text: str) -> bool:
         return True
     if "backward" in text and _BACKWARD.search(text):
         return True
-    if "precision" in text and _PRECISION.search(text):
+    if "precision" in text and (_PRECISION.search(text) or _FRAMEWORK_OBJECT.search(text)):
+        return True
+    if "deepspeed" in text and ("initialize" in text or "DeepSpeedConfig" in text):
+        return True
+    if "Accelerator" in text and ".prepare(" in text:
         return True
     if "_mixed" in text and any(f"{name}(" in text for name in _named_plugins()):
         return True  # a trainer's precision plugin that sets the precision by its name (``bf16_mixed()``)
@@ -241,6 +252,9 @@ class _Runs:
         self.cell_of: Callable[[int], tuple[Cell, int]] | None = None
         self.runtime = Runtime(hardware)
         self.tree = tree
+        # (a function of the path and the answers: a bound method here would be a reference cycle
+        # that keeps every script's trees until the cyclic collector runs)
+        self.runtime.files = partial(_config_file, path, self.runtime.answers)
         self.collector = Collector(tree, code, self.runtime)
         self.collector.run()
         self.notes: list[SourceNote] = []
@@ -256,6 +270,13 @@ class _Runs:
         configs = [c for c in calls if c.kind in ("hf-trainer", "trl") and not c.inference]
         if configs:
             return [self._trainer_run(config) for config in configs]
+        trainers = [c for c in calls if _framework_trainer(c) and not c.inference]
+        if trainers:
+            return [self._framework_trainer_run(trainer) for trainer in trainers]
+        engines = [c for c in calls if c.kind == "deepspeed" and not c.inference]
+        engine = self._deepspeed_run(engines[0]) if engines else None
+        if engine is not None:
+            return [engine]
         loop = self._loop_run()
         return [loop] if loop is not None else []
 
@@ -292,6 +313,96 @@ class _Runs:
             dialect = "hf-trainer"
         return self._document(root, dialect, self._label(config))
 
+    def _framework_trainer_run(self, trainer: Call) -> Document:
+        """A framework's ``Trainer(precision=..., devices=..., strategy=...)``: the arguments of
+        its ``__init__`` as the ``trainer:`` block of the framework's own config, read with its
+        semantics (the precision names each release takes, its plugins and strategies)."""
+        self.notes = []
+        arguments: dict[str, Node] = {}
+        for key in _TRAINER_KEYS:
+            arg = trainer.args.get(key)
+            if arg is None:
+                continue
+            if key == "precision" or _plain(arg.value):
+                self._put(arguments, key, arg)  # (an unknown precision is a note)
+        line, column = self.where(trainer.at)
+        root = {"trainer": Node(arguments, line, column, "trainer", line, column)}
+        name = self._model().keys.get("model_name_or_path")
+        if name is not None:  # the checkpoint the script's module loads, as the framework's config names it
+            init = Node({"model_name_or_path": name}, name.line, name.column)
+            root["model"] = Node({"init_args": init}, name.line, name.column)
+        return self._document(root, trainer_dialect(trainer) or "pytorch", self._label(trainer))
+
+    def _deepspeed_run(self, call: Call) -> Document | None:
+        """``deepspeed.initialize(config=...)`` / ``DeepSpeedConfig(...)``: the engine's config, a
+        dict the script writes (each key where it is written) or the file a path names (looked
+        for next to the script, then in the current folder), read with DeepSpeed's own semantics
+        (fp16 with dynamic loss scaling and fp32 master weights; no Trainer fills in ``"auto"``)."""
+        self.notes = []
+        arg = call.args.get("config") or call.args.get("config_params")
+        if arg is None:
+            return None  # (`initialize(args=args)`: the --deepspeed_config the launch passes)
+        value = arg.value
+        root: dict[str, Node]
+        if isinstance(value, dict):
+            noted = len(self.notes)
+            root = self._dict_nodes(value, arg.literal, arg, arg.key or "config")
+            unknown = {n.key.split(".")[1] for n in self.notes[noted:] if n.key and n.key.count(".") >= 1}
+            if unknown & _DEEPSPEED_PRECISION:
+                return None  # its precision is chosen at run time: the engine's plan is not known
+        elif isinstance(value, str) and value.lower().endswith((".json", ".yaml", ".yml")):
+            from pathlib import Path
+
+            from .launch_args import locate, shown, with_path
+            from .reading import load
+
+            target = locate(value, [Path(self.path).parent])
+            if target is None:
+                line, column = self.where(arg.at)
+                self.notes.append(
+                    SourceNote(
+                        "missing-reference",
+                        f"`{arg.key or 'config'}` names `{value}`, which is not a file next to the script or in "
+                        "the current folder: precheck could not check it",
+                        line,
+                        column,
+                        arg.key or "config",
+                    )
+                )
+                return None
+            name = shown(target)
+            document = load(target, name)
+            root = {key: with_path(node, name) for key, node in document.mapping().items()}
+        else:
+            self._unknown(arg.key or "config", arg, "the DeepSpeed config is not known before the run")
+            return None
+        return self._document(root, "deepspeed", self._label(call))
+
+    def _dict_nodes(self, value: dict[str, Any], literal: ast.Dict | None, arg: Arg, path: str) -> dict[str, Node]:
+        """A dict the script wrote as nodes, each key at its place in the literal (else at the argument)."""
+        places: dict[str, tuple[ast.expr, ast.expr]] = {}
+        if literal is not None:
+            for written, item in zip(literal.keys, literal.values, strict=True):
+                if isinstance(written, ast.Constant) and isinstance(written.value, str):
+                    places[written.value] = (written, item)
+        out: dict[str, Node] = {}
+        for key, item in value.items():
+            place = places.get(key)
+            key_at = self.collector.at(place[0]) if place else arg.key_at or arg.at
+            at = self.collector.at(place[1]) if place else arg.at
+            raw = self.collector.source.segment(place[1]) if place else arg.raw
+            inner = place[1] if place is not None and type(place[1]) is ast.Dict else None
+            if isinstance(item, dict):
+                line, column = self.where(at)
+                key_line, key_column = self.where(key_at)
+                nodes = self._dict_nodes(item, inner, Arg(item, key, key_at, at, raw), f"{path}.{key}")
+                out[key] = Node(nodes, line, column, key, key_line, key_column)
+            elif _plain(item):
+                out[key] = self._node(Arg(item, key, key_at, at, raw), key)
+            else:
+                self._unknown(f"{path}.{key}", Arg(item, f"{path}.{key}", key_at, at, raw), _why(item))
+        return out
+
     def _unsloth_precision(self, config: Call, root: dict[str, Node]) -> str:
         """Importing unsloth replaces TRL's configs and trainers (``UnslothSFTConfig``...):
         with neither ``fp16`` nor ``bf16`` set, TRL's ``bf16 = not fp16`` default is gone and the
@@ -314,12 +425,22 @@ class _Runs:
         autocasts = [c for c in calls if c.kind == "autocast" and self._on_gpu(c)]
         scalers = [c for c in calls if c.kind == "scaler" and _device(c) != "cpu"]
         casts = [(c, d) for c in calls if c.kind == "cast" for d in [cast_dtype(c)] if d is not None]
+        step = self.collector.backward_at
+        if step is not None and any(c.at[0] < step for c, _ in casts):
+            casts = [(c, d) for c, d in casts if c.at[0] < step]  # (a cast after the loop readies a save)
         defaults = [c for c in calls if c.kind == "default-dtype"]
         loaders = [c for c in calls if c.kind in ("model", "unsloth")]
         mixed = [c for c in calls if c.kind in ("accelerator", "trainer-precision") and _precision_arg(c) is not None]
         precision = autocasts or casts or defaults or any("torch_dtype" in c.args or "dtype" in c.args for c in loaders)
-        trainer_precision = any(c.kind == "trainer-precision" for c in mixed)
-        if not scalers and not trainer_precision and not (self.collector.backward and (precision or mixed)):
+        # a framework object that sets the mixed precision is the run's, loop visible or not
+        # (``Accelerator(mixed_precision="bf16")`` raises on a card without bf16 at construction)
+        framework_precision = bool(mixed)
+        # a model Accelerator prepares, in weights the script chose (``from_pretrained(torch_dtype=
+        # torch.bfloat16)``, ``model.to(torch.bfloat16)``): accelerate trains those weights as they are
+        prepared = self.collector.prepared and (
+            casts or any("torch_dtype" in c.args or "dtype" in c.args for c in loaders)
+        )
+        if not scalers and not framework_precision and not prepared and not (self.collector.backward and precision):
             return None
         self.notes = []
         model = self._model()
@@ -423,6 +544,9 @@ class _Runs:
             name = trainer.args.get("model") if trainer is not None else None
             if name is not None and isinstance(name.value, str):
                 self._put(keys, "model_name_or_path", name)
+            patch = self._attention_patch()
+            if patch is not None:
+                self._put(keys, "attn_implementation", patch)
             return _Model(keys, None)
         if loader.kind == "model-config":
             for key in _MODEL_CONFIG_KEYS:
@@ -442,6 +566,10 @@ class _Runs:
         for key in _MODEL_KEYS:
             if key in args:
                 self._put(keys, key, args[key])
+        if "attn_implementation" not in keys:
+            chosen = self._attention_attribute(loader) or self._attention_patch()
+            if chosen is not None:
+                self._put(keys, "attn_implementation", chosen)
         legacy = args.get("use_flash_attention_2")  # transformers' old spelling of flash_attention_2
         if "attn_implementation" not in args and legacy is not None and legacy.value is True:
             self._put(keys, "attn_implementation", Arg("flash_attention_2", None, legacy.key_at, legacy.at, legacy.raw))
@@ -454,6 +582,30 @@ class _Runs:
                 if settings is not None and key in settings:
                     self._put(keys, key, settings[key])
         return _Model(keys, loader)
+
+    def _attention_patch(self) -> Arg | None:
+        """A FlashAttention monkey patch the module calls on every path
+        (``replace_llama_attn_with_flash_attn()``): the model's attention is flash-attn's (2.x,
+        the newest: FlashAttention-2 needs sm_80+; 1.x ran on sm_75 too, and neither below)."""
+        if not self.collector.patches:
+            return None
+        call = self.collector.patches[0]
+        at = self.collector.at(call)
+        text = self.collector.source.segment(call)
+        return Arg("flash_attention_2", text.split("(")[0], at, at, text)
+
+    def _attention_attribute(self, loader: Call) -> Arg | None:
+        """The attention set as an attribute on the config the model is loaded with
+        (``config._attn_implementation = ...`` then ``from_pretrained(..., config=config)``)."""
+        attention = self.collector.attention
+        if not attention:
+            return None
+        config = loader.args.get("config")
+        if config is not None and config.raw in attention:
+            return attention[config.raw]
+        # (set on the loaded model's config it switches only in transformers >= 4.48, whose attention
+        # modules look the implementation up at every forward: not read)
+        return None
 
     def _unsloth(self, loader: Call, keys: dict[str, Node]) -> None:
         """``FastLanguageModel.from_pretrained``: dtype None → bf16 where supported, else fp16; 4-bit by default."""
@@ -563,6 +715,50 @@ class _Runs:
         return isinstance(device, str) and device.split(":")[0] == "cuda"
 
 
+#: ``Trainer.__init__`` arguments the framework's dialect reads (its 2.6.6 release,
+#: ``pytorch/trainer/trainer.py``): the others are not precision settings
+_TRAINER_KEYS = (
+    "precision",
+    "accelerator",
+    "devices",
+    "num_nodes",
+    "strategy",
+    "accumulate_grad_batches",
+    "gradient_clip_val",
+    "gradient_clip_algorithm",
+)
+
+
+def mixed_precision_keys(node: Node) -> dict[str, Node]:
+    """The loop keys an accelerate mixed precision (``--mixed_precision fp16``, a script's option
+    passed to ``Accelerator(mixed_precision=...)``) stands for, each at ``node``; none when it is
+    not one accelerate takes. No fix names them (their key is left out)."""
+    autocast, weights, scaler = _MIXED.get(str(node.value).lower(), (None, None, False))
+    if node.value is None or isinstance(node.value, (dict, list)) or (autocast is None and weights is None):
+        return {}
+
+    def at(value: Any) -> Node:
+        return replace(node, value=value, key=None)
+
+    out: dict[str, Node] = {}
+    if autocast is not None:
+        out["autocast"] = at(autocast != "no")
+        if autocast != "no":
+            out["autocast_dtype"] = at(autocast)
+    if weights is not None:
+        out["torch_dtype"] = at(weights)
+    if scaler:
+        out["grad_scaler"] = at(True)
+    return out
+
+
+def _framework_trainer(call: Call) -> bool:
+    """A framework's ``Trainer`` (not its ``Fabric``, whose loop is the script's own) given a precision."""
+    return (
+        call.kind == "trainer-precision" and call.qualname.rsplit(".", 1)[-1] == "Trainer" and "precision" in call.args
+    )
+
+
 #: the argument that sets a framework's mixed precision
 _MIXED_KEY = {"accelerator": "mixed_precision", "trainer-precision": "precision"}
 #: the note kind of a ``deepspeed.initialize`` call (read by the plain loop's resolver)
@@ -615,6 +811,55 @@ def _settings(value: Any) -> dict[str, Arg] | None:
     if isinstance(value, Built):
         return value.call.args
     return None
+
+
+#: the DeepSpeed config sections that decide the run's precision (``runtime/config.py``)
+_DEEPSPEED_PRECISION = frozenset(
+    {"fp16", "bf16", "bfloat16", "amp", "torch_autocast", "zero_optimization", "data_types", "communication_data_type"}
+)
+
+
+def _config_file(script_path: str, answers: list[str], value: str, what: str) -> Any:
+    """The plain data of a config file the script loads by a literal path, found where a run
+    started from the script's folder or one of the folders above it (a repository root:
+    ``OmegaConf.load("src/configs/x.yaml")`` in ``src/experiments/train.py``) would find it;
+    Unknown when no such file is there, when two different ones are, or it cannot be read.
+    An OmegaConf interpolation (``${...}``) is left unknown."""
+    from pathlib import Path
+
+    from ..errors import InputError
+    from .reading import load
+
+    script = Path(script_path).resolve().parent
+    given = Path(value)
+    folders = [script, *script.parents[:3]] if not given.is_absolute() else [Path("/")]
+    found = list(dict.fromkeys(f / given for f in folders if (f / given).is_file()))
+    if len(found) != 1:
+        why = "is not next to the script or in a folder above it" if not found else "names two files"
+        return Unknown(f"`{what}`: `{value}` {why}")
+    try:
+        document = load(found[0], str(found[0]))
+    except (InputError, OSError):
+        return Unknown(f"`{what}`: `{value}` cannot be read")
+    from .launch_args import shown
+
+    answers.append(f"`{what}` reads {shown(found[0])}, the one `{value}` near the script")
+    return _settled(document.root.plain(), what)
+
+
+def _settled(value: Any, what: str) -> Any:
+    """A loaded config's data with each OmegaConf interpolation (``${...}``) unknown."""
+    if isinstance(value, dict):
+        return {k: _settled(v, what) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_settled(v, what) for v in value]
+    if isinstance(value, str) and "${" in value:
+        return Unknown(f"`{value}` in `{what}` is interpolated when the config is resolved")
+    return value
+
+
+def _why(value: Any) -> str:
+    return value.reason if isinstance(value, Unknown) else "not a value a config can hold"
 
 
 #: the most items (at every depth, a shared one each time it is reached) a value kept as a

@@ -163,6 +163,9 @@ class Runtime:
     answers: list[str] = field(default_factory=list)
     #: the size of the values arithmetic has produced in this file (see MAX_EVALUATED)
     evaluated: int = 0
+    #: reads a config file the script loads by a literal path (``OmegaConf.load("cfg.yaml")``):
+    #: its plain data, or Unknown (set by the reader of a script on disk; None: not read)
+    files: Callable[[str, str], Any] | None = None
 
     def device(self, what: str) -> Device | Unknown | None:
         """The current CUDA device; None when the run sees no GPU."""
@@ -207,6 +210,7 @@ class Source:
     200 kB module take seconds.) ast columns count UTF-8 bytes."""
 
     def __init__(self, code: str):
+        self.code = code
         #: ASCII code: a byte offset is a character offset, the lines are kept as they are
         self.ascii = code.isascii()
         self.text_lines = code.split("\n")
@@ -266,6 +270,11 @@ _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Mod: operator.mod,
 }
 _CONVERSIONS: dict[str, Callable[[Any], Any]] = {"bool": bool, "int": int, "float": float, "str": str}
+#: the calls that read a config file the script names (:meth:`Evaluator._loaded`)
+_FILE_LOADS = frozenset(
+    {"omegaconf.OmegaConf.load", "omegaconf.OmegaConf.create", "yaml.safe_load", "yaml.load", "yaml.full_load"}
+    | {"json.load"}
+)
 #: the calls :meth:`Evaluator._call` answers for the target hardware
 _RUNTIME_CALLS = frozenset(
     {
@@ -528,6 +537,8 @@ class Evaluator:
 
     def _call(self, expr: ast.Call) -> Any:
         qualname = self.names.qualname(expr.func) or ""
+        if qualname in _FILE_LOADS:
+            return self._loaded(expr, qualname)
         if qualname not in _RUNTIME_CALLS and qualname not in _CONVERSIONS and qualname != "dict":
             return self.objects(expr)  # the commonest: a call precheck does not evaluate
         what = self.text(expr)
@@ -559,6 +570,22 @@ class Evaluator:
         if qualname == "dict" and not expr.args:
             return {k.arg: self._eval(k.value) for k in expr.keywords if k.arg is not None}
         return self.objects(expr)
+
+    def _loaded(self, expr: ast.Call, qualname: str) -> Any:
+        """``OmegaConf.load("cfg.yaml")``, ``yaml.safe_load(open("cfg.yaml"))``, ``json.load(open(...))``:
+        the file's data, read by :attr:`Runtime.files`; ``OmegaConf.create(data)``: the data."""
+        argument = expr.args[0] if len(expr.args) == 1 and not expr.keywords else None
+        if qualname.endswith("OmegaConf.create"):
+            value = self._eval(argument) if argument is not None else None
+            return value if isinstance(value, dict) else self.objects(expr)
+        if argument is not None and not qualname.endswith("OmegaConf.load"):  # yaml/json: a file opened here
+            opened = argument if isinstance(argument, ast.Call) else None
+            name = self.names.qualname(opened.func) if opened is not None else None
+            argument = opened.args[0] if opened is not None and name in ("open", "io.open") and opened.args else None
+        path = self._eval(argument) if argument is not None else None
+        if not isinstance(path, str) or self.runtime.files is None:
+            return self.objects(expr)
+        return self.runtime.files(path, self.text(expr))
 
     def _visible(self, available: bool, what: str) -> Any:
         hardware = self.runtime.hardware

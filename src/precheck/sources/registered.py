@@ -28,8 +28,8 @@ launchers: Callable[[], tuple[Entry, ...]]
 modules: Callable[[], tuple[ModuleEntry, ...]]
 #: the name of the dialect key detection gives a document, or None (not a training config)
 detect: Callable[[Document], str | None]
-#: the packages whose ``Trainer``/``Fabric`` calls take ``precision=``
-trainer_packages: frozenset[str]
+#: the packages whose ``Trainer``/``Fabric`` calls take ``precision=`` → their framework's dialect
+trainer_packages: Mapping[str, str]
 #: a precision plugin's callee (last dotted name) → the precision it sets (None: its ``precision=``)
 precision_plugins: Mapping[str, str | None]
 #: the model base classes (last dotted name) a training script's model may derive from

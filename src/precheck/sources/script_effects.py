@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import ast
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .python_calls import FLASH_PATCH, flash_patch
 from .python_index import walk
 from .script_schema import statements
 
@@ -91,14 +93,103 @@ class _Opaque(Exception):
     """A test precheck cannot decide statically."""
 
 
-def effects(modules: dict[Path, ast.Module], options: set[str]) -> list[Effect]:
-    """Every effect the modules give the ``options``."""
+def effects(
+    modules: dict[Path, ast.Module], options: set[str], commands: Mapping[str, str] | None = None
+) -> list[Effect]:
+    """Every effect the modules give the ``options``; ``commands``: the functions whose
+    parameters are the options (a ``click`` command, ``fire.Fire``'s function) → their parser."""
     out: list[Effect] = []
+    carried = _carried(modules, options, commands) if commands else {}
     for path, tree in modules.items():
         sources = _sources(tree)
         if sources:
-            _Walker(path, options, out, sources).body(tree.body, ())
+            _Walker(path, options, out, sources, carried).body(tree.body, ())
     return out
+
+
+def _carried(
+    modules: dict[Path, ast.Module], options: set[str], commands: Mapping[str, str]
+) -> dict[str, frozenset[str]]:
+    """Module-level function → its parameters that hold the option of the same name.
+
+    A command's parameters are its options (click calls it with every option as a keyword;
+    fire with its flags). Another function's parameter holds an option when every call of
+    it in the modules passes that option on: ``train(bf16=bf16)``, ``train(bf16)`` in its
+    place, or ``train(**kwargs)`` from a click command's ``**kwargs`` (dolly's ``main(**kwargs):
+    train(**kwargs)``). A parameter the function assigns again holds its own value."""
+    functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    for tree in modules.values():
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions.setdefault(node.name, node)
+    if not any(name in functions for name in commands):
+        return {}
+
+    def parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+        arguments = function.args
+        return [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+
+    def own(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+        return (set(parameters(function)) & options) - set(_assignments(function))
+
+    carried = {name: frozenset(own(functions[name])) for name in commands if name in functions}
+    #: a click command's ``**kwargs``: every option not named among its parameters
+    spread = {
+        name: functions[name].args.kwarg.arg  # type: ignore[union-attr]
+        for name, parser in commands.items()
+        if parser == "click" and name in functions and functions[name].args.kwarg is not None
+    }
+    sites: dict[str, list[tuple[str | None, ast.Call]]] = {}
+    for tree in modules.values():
+        for node in tree.body:
+            caller = node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            for sub in walk(node):
+                if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in functions:
+                    sites.setdefault(sub.func.id, []).append((caller, sub))
+
+    def passed(call: ast.Call, caller: str | None, callee: list[str]) -> set[str]:
+        held = carried.get(caller, frozenset()) if caller is not None else frozenset()
+        out: set[str] = set()
+        named: set[str] = set()
+        everything = False
+        for index, argument in enumerate(call.args):
+            if isinstance(argument, ast.Starred):
+                return out  # the places after it are not known
+            if index < len(callee) and isinstance(argument, ast.Name) and argument.id == callee[index] in held:
+                out.add(argument.id)
+            if index < len(callee):
+                named.add(callee[index])
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                value = keyword.value
+                everything = everything or (
+                    caller in spread and isinstance(value, ast.Name) and value.id == spread[caller]
+                )
+                continue
+            named.add(keyword.arg)
+            if isinstance(keyword.value, ast.Name) and keyword.value.id == keyword.arg and keyword.arg in held:
+                out.add(keyword.arg)
+        if everything:
+            out |= options - named - set(parameters(functions[caller])) if caller is not None else set()
+        return out
+
+    for _ in range(len(functions)):
+        changed = False
+        for name, function in functions.items():
+            if name in carried or name not in sites:
+                continue
+            wanted = own(function)
+            callee = parameters(function)
+            for caller, call in sites[name]:
+                wanted &= passed(call, caller, callee)
+                if not wanted:
+                    break
+            if wanted:
+                carried[name] = frozenset(wanted)
+                changed = True
+        if not changed:
+            break
+    return {name: params for name, params in carried.items() if params}
 
 
 def _sources(tree: ast.Module) -> set[int]:
@@ -164,7 +255,8 @@ def _holds_source(node: ast.AST) -> bool:
             kind = type(current)
         if kind is call:  # the commonest looked for: _source_of_effect's test, its children pushed
             func = current.func  # type: ignore[attr-defined]
-            if _callee(func) in calls:
+            callee = _callee(func)
+            if callee in calls or (callee and "lash" in callee and FLASH_PATCH.match(callee)):
                 return True
             for keyword in current.keywords:  # type: ignore[attr-defined]
                 if keyword.arg in keywords:
@@ -200,7 +292,12 @@ _NO_NODES = frozenset(
 
 def _source_of_effect(node: ast.AST) -> bool:
     if isinstance(node, ast.Call):
-        return _callee(node.func) in _PEFT_CALLS or any(k.arg in _KEYWORDS for k in node.keywords)
+        callee = _callee(node.func) or ""
+        return (
+            callee in _PEFT_CALLS
+            or any(k.arg in _KEYWORDS for k in node.keywords)
+            or ("lash" in callee and FLASH_PATCH.match(callee) is not None)
+        )
     if isinstance(node, ast.Dict):
         return any(isinstance(k, ast.Constant) and k.value in _DICT_KEYS for k in node.keys)
     if isinstance(node, ast.Subscript):
@@ -212,8 +309,21 @@ _SOURCES: weakref.WeakKeyDictionary[ast.Module, set[int]] = weakref.WeakKeyDicti
 
 
 class _Walker:
-    def __init__(self, path: Path, options: set[str], out: list[Effect], sources: set[int]):
+    def __init__(
+        self,
+        path: Path,
+        options: set[str],
+        out: list[Effect],
+        sources: set[int],
+        carried: dict[str, frozenset[str]] | None = None,
+    ):
         self.path = path
+        #: module-level function → its parameters that hold options (:func:`_carried`)
+        self.carried = carried or {}
+        #: those of the function being read
+        self.params: frozenset[str] = frozenset()
+        #: the statement being read is a FlashAttention monkey patch call (its call)
+        self.patches: list[ast.expr] = []
         #: the statements that can give an effect (:func:`_sources`): the others are skipped
         self.sources = sources
         self.options = options
@@ -229,10 +339,11 @@ class _Walker:
         if id(node) not in self.sources:
             return  # nothing in it gives an effect
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            saved = self.names
+            saved, saved_params = self.names, self.params
             self.names = _assignments(node)
+            self.params = self.carried.get(node.name, frozenset()) if not saved_params else frozenset()
             self.body(node.body, ())
-            self.names = saved
+            self.names, self.params = saved, saved_params
             return
         if isinstance(node, ast.ClassDef):
             return
@@ -247,6 +358,7 @@ class _Walker:
             return
         if when is None:
             return
+        self.patches = [node.value] if isinstance(node, ast.Expr) and flash_patch(node.value) else []
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if (
@@ -313,16 +425,23 @@ class _Walker:
         raise _Opaque
 
     def _option(self, expr: ast.expr) -> str | None:
-        """``args.x`` (any object) where ``x`` is an option of the script."""
+        """``args.x`` (any object) where ``x`` is an option of the script; ``x`` alone where it is
+        a parameter that holds the option (:func:`_carried`) and the function never assigns it."""
         if isinstance(expr, ast.Attribute) and expr.attr in self.options and isinstance(expr.value, ast.Name):
             return expr.attr
+        if type(expr) is ast.Name and expr.id in self.params and expr.id not in self.names:
+            return expr.id
         return None
 
     def _mentions(self, expr: ast.expr) -> bool:
-        return any(self._option(sub) is not None for sub in ast.walk(expr) if isinstance(sub, ast.Attribute))
+        return any(
+            self._option(sub) is not None for sub in ast.walk(expr) if isinstance(sub, (ast.Attribute, ast.Name))
+        )
 
     def _call(self, call: ast.Call, when: tuple[Condition, ...]) -> None:
         name = _callee(call.func)
+        if call in self.patches:  # a FlashAttention monkey patch, called for its effect
+            self._add("attn_implementation", "flash_attention_2", when, None, call)
         if name in _PEFT_CALLS:
             self.out.append(Effect("use_peft", True, when, None, self.path, call.lineno, call.col_offset + 1))
         for keyword in call.keywords:
@@ -396,7 +515,7 @@ class _Walker:
 
     def _only_option(self, expr: ast.expr) -> str | None:
         """The one option an expression reads (``getattr(torch, args.x)``, ``args.x``)."""
-        names = {self._option(sub) for sub in ast.walk(expr) if isinstance(sub, ast.Attribute)} - {None}
+        names = {self._option(sub) for sub in ast.walk(expr) if isinstance(sub, (ast.Attribute, ast.Name))} - {None}
         if len(names) != 1:
             return None
         for sub in ast.walk(expr):

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InputError
 from .launch_args import locate, searched_from, shown, with_path
 from .nodes import Document, Node, SourceNote
 from .script_effects import SAME, UNKNOWN, Effect, effects, holds
@@ -51,6 +53,8 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
             if option in found.root:
                 _config_file(launch, None, option, found.root)
         found.dialect = _dialect(None, found)
+        if found.dialect is None and path is not None:
+            _own_loop(path, found)
         return found
     for option in sorted(schema.config_options):
         _config_file(launch, schema, option, found.root)
@@ -60,7 +64,7 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
     _defaults(schema, found.root)
     before = set(found.root)
     if schema.effects is None:
-        schema.effects = effects(schema.modules, set(schema.options))
+        schema.effects = effects(schema.modules, set(schema.options), schema.commands)
     _apply(schema, found.root, schema.effects, launch.builder.notes)
     found.script_keys |= set(found.root) - before  # keys the script's code derives
     # argparse (HfArgumentParser too) takes a unique prefix of a long option: `--lr` for `--lr_scheduler`
@@ -70,6 +74,11 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
         for key, node in found.root.items()
         if node.path is None and key not in defined and any(k.startswith(key) for k in defined)
     }
+    derived = set(found.root) - before
+    # an option the code passes on as it is (``Accelerator(mixed_precision=args.mixed_precision)``): its flag
+    derived |= {e.key for e in schema.effects if e.value is SAME and e.source == e.key and not e.when}
+    if not schema.frameworks and path is not None and not _builds_arguments(schema) and _own_loop(path, found, derived):
+        return found  # no Trainer's arguments: what the script's own loop does with its options is the run
     found.dialect = _dialect(schema, found)
     found.script_own_loop = not schema.frameworks and not _builds_trainer(schema)
     return found
@@ -89,6 +98,67 @@ def _builds_trainer(schema: Schema) -> bool:
             if name in wanted or name.endswith("Trainer"):
                 return True
     return False
+
+
+def _own_loop(path: Path, found: Found, derived: set[str] | None = None) -> bool:
+    """A launched script that sets its precision in its own code (``Accelerator(mixed_precision=
+    "bf16")``, ``torch.autocast`` and a ``GradScaler``, a cast of the model): the run is what
+    that code does, as the script is read on its own (:mod:`.python_source`), its keys marked
+    with the script's path. Its flags mean nothing precheck knows, and are left out, but for
+    ``--model_name_or_path`` (the checkpoint, by the name every Hugging Face script gives it) and
+    the keys its code derives from them (``derived``: ``--mixed_precision fp16`` passed to
+    ``Accelerator(mixed_precision=args.mixed_precision)``, a ``torch_dtype`` an option picks).
+    Whether it was such a script."""
+    from .python_source import mixed_precision_keys, parse_code
+    from .reading import read_text
+
+    name = shown(path)
+    try:
+        runs = parse_code(name, read_text(path, name), "python", None)
+    except InputError:
+        return False  # (the script itself, checked on its own, reports why it cannot be read)
+    loops = [run for run in runs if run.dialect == "pytorch" or (run.dialect and "trainer" in run.mapping())]
+    if len(loops) != 1:
+        return False
+    (loop,) = loops
+    found.dialect = loop.dialect
+    flags = found.root
+    found.root = {key: with_path(node, name) for key, node in loop.mapping().items()}
+    if found.script_keys is not None:
+        found.script_keys = found.script_keys | set(found.root)  # (the flags are still linted)
+    for key, node in flags.items():  # its own options: read by no field of the loop's run
+        if key not in _READ_BY_LOOPS and key not in found.root:
+            found.root[key] = node
+    if loop.dialect == "pytorch":
+        for key in sorted((derived or set()) & _LOOP_KEYS):
+            found.root.setdefault(key, flags[key])
+        chosen = flags.get("mixed_precision") if "mixed_precision" in (derived or set()) else None
+        if chosen is not None and "autocast" not in found.root and "torch_dtype" not in found.root:
+            found.root.update(mixed_precision_keys(chosen))
+    model = flags.get("model_name_or_path")
+    if model is None or not isinstance(model.value, str):
+        return True
+    if loop.dialect == "pytorch":
+        found.root.setdefault("model_name_or_path", model)  # the checkpoint the script is told to load
+    elif (
+        "model" not in found.root
+    ):  # a framework Trainer's model: its init argument, as the framework's config writes it
+        init = Node({"model_name_or_path": model}, model.line, model.column)
+        found.root["model"] = Node({"init_args": init}, model.line, model.column)
+    return True
+
+
+#: the keys a loop's run reads (``frameworks/pytorch_loop/dialect.py``; a framework Trainer's ``trainer``/``model``):
+#: a flag of the same name is the script's own option, not one of them
+_READ_BY_LOOPS = frozenset(
+    {"model_name_or_path", "torch_dtype", "autocast", "autocast_dtype", "grad_scaler", "sharded_grad_scaler"}
+    | {"distributed", "load_in_4bit", "load_in_8bit", "bnb_4bit_compute_dtype", "attn_implementation", "use_peft"}
+    | {"trainer", "model", "precision", "dtype", "bnb_4bit_quant_type", "gradient_checkpointing"}
+)
+#: keys a script's code derives from its options that its own loop's run reads
+_LOOP_KEYS = frozenset(
+    {"torch_dtype", "attn_implementation", "load_in_4bit", "load_in_8bit", "bnb_4bit_compute_dtype", "use_peft"}
+)
 
 
 #: the options a script precheck cannot read takes its settings file from (``--config
@@ -152,9 +222,19 @@ def _dialect(schema: Schema | None, found: Found) -> str | None:
         return found.dialect
     from . import registered  # the registry's table (the registry imports the sources)
 
-    if registered.detect(Document("", "shell", Node(found.root, 1, 1), "")) == "trl":
+    detected = registered.detect(Document("", "shell", Node(found.root, 1, 1), ""))
+    if detected == "trl":
         return "hf-trainer"  # the script's own options, not a TRL config: TRL's defaults do not apply
+    if detected is None and schema is not None and _builds_arguments(schema):
+        # its own options (click, fire, argparse) passed into a TrainingArguments it constructs
+        # (dolly's ``TrainingArguments(fp16=fp16, bf16=bf16, deepspeed=deepspeed)``): transformers' semantics
+        return "hf-trainer"
     return None
+
+
+def _builds_arguments(schema: Schema) -> bool:
+    """Whether the script's modules call a ``TrainingArguments`` class (read with their text)."""
+    return schema.builds_arguments
 
 
 def _defaults(schema: Schema, root: dict[str, Node]) -> None:
@@ -184,9 +264,10 @@ def _apply(schema: Schema, root: dict[str, Node], found: list[Effect], notes: li
                         "unresolved-value",
                         f"`{effect.key}` is set by the script at {shown(effect.path)}:{effect.line} to a value "
                         "computed at run time: precheck leaves it out",
-                        1,
-                        1,
+                        effect.line,
+                        effect.column,
                         effect.key,
+                        shown(effect.path),  # where the script sets it
                     )
                 )
             continue

@@ -106,6 +106,13 @@ class Schema:
     modules: dict[Path, ast.Module] = field(default_factory=dict)
     #: what the options do (:func:`.script_effects.effects`), computed once
     effects: list[Any] | None = None
+    #: functions whose parameters are the options themselves (a ``click`` command, the
+    #: function ``fire.Fire`` is given): each parameter named as an option holds its value
+    #: (name → its parser: "click" passes every option as a keyword, so its ``**kwargs`` holds them all)
+    commands: dict[str, str] = field(default_factory=dict)
+    #: the modules call a ``TrainingArguments`` class themselves (``TrainingArguments(...)``,
+    #: ``Seq2SeqTrainingArguments(...)``, a subclass named so), not only parse into one
+    builds_arguments: bool = False
 
     @property
     def known(self) -> bool:
@@ -144,6 +151,10 @@ def read_schema(script: Path, root: Path | None = None) -> Schema:
 
 
 _CACHE: dict[tuple[Path, Path | None, tuple[int, int] | None], Schema] = {}
+
+
+#: a call of a training arguments class, in a module's text
+_BUILDS = re.compile(r"TrainingArguments\s*\(")
 
 
 def parse_file(path: Path) -> ast.Module | None:
@@ -190,6 +201,8 @@ class _Module:
     imports: list[ast.Import | ast.ImportFrom]
     #: the text names a parser call (:data:`_PARSER_NAMES`)
     parses: bool
+    #: the text calls a ``...TrainingArguments(`` class (see :attr:`Schema.builds_arguments`)
+    builds: bool = False
     #: the calls, function definitions and assignments, once walked (only where ``parses``)
     walked: list[ast.AST] | None = None
 
@@ -226,7 +239,7 @@ def _module(path: Path) -> _Module | None:
             # Python reads identifiers NFKC-normalised: a non-ASCII text is searched as the parser sees it
             words = text if text.isascii() else unicodedata.normalize("NFKC", text)
             classes, imports = _statements(tree)
-            module = _Module(tree, classes, imports, _names_a_parser(words))
+            module = _Module(tree, classes, imports, _names_a_parser(words), _BUILDS.search(words) is not None)
     if len(_MODULES) >= 256:
         _MODULES.pop(next(iter(_MODULES)))
     _MODULES[key] = module
@@ -321,6 +334,7 @@ class _Reader:
 
     def _load(self, path: Path, module: _Module) -> None:
         self.schema.modules[path] = module.tree
+        self.schema.builds_arguments = bool(self.schema.builds_arguments) or module.builds
         self.read_modules[path] = module
         for definition in module.classes:
             self.classes.setdefault(definition.name, (path, definition))
@@ -395,6 +409,7 @@ class _Reader:
                 for decorator in node.decorator_list:
                     if isinstance(decorator, ast.Call) and _dotted(decorator.func) in ("click.option", "option"):
                         self._click(path, decorator)
+                        self.schema.commands[node.name] = "click"
 
     def _hf(self, path: Path, expr: ast.expr, tuples: dict[str, ast.expr]) -> None:
         if isinstance(expr, ast.Name) and expr.id in tuples:
@@ -548,6 +563,7 @@ class _Reader:
         if function is None:
             self.schema.closed = False
             return
+        self.schema.commands[function.name] = "fire"
         arguments = function.args
         if arguments.kwarg is not None:
             self.schema.closed = False

@@ -45,6 +45,9 @@ FRAMEWORK = Framework(
     python_trainer_packages=("lightning", "pytorch_lightning", "lightning_fabric", "nemo"),
     python_precision_plugins=NEMO2_PRECISION_PLUGINS,
     python_model_bases=("LightningModule",),
+    # pytorch-lightning X.Y.Z is the Trainer of lightning X.Y.Z: both are built from
+    # Lightning-AI/pytorch-lightning (src/lightning, src/pytorch_lightning), released together
+    pinned_as=("pytorch-lightning",),
     rules=(
         f"{__name__}.rules",
         f"{__name__}.variant_rules",
