@@ -27,8 +27,12 @@ DIALECT_FOR = {
     "torchtune": ("torchtune",),
     "lightning": ("lightning",),
 }
-#: "other" rows precheck has a dialect for; the rest (verl, gpt-neox, ai-toolkit) it must pass over
-OTHER = {"h2oai__h2o-llmstudio": ("h2o-llmstudio",), "modelscope__ms-swift": ("ms-swift",)}
+#: "other" rows precheck has a dialect for; the rest (verl, ai-toolkit) it must pass over
+OTHER = {
+    "h2oai__h2o-llmstudio": ("h2o-llmstudio",),
+    "modelscope__ms-swift": ("ms-swift",),
+    "EleutherAI__gpt-neox": ("gpt-neox",),
+}
 #: the share of MANIFEST rows that must be read by the right dialect (issue 5: at least 95 %)
 REQUIRED = 0.95
 

@@ -58,6 +58,7 @@ SAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "llm-foundry": ("fixtures/llm_foundry/mpt-125m.yaml",),
     "xtuner": ("fixtures/xtuner/llama2_7b_qlora_alpaca_e3.py",),
+    "gpt-neox": ("fixtures/gpt_neox/configs/125M.yml", "fixtures/gpt_neox/configs/pythia/160M.yml"),
     "torchtune": (
         "corpus/torchtune/pytorch__torchtune__recipes__configs__dev__3B_full_grpo.yaml",
         "corpus/torchtune/meta-llama__llama-cookbook__getting-started__responsible_ai__llama_guard__torchtune_configs__8B_guard_full.yaml",
@@ -187,12 +188,14 @@ LAUNCHES = {
     "llama-cookbook": "torchrun --nproc_per_node 1 -m llama_cookbook.finetuning --use_peft --use_fp16\n",
     "openrlhf": "deepspeed --module openrlhf.cli.train_dpo --ds.zero_stage 3 --ds.param_dtype bf16\n",
     "llm-foundry": "composer -n 8 train.py cfg.yaml precision=amp_fp16\n",
+    "gpt-neox": "python ./deepy.py train.py cfg\n",
 }
 CONFIG_FOR = {
     "llama-factory": "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\nbf16: true\n",
     "axolotl": "base_model: NousResearch/Llama-3.2-1B\nadapter: lora\nmicro_batch_size: 2\nbf16: auto\n",
     "torchtune": "model:\n  _component_: torchtune.models.llama3_2.lora_llama3_2_1b\ndtype: fp32\n",
     "llm-foundry": "model:\n  name: mpt_causal_lm\nmax_duration: 1ba\nglobal_train_batch_size: 8\ntrain_loader: {}\n",
+    "gpt-neox": "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 2\nprecision: bfloat16\n",
 }
 
 
@@ -203,7 +206,8 @@ def test_every_framework_with_a_command_line_has_a_launch_here() -> None:
 
 @pytest.mark.parametrize("name", sorted(LAUNCHES))
 def test_a_frameworks_launch_names_its_dialect(name: str, tmp_path: Path) -> None:
-    (tmp_path / "cfg.yaml").write_text(CONFIG_FOR.get(name, "unused: 1\n"))
+    # deepy.py adds .yml to a config name without .yml/.json (NeoXArgs.consume_deepy_args)
+    (tmp_path / ("cfg.yml" if name == "gpt-neox" else "cfg.yaml")).write_text(CONFIG_FOR.get(name, "unused: 1\n"))
     script = tmp_path / "train.sh"
     script.write_text("#!/bin/bash\n" + LAUNCHES[name])
     docs = load_runs(script, str(script), A100)

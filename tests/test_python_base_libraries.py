@@ -593,7 +593,9 @@ def test_a_launched_diffusers_loop_on_a_real_script() -> None:
 def test_a_config_file_the_script_loads_by_a_literal_path(tmp_path: Path) -> None:
     """nano-world-model (PR #17): ``args = OmegaConf.load("src/configs/experiment/default.yaml")``,
     then ``Trainer(precision="bf16-mixed" if args.experiment.infra.mixed_precision else "32")``,
-    with pytorch-lightning 1.9.5 pinned (no '-mixed' names before 2.0)."""
+    with pytorch-lightning 1.9.5 pinned (no '-mixed' names before 2.0). In a repository (a git
+    root), so the file loaded from the root's folder is inside the repository checked."""
+    (tmp_path / ".git").mkdir()
     write(tmp_path, "requirements.txt", "pytorch-lightning==1.9.5\n")
     write(tmp_path, "src/configs/experiment/default.yaml", "infra:\n  mixed_precision: true\n")
     script = write(
@@ -686,3 +688,26 @@ def test_a_model_accelerate_prepares_in_weights_the_script_chose(tmp_path: Path)
     assert ("PC207", "warning", "train.py", 6) in findings([launch], "8xA100-80GB")
     (run,) = load_runs(sharded)
     assert run.dialect == "accelerate"  # FSDP shards the model: the launch's config is the run (as before)
+
+
+def test_a_config_file_the_script_loads_from_outside_the_repository_is_not_read(tmp_path: Path) -> None:
+    """Issue 30's disclosure boundary holds for a literal path a script loads (``OmegaConf.load``):
+    a file outside the repository checked is never read, so none of its values can reach the output."""
+    repo = tmp_path / "repo"
+    write(tmp_path, "outside/cfg.yaml", "precision: AKIA-not-a-precision\n")
+    script = write(
+        repo,
+        "train.py",
+        """
+        import lightning as L
+        from omegaconf import OmegaConf
+        cfg = OmegaConf.load("../outside/cfg.yaml")
+        trainer = L.Trainer(precision=cfg.precision)
+        trainer.fit(model)
+        """,
+    )
+    report = engine.run([str(script)], from_specs(["V100"], {}), env={})
+    shown = " ".join(f"{f.message} {f.fix}" for f in report.findings)
+    assert "AKIA" not in shown
+    notes = [n.message for r in report.files if r.config is not None for n in r.config.notes]
+    assert not any("AKIA" in n for n in notes)

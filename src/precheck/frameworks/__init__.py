@@ -19,6 +19,7 @@ from ..traits import Traits
 from . import (
     axolotl,
     components,
+    gpt_neox,
     h2o_llmstudio,
     hf_trainer,
     lightning,
@@ -51,6 +52,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
     lightning.FRAMEWORK,
     torchtune.FRAMEWORK,
     llm_foundry.FRAMEWORK,
+    gpt_neox.FRAMEWORK,
     xtuner.FRAMEWORK,
     hf_trainer.TRL,
     hf_trainer.HF_TRAINER,
@@ -170,6 +172,7 @@ def _register() -> None:
     sources_table.modules = _modules
     sources_table.detect = _detected_name
     sources_table.trainer_packages = {p: f.name for f in FRAMEWORKS for p in f.python_trainer_packages}
+    sources_table.precision_plugins = {n: p for f in FRAMEWORKS for n, p in f.python_precision_plugins}
     sources_table.model_bases = tuple(b for f in FRAMEWORKS for b in f.python_model_bases)
     sources_table.known_keys = {name: f.dialect.known_keys for f in FRAMEWORKS for name in f.names}
     dialects_table.dialects = DIALECTS

@@ -84,6 +84,10 @@ class Framework:
     #: top-level Python packages whose ``Trainer``/``Fabric`` calls in a training script
     #: take a ``precision=`` argument that sets the run's mixed precision
     python_trainer_packages: tuple[str, ...] = ()
+    #: precision plugins those trainers take as ``plugins=`` (the callee's last dotted name, in
+    #: one of :attr:`python_trainer_packages`) and the precision each sets (None: its
+    #: ``precision=`` argument)
+    python_precision_plugins: tuple[tuple[str, str | None], ...] = ()
     #: model base classes (the last dotted name) a training script's model may derive from
     python_model_bases: tuple[str, ...] = ()
     #: other distributions released with this one under the same version numbers: a pin of

@@ -187,17 +187,27 @@ _LITERAL = "\0dict "
 #: the values whose assignment is the place a setting is decided
 _DECIDED = frozenset({str, bool, int, float, type(None), Dtype})
 
+#: the calls whose value is kept as a :class:`Built` (an argument of a later call reads it)
+_BUILT = frozenset(("bnb", "lora-config", "model", "unsloth", "model-config", "hf-trainer", "precision-plugin"))
+
 #: the values that are always equal to themselves (unlike a float NaN)
 _EQUAL_TO_ITSELF = frozenset({str, int, bool, type(None), Unknown, Dtype, Built})
 
 
 @lru_cache(maxsize=1)
-def _declared() -> tuple[Mapping[str, str], tuple[str, ...]]:
+def _declared() -> tuple[Mapping[str, str], tuple[str, ...], Mapping[str, str | None]]:
     """What the frameworks declare about training scripts: the packages whose ``Trainer``/
-    ``Fabric`` take ``precision=`` (each → its framework's dialect), and the model base classes."""
+    ``Fabric`` take ``precision=`` (each → its framework's dialect), the model base classes, and
+    the precision plugins."""
     from . import registered  # the registry's table (the registry imports the sources)
 
-    return registered.trainer_packages, registered.model_bases
+    return registered.trainer_packages, registered.model_bases, registered.precision_plugins
+
+
+def plugin_precision(call: Call) -> str | None:
+    """The precision a ``precision-plugin`` call sets by its name (``bf16_mixed()``), or None
+    (it takes ``precision=``)."""
+    return _declared()[2].get(call.qualname.split(".")[-1])
 
 
 def trainer_dialect(call: Call) -> str | None:
@@ -250,6 +260,8 @@ def kind_of(qualname: str) -> str | None:
         return "accelerator"
     if last in ("Trainer", "Fabric") and parts[0] in _declared()[0]:
         return "trainer-precision"
+    if last in _declared()[2] and parts[0] in _declared()[0]:
+        return "precision-plugin"
     if last.endswith("Trainer"):
         return "trainer"
     return None
@@ -617,7 +629,7 @@ class Collector:
 
     def _object(self, node: ast.Call) -> Any:
         call = self._seen.get(id(node))
-        if call is not None and call.kind in ("bnb", "lora-config", "model", "unsloth", "model-config", "hf-trainer"):
+        if call is not None and call.kind in _BUILT:
             return Built(call)
         return Unknown(f"the result of `{self.source.segment(node.func)}(...)` is known only when the script runs")
 

@@ -47,7 +47,7 @@ from ..errors import FileTooLarge, InputError
 from .nodes import Document, Node, SourceNote
 from .notebook import Cell, code_cells
 from .parsed import parse as parse_once
-from .python_calls import Arg, Built, Call, Collector, cast_dtype, trainer_dialect
+from .python_calls import Arg, Built, Call, Collector, cast_dtype, plugin_precision, trainer_dialect
 from .python_values import Dtype, Runtime, Unknown
 from .suppressions import scan as scan_suppressions
 
@@ -89,7 +89,16 @@ def _training_words(text: str) -> bool:
         return True
     if "Accelerator" in text and ".prepare(" in text:
         return True
+    if "_mixed" in text and any(f"{name}(" in text for name in _named_plugins()):
+        return True  # a trainer's precision plugin that sets the precision by its name (``bf16_mixed()``)
     return "Config" in text and any(_config_name(text, m.start()) for m in _CONFIG_END.finditer(text))
+
+
+def _named_plugins() -> tuple[str, ...]:
+    """The declared precision plugins that set a precision by their name alone."""
+    from . import registered  # the registry's table
+
+    return tuple(name for name, precision in registered.precision_plugins.items() if precision is not None)
 
 
 def _config_name(text: str, end: int) -> bool:
@@ -421,7 +430,7 @@ class _Runs:
             casts = [(c, d) for c, d in casts if c.at[0] < step]  # (a cast after the loop readies a save)
         defaults = [c for c in calls if c.kind == "default-dtype"]
         loaders = [c for c in calls if c.kind in ("model", "unsloth")]
-        mixed = [c for c in calls if c.kind in ("accelerator", "trainer-precision") and _MIXED_KEY[c.kind] in c.args]
+        mixed = [c for c in calls if c.kind in ("accelerator", "trainer-precision") and _precision_arg(c) is not None]
         precision = autocasts or casts or defaults or any("torch_dtype" in c.args or "dtype" in c.args for c in loaders)
         # a framework object that sets the mixed precision is the run's, loop visible or not
         # (``Accelerator(mixed_precision="bf16")`` raises on a card without bf16 at construction)
@@ -497,7 +506,8 @@ class _Runs:
         ``autocast(bfloat16)``) or a framework's ``Trainer``/``Fabric(precision=...)`` ("16-mixed",
         "bf16-mixed": autocast; "16-true", "bf16-true": the weights in that dtype), as the loop's
         keys. They point at the argument; no fix names it with a dtype it does not take."""
-        arg = call.args[_MIXED_KEY[call.kind]]
+        arg = _precision_arg(call)
+        assert arg is not None  # only such calls are passed
         if not _plain(arg.value):
             self._put(root, "autocast", arg)  # a note: the value is not known
             return
@@ -753,6 +763,25 @@ def _framework_trainer(call: Call) -> bool:
 _MIXED_KEY = {"accelerator": "mixed_precision", "trainer-precision": "precision"}
 #: the note kind of a ``deepspeed.initialize`` call (read by the plain loop's resolver)
 DEEPSPEED_ENGINE = "deepspeed-engine"
+
+
+def _precision_arg(call: Call) -> Arg | None:
+    """The precision a call sets: its ``precision=``/``mixed_precision=``, or a trainer's
+    precision plugin (``plugins=Plugin(precision="bf16-mixed")``, or a helper that sets one by
+    its name), as the frameworks declare them (``Framework.python_precision_plugins``)."""
+    own = call.args.get(_MIXED_KEY[call.kind])
+    if own is not None or call.kind != "trainer-precision" or "plugins" not in call.args:
+        return own
+    plugins = call.args["plugins"].value
+    for value in plugins if isinstance(plugins, (list, tuple)) else (plugins,):
+        if isinstance(value, Built) and value.call.kind == "precision-plugin":
+            implied = plugin_precision(value.call)
+            if implied is None:
+                return value.call.args.get("precision")
+            return Arg(implied, None, None, value.call.at, f"{value.call.name}()")
+    return None
+
+
 #: its values: (autocast dtype or "no", weights dtype, GradScaler)
 _MIXED: dict[str, tuple[str | None, str | None, bool]] = {
     "no": ("no", None, False),
@@ -799,12 +828,15 @@ def _config_file(script_path: str, answers: list[str], value: str, what: str) ->
     from pathlib import Path
 
     from ..errors import InputError
+    from ..paths import within_checked
     from .reading import load
 
     script = Path(script_path).resolve().parent
     given = Path(value)
     folders = [script, *script.parents[:3]] if not given.is_absolute() else [Path("/")]
     found = list(dict.fromkeys(f / given for f in folders if (f / given).is_file()))
+    if len(found) == 1 and not within_checked(found[0]):  # its values could be printed: never read
+        return Unknown(f"`{what}`: `{value}` is outside the repository checked, which precheck does not read")
     if len(found) != 1:
         why = "is not next to the script or in a folder above it" if not found else "names two files"
         return Unknown(f"`{what}`: `{value}` {why}")

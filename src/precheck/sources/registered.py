@@ -30,6 +30,8 @@ modules: Callable[[], tuple[ModuleEntry, ...]]
 detect: Callable[[Document], str | None]
 #: the packages whose ``Trainer``/``Fabric`` calls take ``precision=`` → their framework's dialect
 trainer_packages: Mapping[str, str]
+#: a precision plugin's callee (last dotted name) → the precision it sets (None: its ``precision=``)
+precision_plugins: Mapping[str, str | None]
 #: the model base classes (last dotted name) a training script's model may derive from
 model_bases: tuple[str, ...]
 #: dialect name → every top-level key it reads (the HF trainer argument classes' fields)

@@ -1,0 +1,82 @@
+"""gpt-neox (issue 28): NeoXArgs' config set, precision derivation and flash attention, on
+gpt-neox's own configs (``tests/fixtures/gpt_neox``, from EleutherAI/gpt-neox@ea7aefd)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures" / "gpt_neox"
+
+
+def run(*args: str | Path, cwd: Path | None = None) -> tuple[int, list[dict[str, object]]]:
+    done = subprocess.run(
+        [sys.executable, "-m", "precheck", *map(str, args), "--format", "json"],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+    )
+    report = json.loads(done.stdout)
+    findings: list[dict[str, object]] = report["findings"]
+    return done.returncode, findings
+
+
+def codes(findings: list[dict[str, object]], severity: str = "error") -> list[str]:
+    return sorted(str(f["rule"]) for f in findings if f["severity"] == severity)
+
+
+@pytest.fixture
+def neox(tmp_path: Path) -> Path:
+    shutil.copytree(FIXTURES / "configs", tmp_path / "configs")
+    return tmp_path
+
+
+def test_precision_bfloat16_is_an_error_on_a_v100(neox: Path) -> None:
+    _, findings = run(neox / "configs" / "bf16_125M.yml", "--gpu", "1xV100")
+    assert codes(findings) == ["PC101"]
+
+
+def test_fp16_section_is_fp16_mixed_precision_clean_on_a_v100(neox: Path) -> None:
+    _, findings = run(neox / "configs" / "125M.yml", "--gpu", "1xV100")
+    assert codes(findings) == []
+
+
+def test_flash_in_attention_config_needs_sm80(neox: Path) -> None:
+    _, findings = run(neox / "configs" / "pythia" / "160M.yml", "--gpu", "1xT4")
+    assert codes(findings) == ["PC105"]
+
+
+def test_own_configs_raise_no_error_on_h100(neox: Path) -> None:
+    _, findings = run(neox / "configs", "--gpu", "8xH100")
+    assert codes(findings) == []
+
+
+def test_a_file_without_precision_is_one_of_a_set(neox: Path) -> None:
+    """mistral/7B.yml sets flash but no precision: checked alone, another file may set it."""
+    _, findings = run(neox / "configs" / "mistral-7B.yml", "--gpu", "8xH100")
+    assert codes(findings) == []
+
+
+def test_the_launch_reads_the_whole_set_in_order(neox: Path) -> None:
+    """deepy.py with mistral + local_setup: no file sets a precision, so NeoXArgs trains in fp32,
+    and flash-attn refuses fp32 inputs."""
+    script = neox / "train.sh"
+    script.write_text("#!/bin/bash\npython ./deepy.py train.py -d configs mistral-7B local_setup.yml\n")
+    _, findings = run(script, "--gpu", "8xH100", cwd=neox)
+    assert codes(findings) == ["PC106"]
+
+
+def test_the_launch_takes_the_precision_from_another_file_of_the_set(neox: Path) -> None:
+    (neox / "configs" / "bf16.yml").write_text('{"precision": "bfloat16"}\n')
+    script = neox / "train.sh"
+    script.write_text("#!/bin/bash\npython ./deepy.py train.py configs/mistral-7B.yml configs/bf16.yml\n")
+    _, findings = run(script, "--gpu", "8xH100", cwd=neox)
+    assert codes(findings) == []
+    _, findings = run(script, "--gpu", "1xV100", cwd=neox)
+    assert codes(findings) == ["PC101", "PC105"]

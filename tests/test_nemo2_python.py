@@ -1,0 +1,54 @@
+"""NeMo 2 in Python (issue 28): ``nl.Trainer(plugins=...)`` takes its precision from a
+``MegatronMixedPrecision`` plugin or a recipe helper (``bf16_mixed()``, ``fp16_mixed()``:
+nemo_toolkit 2.4.0 ``nemo/collections/llm/recipes/precision/mixed_precision.py:23``/``:40``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAD = "from nemo import lightning as nl\nfrom nemo.collections import llm\n"
+RECIPES = "from nemo.collections.llm.recipes.precision.mixed_precision import bf16_mixed, fp16_mixed\n"
+
+
+def errors(tmp_path: Path, code: str, gpu: str) -> list[str]:
+    script = tmp_path / "train.py"
+    script.write_text(code)
+    done = subprocess.run(
+        [sys.executable, "-m", "precheck", str(script), "--gpu", gpu, "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    report = json.loads(done.stdout)
+    assert report["files"], done.stdout
+    return sorted(f["rule"] for f in report["findings"] if f["severity"] == "error")
+
+
+@pytest.mark.parametrize(
+    "plugins",
+    [
+        'nl.MegatronMixedPrecision(precision="bf16-mixed")',
+        '[nl.MegatronMixedPrecision(precision="bf16-mixed")]',
+        "bf16_mixed()",
+    ],
+)
+def test_a_bf16_plugin_is_an_error_on_a_v100(tmp_path: Path, plugins: str) -> None:
+    code = f"{HEAD}{RECIPES}\ntrainer = nl.Trainer(devices=1, strategy=nl.MegatronStrategy(), plugins={plugins})\n"
+    code += "llm.finetune(model=None, data=None, trainer=trainer)\n"
+    assert errors(tmp_path, code, "1xV100") == ["PC101"]
+    assert errors(tmp_path, code, "8xH100") == []
+
+
+def test_an_fp16_plugin_runs_on_a_v100(tmp_path: Path) -> None:
+    code = f"{HEAD}{RECIPES}\ntrainer = nl.Trainer(devices=1, plugins=fp16_mixed())\n"
+    assert errors(tmp_path, code, "1xV100") == []
+
+
+def test_a_plugin_variable_is_read(tmp_path: Path) -> None:
+    code = f"{HEAD}\nplugin = nl.MegatronMixedPrecision(precision='bf16-mixed')\ntrainer = nl.Trainer(plugins=plugin)\n"
+    assert errors(tmp_path, code, "1xT4") == ["PC101"]
