@@ -73,23 +73,37 @@ def _pseudo(path: str) -> bool:
     return any(target == root or target.startswith(root + "/") for root in _PSEUDO)
 
 
-def read_bytes(path: str | Path, limit: int = MAX_BYTES) -> bytes:
-    """The bytes of a regular file of at most ``limit`` bytes.
+#: opened for reading, never blocking on a FIFO, never becoming a terminal's controller
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 
-    Raises :class:`TooLarge` or :class:`Refused` (both ``OSError``) for what it will not
-    read, and ``OSError`` (``FileNotFoundError``, ``IsADirectoryError``...) for what it cannot.
-    """
+
+def _open_regular(path: str | Path) -> tuple[int, os.stat_result]:
+    """An open handle on a regular file and its ``fstat``, checked after opening (a kernel or
+    device file, a pipe, a socket: :class:`Refused`; a folder: ``IsADirectoryError``)."""
     text = os.fspath(path)
     if _pseudo(text):
         raise Refused("a kernel or device file, not a config; not read")
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    handle = os.open(text, flags)
+    handle = os.open(text, _FLAGS)
     try:
         info = os.fstat(handle)
         if stat.S_ISDIR(info.st_mode):
             raise IsADirectoryError(21, "is a directory", text)
         if not stat.S_ISREG(info.st_mode):
             raise Refused("not a regular file (a pipe, socket or device); not read")
+    except BaseException:
+        os.close(handle)
+        raise
+    return handle, info
+
+
+def read_bytes(path: str | Path, limit: int = MAX_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes.
+
+    Raises :class:`TooLarge` or :class:`Refused` (both ``OSError``) for what it will not
+    read, and ``OSError`` (``FileNotFoundError``, ``IsADirectoryError``...) for what it cannot.
+    """
+    handle, info = _open_regular(path)
+    try:
         if info.st_size > limit:
             raise TooLarge(info.st_size, limit)
         chunks: list[bytes] = []
@@ -113,8 +127,7 @@ def read_head(path: str, size: int, device: int) -> bytes:
     (``O_NOFOLLOW``) and without blocking, checked with ``fstat`` (a file on another
     filesystem, such as ``/proc`` or ``/sys`` behind a replaced folder, is refused); one
     ``read``, never the rest. Raises ``OSError`` (:class:`Refused` included)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    handle = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
+    handle = os.open(path, _FLAGS | getattr(os, "O_NOFOLLOW", 0))
     try:
         info = os.fstat(handle)
         if not stat.S_ISREG(info.st_mode) or info.st_dev != device:
@@ -128,15 +141,8 @@ def read_ends(path: str | Path, size: int) -> bytes:
     """The first and the last ``size`` bytes of a regular file of any size (a sample of a
     file too large to read: a config may hide behind megabytes of comment); raises as
     :func:`read_bytes` does for what is no regular file."""
-    text = os.fspath(path)
-    if _pseudo(text):
-        raise Refused("a kernel or device file, not a config; not read")
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    handle = os.open(text, flags)
+    handle, info = _open_regular(path)
     try:
-        info = os.fstat(handle)
-        if not stat.S_ISREG(info.st_mode):
-            raise Refused("not a regular file (a pipe, socket or device); not read")
         head = os.read(handle, size)
         if info.st_size <= 2 * size:
             return head + os.read(handle, size)
