@@ -41,7 +41,7 @@ from .config import TrainingConfig
 from .provenance import Origin, Sourced
 from .rules.base import Context, Finding, Rule, Severity
 from .sources.interpolation import INTERPOLATED
-from .sources.nodes import Document
+from .sources.nodes import ATTENTION_PATCH, Document
 
 #: keys of a value left out as a run-time value → the TrainingConfig field it would set
 _FIELDS = {
@@ -146,6 +146,10 @@ def premises(document: Document, config: TrainingConfig, context: Context) -> li
         else:
             why = f"`{flag}` at TRL's default, but Unsloth's patched config and trainer choose it"
         out.append(Premise(flag, values, f"{why}; state `{flag}`"))
+    patch = next((n for n in config.notes if n.kind == ATTENTION_PATCH), None)
+    attention = config.attn_implementation
+    if patch is not None and attention is not None and attention.value == "flash_attention_2":
+        out.append(Premise("attn_implementation", ("sdpa",), f"{patch.message}; state `attn_implementation`"))
     if config.train_type is None and config.quantization_bits is None and (script or "train_type" in runtime):
         where = f"`{runtime['train_type']}` is set at run time" if "train_type" in runtime else f"{script} is not read"
         out.append(Premise("train_type", ("lora",), f"a full fine-tune, as {where}; state it (e.g. TRL's `use_peft`)"))

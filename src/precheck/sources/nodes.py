@@ -11,6 +11,10 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
+#: the note kind of a FlashAttention monkey patch taken as the model's attention: which
+#: attention the model uses is its own code, so the flash attention is assumed (premises.py)
+ATTENTION_PATCH = "attention-patch"
+
 
 @dataclass(slots=True)
 class Node:

@@ -44,7 +44,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FileTooLarge, InputError
-from .nodes import Document, Node, SourceNote
+from .nodes import ATTENTION_PATCH, Document, Node, SourceNote
 from .notebook import Cell, code_cells
 from .parsed import parse as parse_once
 from .python_calls import Arg, Built, Call, Collector, cast_dtype, plugin_precision, trainer_dialect
@@ -592,7 +592,21 @@ class _Runs:
         call = self.collector.patches[0]
         at = self.collector.at(call)
         text = self.collector.source.segment(call)
-        return Arg("flash_attention_2", text.split("(")[0], at, at, text)
+        name = text.split("(")[0]
+        line, column = self.where(at)
+        # which attention class the model uses is the model's code, not read: an assumption
+        self.notes.append(
+            SourceNote(
+                ATTENTION_PATCH,
+                f"`{name}()` swaps FlashAttention into the attention it patches, taken as the model's: precheck "
+                "does not follow the model's code to see that it uses that attention (another patch or a "
+                "model of another family would not)",
+                line,
+                column,
+                name,
+            )
+        )
+        return Arg("flash_attention_2", name, at, at, text)
 
     def _attention_attribute(self, loader: Call) -> Arg | None:
         """The attention set as an attribute on the config the model is loaded with

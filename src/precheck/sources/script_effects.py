@@ -87,6 +87,9 @@ class Effect:
     path: Path
     line: int
     column: int
+    #: the FlashAttention monkey patch (its callee) that gives this effect: the model's
+    #: attention is then assumed, not read (:data:`.nodes.ATTENTION_PATCH`)
+    patch: str | None = None
 
 
 class _Opaque(Exception):
@@ -441,7 +444,7 @@ class _Walker:
     def _call(self, call: ast.Call, when: tuple[Condition, ...]) -> None:
         name = _callee(call.func)
         if call in self.patches:  # a FlashAttention monkey patch, called for its effect
-            self._add("attn_implementation", "flash_attention_2", when, None, call)
+            self._add("attn_implementation", "flash_attention_2", when, None, call, patch=name)
         if name in _PEFT_CALLS:
             self.out.append(Effect("use_peft", True, when, None, self.path, call.lineno, call.col_offset + 1))
         for keyword in call.keywords:
@@ -526,10 +529,18 @@ class _Walker:
                 return None  # `not args.x`, `args.x == "y"`, `args.x or y`: not the option's own value
         return next(iter(names))
 
-    def _add(self, key: str, value: Any, when: tuple[Condition, ...], source: str | None, at: ast.AST) -> None:
+    def _add(
+        self,
+        key: str,
+        value: Any,
+        when: tuple[Condition, ...],
+        source: str | None,
+        at: ast.AST,
+        patch: str | None = None,
+    ) -> None:
         line = getattr(at, "lineno", 1)
         column = getattr(at, "col_offset", 0) + 1
-        self.out.append(Effect(key, value, when, source, self.path, line, column))
+        self.out.append(Effect(key, value, when, source, self.path, line, column, patch))
 
 
 class _Nothing:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from .launch_args import locate, searched_from, shown, with_path
-from .nodes import Document, Node, SourceNote
+from .nodes import ATTENTION_PATCH, Document, Node, SourceNote
 from .script_effects import SAME, UNKNOWN, Effect, effects, holds
 from .script_schema import HF_CLASSES, MISSING, TRL_CLASSES, Option, Schema, read_schema
 
@@ -281,6 +281,19 @@ def _apply(schema: Schema, root: dict[str, Node], found: list[Effect], notes: li
             del chosen[effect.key]
             continue
         chosen.setdefault(effect.key, (value, node))
+        if effect.patch is not None and effect.key in chosen:
+            notes.append(
+                SourceNote(
+                    ATTENTION_PATCH,
+                    f"`{effect.patch}()` swaps FlashAttention into the attention it patches, taken as the model's: "
+                    "precheck does not follow the model's code to see that it uses that attention (another patch "
+                    "or a model of another family would not)",
+                    effect.line,
+                    effect.column,
+                    effect.patch,
+                    shown(effect.path),
+                )
+            )
     for key, (_, node) in chosen.items():
         root[key] = node
 
