@@ -60,6 +60,13 @@ def _tf32(config: TrainingConfig) -> Sourced[bool]:
     return Sourced(False, Origin.default("torch default since 1.12: matmul allow_tf32 = False"))
 
 
+def quantized(bits: Sourced[int], compute: Sourced[Any]) -> Sourced[str]:
+    """``"4-bit, compute float16"`` at the compute dtype, citing the line that quantizes
+    (``load_in_4bit=True``) too: both decide the value."""
+    origin = compute.origin.with_via(bits.origin.places) if bits.origin.in_file else compute.origin
+    return Sourced(f"{bits.value}-bit, compute {compute.value}", origin)
+
+
 def _quantization(config: TrainingConfig) -> Sourced[str]:
     if config.quantization_bits is None:
         return Sourced("none", Origin.default("base weights are not quantized"))
@@ -68,7 +75,7 @@ def _quantization(config: TrainingConfig) -> Sourced[str]:
     if bits.value == 8:
         return Sourced("8-bit (LLM.int8)", bits.origin)
     if compute is not None:
-        return Sourced(f"4-bit, compute {compute.value}", compute.origin)
+        return quantized(bits, compute)
     return Sourced(
         "4-bit, compute float32",
         bits.origin.derived("bitsandbytes bnb_4bit_compute_dtype defaults to float32")

@@ -33,6 +33,9 @@ class Node:
     #: the file this node was read from, when it is not the document's own file (a shell
     #: script's launch command merges the YAML file it names with its command-line overrides)
     path: str | None = None
+    #: other places the value flows through: (file, or None for the node's own file; line)
+    #: (:attr:`precheck.provenance.Origin.via`)
+    via: tuple[tuple[str | None, int], ...] = ()
 
     @property
     def anchor(self) -> tuple[int, int]:
