@@ -130,6 +130,184 @@ def test_an_unsloth_notebook_cites_the_cell_that_turns_4bit_on(tmp_path: Path) -
     )
     text = path.read_text(encoding="utf-8").split("\n")
     switch = next(i for i, t in enumerate(text, 1) if "load_in_4bit = True" in t)
+    passed = next(i for i, t in enumerate(text, 1) if "load_in_4bit = load_in_4bit" in t)
     value, lines = plan_places(path, "quantization")
     assert value == "4-bit, compute float16"
-    assert switch in lines
+    assert {switch, passed} <= lines  # where it is decided, and the keyword that passes it on
+
+
+#: karpathy/nanoGPT ``train.py`` lines 73-74, 107-113 (abridged): a choice on the GPU, then a lookup
+NANOGPT = """
+import torch
+from contextlib import nullcontext
+device = 'cuda'
+dtype = 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'
+device_type = 'cuda' if 'cuda' in device else 'cpu'
+ptdtype = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16}[dtype]
+ctx = nullcontext() if device_type == 'cpu' else torch.amp.autocast(device_type=device_type, dtype=ptdtype)
+scaler = torch.cuda.amp.GradScaler(enabled=(dtype == 'float16'))
+model = torch.nn.Linear(4, 4).to(device)
+optimizer = torch.optim.AdamW(model.parameters())
+with ctx:
+    loss = model(torch.randn(2, 4)).sum()
+scaler.scale(loss).backward()
+"""
+
+
+def test_a_name_passed_through_a_lookup_cites_the_lines_it_passes(tmp_path: Path) -> None:
+    path = write(tmp_path, "train.py", NANOGPT)
+    value, lines = plan_places(path, "autocast_dtype", "A100")
+    assert value == "bfloat16"
+    assert {4, 6} <= lines  # the choice on the GPU, and the lookup it passes through
+
+
+#: huggingface/peft ``examples/sft/utils.py`` lines 95-150 (abridged) and ``run_peft.sh`` (abridged)
+PEFT_UTILS = """
+import torch
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+
+def create_and_prepare_model(args, data_args, training_args):
+    bnb_config = None
+    quant_storage_dtype = None
+    if args.use_4bit_quantization:
+        compute_dtype = getattr(torch, args.bnb_4bit_compute_dtype)
+        quant_storage_dtype = getattr(torch, args.bnb_4bit_quant_storage_dtype)
+
+        bnb_config = BitsAndBytesConfig(
+            load_in_4bit=args.use_4bit_quantization,
+            bnb_4bit_quant_type=args.bnb_4bit_quant_type,
+            bnb_4bit_compute_dtype=compute_dtype,
+            bnb_4bit_use_double_quant=args.use_nested_quant,
+            bnb_4bit_quant_storage=quant_storage_dtype,
+        )
+    dtype = quant_storage_dtype if quant_storage_dtype and quant_storage_dtype.is_floating_point else torch.float32
+    model_kwargs = {
+        "trust_remote_code": True,
+        "dtype": dtype,
+    }
+    if args.use_flash_attn:
+        if torch.xpu.is_available():
+            print("XPU hasn't supported flash_attn yet, use eager implementation instead.")
+            model_kwargs["attn_implementation"] = "eager"
+        else:
+            model_kwargs["attn_implementation"] = "flash_attention_2"
+    if bnb_config is not None:
+        model_kwargs["quantization_config"] = bnb_config
+    model = AutoModelForCausalLM.from_pretrained(args.model_name_or_path, **model_kwargs)
+    return model
+"""
+PEFT_TRAIN = """
+from dataclasses import dataclass, field
+from typing import Optional
+
+from transformers import HfArgumentParser, set_seed
+from trl import SFTConfig, SFTTrainer
+from utils import create_and_prepare_model
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = field(metadata={"help": "Path to pretrained model"})
+    use_flash_attn: Optional[bool] = field(default=False)
+    use_4bit_quantization: Optional[bool] = field(default=False)
+    bnb_4bit_compute_dtype: Optional[str] = field(default="float16")
+    bnb_4bit_quant_storage_dtype: Optional[str] = field(default="uint8")
+    bnb_4bit_quant_type: Optional[str] = field(default="nf4")
+    use_nested_quant: Optional[bool] = field(default=False)
+
+
+def main(model_args, training_args):
+    model = create_and_prepare_model(model_args, None, training_args)
+    trainer = SFTTrainer(model=model, args=training_args)
+    trainer.train()
+
+
+if __name__ == "__main__":
+    parser = HfArgumentParser((ModelArguments, SFTConfig))
+    model_args, training_args = parser.parse_args_into_dataclasses()
+    main(model_args, training_args)
+"""
+
+
+def test_a_flag_cites_the_script_line_that_turns_it_into_the_setting(tmp_path: Path) -> None:
+    write(tmp_path, "utils.py", PEFT_UTILS)
+    write(tmp_path, "train.py", PEFT_TRAIN)
+    launch = write(
+        tmp_path,
+        "run_peft.sh",
+        """
+        python train.py \\
+        --model_name_or_path "mistralai/Mistral-7B-v0.1" \\
+        --output_dir "out" \\
+        --bf16 True \\
+        --use_4bit_quantization True \\
+        --bnb_4bit_compute_dtype "bfloat16" \\
+        --use_flash_attn True
+        """,
+    )
+    report = engine.run([str(launch)], from_specs(["A100"], {}), env={})
+    (result,) = [r for r in report.files if r.plan is not None]
+    attention = result.plan.attention
+    assert attention.value == "flash_attention_2" and Path(attention.origin.path or "").name == "run_peft.sh"
+    assert ("utils.py", 29) in {(Path(p).name, line) for p, line in attention.origin.via}
+
+
+#: ymcui/Chinese-LLaMA-Alpaca-2 ``scripts/training/run_clm_sft_with_peft.py`` (abridged; lines 376-380, 406-418)
+CHINESE_LLAMA = """
+import torch
+from dataclasses import dataclass, field
+from typing import Optional
+from transformers import AutoModelForCausalLM, HfArgumentParser, Trainer, TrainingArguments
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: Optional[str] = field(default=None)
+    torch_dtype: Optional[str] = field(
+        default=None,
+        metadata={"choices": ["auto", "bfloat16", "float16", "float32"]},
+    )
+
+
+def main():
+    parser = HfArgumentParser((ModelArguments, TrainingArguments))
+    model_args, training_args = parser.parse_args_into_dataclasses()
+    torch_dtype = (
+        model_args.torch_dtype
+        if model_args.torch_dtype in ["auto", None]
+        else getattr(torch, model_args.torch_dtype)
+    )
+    model = AutoModelForCausalLM.from_pretrained(
+        model_args.model_name_or_path,
+        torch_dtype=torch_dtype,
+        low_cpu_mem_usage=True,
+    )
+    trainer = Trainer(model=model, args=training_args)
+    trainer.train()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_flag_passed_through_a_choice_cites_the_test_and_the_branch_taken(tmp_path: Path) -> None:
+    write(tmp_path, "run_clm_sft_with_peft.py", CHINESE_LLAMA)
+    launch = write(
+        tmp_path,
+        "run_sft.sh",
+        """
+        torchrun --nnodes 1 --nproc_per_node 1 run_clm_sft_with_peft.py \\
+            --model_name_or_path llama \\
+            --output_dir out \\
+            --fp16 \\
+            --torch_dtype float16
+        """,
+    )
+    report = engine.run([str(launch)], from_specs(["V100"], {}), env={})
+    (result,) = [r for r in report.files if r.plan is not None]
+    load = result.plan.load_dtype
+    assert load.value == "float16" and Path(load.origin.path or "").name == "run_sft.sh"
+    cited = {line for p, line in load.origin.via if Path(p).name == "run_clm_sft_with_peft.py"}
+    assert cited == {19, 21, 22, 26}  # the assignment, the test, the branch taken, the keyword; not line 20

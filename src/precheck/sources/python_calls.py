@@ -133,6 +133,9 @@ class Arg:
     raw: str
     #: the dict literal the value was written as, when it still holds (for the place of each key)
     literal: ast.Dict | None = field(default=None, repr=False, compare=False)
+    #: the other code lines the value flows through on its way to the call (the keyword that
+    #: passes a name decided above, the branch of a choice taken): cited with it
+    via: tuple[int, ...] = field(default=(), compare=False)
 
 
 @dataclass(slots=True)
@@ -184,6 +187,9 @@ _ATTENTION_ATTRIBUTES = frozenset({"_attn_implementation", "_attn_implementation
 _DECISIONS = frozenset({ast.Constant, ast.Attribute, ast.IfExp, ast.BoolOp, ast.UnaryOp, ast.Compare})
 #: the dict literal a name was bound to (``ds_config = {...}``), while it holds: the place of each key
 _LITERAL = "\0dict "
+#: the keys set on a dict a name holds (``model_kwargs["attn_implementation"] = "flash_attention_2"``),
+#: while they hold: key → (the key's place, the value's place, the value as written)
+_KEYS_AT = "\0keys "
 #: the values whose assignment is the place a setting is decided
 _DECIDED = frozenset({str, bool, int, float, type(None), Dtype})
 
@@ -527,6 +533,8 @@ class Collector:
                 literal = ""
             if literal and self._written is not None:
                 self._written.add(literal)
+            if _KEYS_AT + target.id in env:  # a new value: the keys set on the old one are not its
+                self._rebind_keys(target.id, None, env)
             if type(value) not in _EQUAL_TO_ITSELF and not value == value:  # noqa: SIM201 (NaN)
                 self._unequal = True
             if source is not None and self._builds_model(source):
@@ -550,7 +558,7 @@ class Collector:
                     value, target.attr, self.at(target), self.at(source), self.source.segment(source)
                 )
         elif isinstance(target, ast.Subscript) and self.names.qualname(target.value) != "os.environ":
-            self._store(target, value, env)
+            self._store(target, value, env, source)
         elif isinstance(target, ast.Subscript) and self.names.qualname(target.value) == "os.environ":
             key = self.evaluator(env)(target.slice)
             if isinstance(key, str) and source is not None:
@@ -567,14 +575,29 @@ class Collector:
         if kind is ast.Name or kind is ast.Subscript:
             found = [env.get(_DECIDED_AT + n.id) for n in ast.walk(source) if type(n) is ast.Name]
             places = [f for f in found if type(f) is tuple]
-            return places[0] if len(places) == 1 else None
+            if len(places) != 1:
+                return None
+            return (*places[0][:3], _through(places[0], target.lineno))  # (through this line)
         if kind in _DECISIONS:
-            return (self.at(target), self.at(source), self.source.segment(source))
+            return (self.at(target), self.at(source), self.source.segment(source), self._choice_lines(source, env))
         return None
+
+    def _choice_lines(self, expr: ast.expr, env: dict[str, Any]) -> tuple[int, ...]:
+        """The lines of a choice (``a if test else b``, over lines) that decide its value: the
+        test's and the branch's taken, through nested choices; none where the test is not known."""
+        lines: list[int] = []
+        while type(expr) is ast.IfExp:
+            test = truth(self.evaluator(env)(expr.test))
+            if test is None:
+                return ()
+            lines.append(expr.test.lineno)
+            expr = expr.body if test else expr.orelse
+            lines.append(expr.lineno)
+        return tuple(dict.fromkeys(lines))
 
     # -- calls -----------------------------------------------------------------------------
 
-    def _store(self, target: ast.Subscript, value: Any, env: dict[str, Any]) -> None:
+    def _store(self, target: ast.Subscript, value: Any, env: dict[str, Any], source: ast.expr | None = None) -> None:
         """``config["fp16"]["enabled"] = True`` on a dict the script built: the dict with it (a
         copy along the way: other branches keep theirs); a key not known spoils the dict."""
         keys: list[ast.expr] = []
@@ -585,10 +608,15 @@ class Collector:
         if type(node) is not ast.Name or not isinstance(env.get(node.id), dict):
             return
         name, old = node.id, env[node.id]
+        places = self._key_places(node, env) if len(keys) == 1 and source is not None else {}
         evaluate = self.evaluator(env)
         path = [evaluate(k) for k in reversed(keys)]
         new = _stored(old, path, value) if all(isinstance(k, str) for k in path) else None
         self._rebind(name, new if new is not None else Unknown(f"`{name}` is changed at a key not known"), env)
+        if new is not None and len(path) == 1 and source is not None:
+            # where the key is set: an argument spread from the dict (`**model_kwargs`) cites it
+            places[path[0]] = (self.at(target), self.at(source), self.source.segment(source))
+            self._rebind_keys(name, places, env)
         for other, held in list(env.items()):
             if held is old and other != name:  # another name for the same dict
                 self._rebind(other, Unknown(f"`{other}` is changed through `{name}`"), env)
@@ -598,6 +626,13 @@ class Collector:
         env[_LITERAL + name] = None  # (its literal no longer says what it holds)
         if self._written is not None:
             self._written.update((name, _LITERAL + name))
+        if not isinstance(value, dict) and _KEYS_AT + name in env:
+            self._rebind_keys(name, None, env)
+
+    def _rebind_keys(self, name: str, keys: dict[str, Any] | None, env: dict[str, Any]) -> None:
+        env[_KEYS_AT + name] = keys
+        if self._written is not None:
+            self._written.add(_KEYS_AT + name)
 
     def _changed_in_place(self, expr: ast.expr, env: dict[str, Any]) -> None:
         """``config.update(...)``, ``config["x"].setdefault(...)``: a dict changed by a method."""
@@ -706,7 +741,8 @@ class Collector:
             value = evaluate(positional)
             decided = env.get(_DECIDED_AT + positional.id) if type(positional) is ast.Name else None
             if type(decided) is tuple and type(value) in _DECIDED:
-                call.args[params[index]] = Arg(value, None, None, decided[1], decided[2])
+                via = _through(decided, positional.lineno)
+                call.args[params[index]] = Arg(value, None, None, decided[1], decided[2], via=via)
                 continue
             call.args[params[index]] = Arg(value, None, None, self.at(positional), self.source.segment(positional))
         for keyword in node.keywords:
@@ -721,15 +757,40 @@ class Collector:
             if keyword.arg is not None:
                 decided = env.get(_DECIDED_AT + keyword.value.id) if type(keyword.value) is ast.Name else None
                 if type(decided) is tuple and type(value) in _DECIDED:
-                    # `dtype = torch.bfloat16` ... `torch_dtype=dtype`: the line that decides it
-                    call.args[keyword.arg] = Arg(value, keyword.arg, decided[0], decided[1], decided[2])
+                    # `dtype = torch.bfloat16` ... `torch_dtype=dtype`: the line that decides it,
+                    # and the keyword's own line, that passes it
+                    via = _through(decided, keyword.lineno)
+                    call.args[keyword.arg] = Arg(value, keyword.arg, decided[0], decided[1], decided[2], via=via)
                     continue
                 call.args[keyword.arg] = Arg(value, keyword.arg, self.at(keyword), self.at(keyword.value), raw)
             elif isinstance(value, dict):  # **kwargs built from a dict precheck can read
+                places = self._key_places(keyword.value, env)
                 for key, item in value.items():
+                    place = places.get(key)
+                    if place is not None and type(item) in _DECIDED:  # where the key was set, through the `**`
+                        call.args[key] = Arg(item, key, place[0], place[1], place[2], via=(keyword.value.lineno,))
+                        continue
                     call.args[key] = Arg(item, key, self.at(keyword), self.at(keyword.value), f"**{raw}")
             else:
                 self.unknown.append(("**" + raw, self.at(keyword), "keyword arguments not known before the run"))
+
+    def _key_places(self, expr: ast.expr, env: dict[str, Any]) -> dict[str, tuple[Any, Any, str]]:
+        """Where each key of the dict ``expr`` names was set: in its literal, or by an item
+        assignment after it (``model_kwargs["attn_implementation"] = "flash_attention_2"``)."""
+        places: dict[str, tuple[Any, Any, str]] = {}
+        literal = expr if type(expr) is ast.Dict else None
+        if type(expr) is ast.Name:
+            literal = env.get(_LITERAL + expr.id)
+            set_later = env.get(_KEYS_AT + expr.id)
+        else:
+            set_later = None
+        if isinstance(literal, ast.Dict):
+            for key, item in zip(literal.keys, literal.values, strict=True):
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    places[key.value] = (self.at(key), self.at(item), self.source.segment(item))
+        if isinstance(set_later, dict):
+            places.update(set_later)
+        return places
 
     def _cast_kind(self, node: ast.Call, model_target: bool) -> str | None:
         """``model.half()``, ``model.to(torch.bfloat16)``: a cast of the trained model's weights."""
@@ -838,6 +899,12 @@ def _callers_first(
     for index in range(len(functions)):
         place(index)
     return [functions[i] for i in order]
+
+
+def _through(decided: tuple[Any, ...], line: int) -> tuple[int, ...]:
+    """The lines a value decided at ``decided`` flows through, then ``line`` (where it is passed)."""
+    before: tuple[int, ...] = decided[3] if len(decided) > 3 else ()
+    return tuple(dict.fromkeys((*before, line)))
 
 
 def _stored(old: dict[str, Any], path: list[str], value: Any) -> dict[str, Any] | None:

@@ -460,7 +460,7 @@ class _Runs:
             if dtype is None:  # torch.get_autocast_dtype("cuda"): float16
                 dtype = self._filled(first, Dtype("float16"), named=True)
             elif dtype.value is None:
-                dtype = Arg(Dtype("float16"), dtype.key, dtype.key_at, dtype.at, dtype.raw)
+                dtype = Arg(Dtype("float16"), dtype.key, dtype.key_at, dtype.at, dtype.raw, via=dtype.via)
             self._put(root, "autocast_dtype", dtype)
         if scalers:
             scaler = scalers[0]
@@ -517,7 +517,7 @@ class _Runs:
             return
 
         def at(value: Any) -> Arg:
-            return Arg(value, None, arg.key_at, arg.at, arg.raw)
+            return Arg(value, None, arg.key_at, arg.at, arg.raw, via=arg.via)
 
         if autocast is not None:
             self._put(root, "autocast", at(autocast != "no"))
@@ -572,7 +572,11 @@ class _Runs:
                 self._put(keys, "attn_implementation", chosen)
         legacy = args.get("use_flash_attention_2")  # transformers' old spelling of flash_attention_2
         if "attn_implementation" not in args and legacy is not None and legacy.value is True:
-            self._put(keys, "attn_implementation", Arg("flash_attention_2", None, legacy.key_at, legacy.at, legacy.raw))
+            self._put(
+                keys,
+                "attn_implementation",
+                Arg("flash_attention_2", None, legacy.key_at, legacy.at, legacy.raw, via=legacy.via),
+            )
         quantization = args.get("quantization_config")
         if quantization is not None:
             settings = _settings(quantization.value)
@@ -627,7 +631,7 @@ class _Runs:
         self._put(keys, "use_unsloth", self._filled(loader, True, named=True))  # its loader forces fp32 (PC209)
         full = args.get("full_finetuning")
         if full is not None and full.value is True:
-            self._put(keys, "use_peft", Arg(False, full.key, full.key_at, full.at, full.raw))
+            self._put(keys, "use_peft", Arg(False, full.key, full.key_at, full.at, full.raw, via=full.via))
         for key in ("load_in_4bit", "load_in_8bit"):
             if key in args:
                 self._put(keys, key, args[key])
@@ -653,7 +657,7 @@ class _Runs:
                 f"{getattr(device, 'name', 'the GPU')} (bf16 only where compute capability >= 8.0)"
             )
         place = given or self._filled(loader, None)
-        dtype = Arg(wanted, place.key, place.key_at, place.at, place.raw)
+        dtype = Arg(wanted, place.key, place.key_at, place.at, place.raw, via=place.via)
         self._put(keys, "torch_dtype", dtype)
         four_bit = keys.get("load_in_4bit")
         if four_bit is not None and four_bit.value is True:
@@ -676,11 +680,11 @@ class _Runs:
                     checkpointing = self._filled(call, "unsloth")
                 if checkpointing is not None and checkpointing.value in (True, "unsloth"):
                     c = checkpointing
-                    self._put(root, "gradient_checkpointing", Arg(True, c.key, c.key_at, c.at, c.raw))
+                    self._put(root, "gradient_checkpointing", Arg(True, c.key, c.key_at, c.at, c.raw, via=c.via))
                 return
             peft = call.args.get("peft_config") if call.kind == "trainer" else None
             if peft is not None and peft.value is not None:
-                self._put(root, "use_peft", Arg(True, peft.key, peft.key_at, peft.at, peft.raw))
+                self._put(root, "use_peft", Arg(True, peft.key, peft.key_at, peft.at, peft.raw, via=peft.via))
                 return
 
     # -- nodes -------------------------------------------------------------------------------
@@ -697,7 +701,10 @@ class _Runs:
         line, column = self.where(arg.at)
         key_line, key_column = self.where(arg.key_at) if arg.key_at is not None else (line, column)
         value = _value(arg.value, line, column)
-        return Node(value, line, column, arg.key, key_line, key_column, raw=arg.raw)
+        node = Node(value, line, column, arg.key, key_line, key_column, raw=arg.raw)
+        if arg.via:  # the other lines it flows through, as the file counts them (a notebook's)
+            node.via = tuple(dict.fromkeys((None, self.where((at, 0))[0]) for at in arg.via))
+        return node
 
     def _filled(self, call: Call, value: Any, named: bool = False) -> Arg:
         """A value the library fills in when the call leaves it out: it points at the call

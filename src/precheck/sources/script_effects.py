@@ -90,6 +90,9 @@ class Effect:
     #: the FlashAttention monkey patch (its callee) that gives this effect: the model's
     #: attention is then assumed, not read (:data:`.nodes.ATTENTION_PATCH`)
     patch: str | None = None
+    #: the other lines of ``path`` the value flows through (the assignment of a name it
+    #: passes, the test and the branch of a choice), cited with it
+    via: tuple[int, ...] = ()
 
 
 class _Opaque(Exception):
@@ -333,6 +336,10 @@ class _Walker:
         self.out = out
         #: simple assignments in the current function: name → value
         self.names: dict[str, ast.expr | None] = {}
+        #: the line of each assignment of :attr:`names`
+        self.lines: dict[str, int] = {}
+        #: the lines of the value being read that it flows through (:meth:`_through`)
+        self.via: tuple[int, ...] = ()
 
     def body(self, statements: list[ast.stmt], when: tuple[Condition, ...] | None) -> None:
         for statement in statements:
@@ -342,11 +349,11 @@ class _Walker:
         if id(node) not in self.sources:
             return  # nothing in it gives an effect
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            saved, saved_params = self.names, self.params
-            self.names = _assignments(node)
+            saved, saved_params, saved_lines = self.names, self.params, self.lines
+            self.names, self.lines = _assignments(node), _assignment_lines(node)
             self.params = self.carried.get(node.name, frozenset()) if not saved_params else frozenset()
             self.body(node.body, ())
-            self.names, self.params = saved, saved_params
+            self.names, self.params, self.lines = saved, saved_params, saved_lines
             return
         if isinstance(node, ast.ClassDef):
             return
@@ -442,6 +449,7 @@ class _Walker:
         )
 
     def _call(self, call: ast.Call, when: tuple[Condition, ...]) -> None:
+        self.via = ()
         name = _callee(call.func)
         if call in self.patches:  # a FlashAttention monkey patch, called for its effect
             self._add("attn_implementation", "flash_attention_2", when, None, call, patch=name)
@@ -456,6 +464,7 @@ class _Walker:
             self._value(keyword.arg, keyword.value, when, keyword)
 
     def _value(self, key: str, value: ast.expr, when: tuple[Condition, ...], at: ast.AST) -> None:
+        self.via = ()
         if key == "use_flash_attention_2":
             key = "attn_implementation"
             flag = self._simple(value)
@@ -468,6 +477,7 @@ class _Walker:
         if key == "dtype":
             key = "torch_dtype"
         expr = self._resolved(value)
+        self.via = self._through(value, expr)
         if isinstance(expr, ast.IfExp):
             try:
                 conditions = self._test(expr.test)
@@ -477,7 +487,9 @@ class _Walker:
             if len(conditions) != 1:
                 self._add(key, UNKNOWN, when, None, at)
                 return
+            through = self.via
             for branch, condition in ((expr.body, conditions[0]), (expr.orelse, _negate(conditions[0]))):
+                self.via = (*through, expr.test.lineno, branch.lineno)  # the test, and the branch taken
                 constant = _constant(branch)
                 if constant is not _NOTHING:
                     self._add(key, constant, (*when, condition), None, at)
@@ -501,6 +513,16 @@ class _Walker:
             self._add(key, SAME, when, source, at)
         elif not (isinstance(expr, ast.Constant) and expr.value is None):
             self._add(key, UNKNOWN, when, None, at)  # set, to a value computed at run time
+
+    def _through(self, value: ast.expr, resolved: ast.expr) -> tuple[int, ...]:
+        """The lines a value passed as a name (``torch_dtype=torch_dtype``) flows through: the
+        assignment it resolved to (its target's line and its value's)."""
+        if resolved is value or type(value) is not ast.Name:
+            return ()
+        assigned = self.lines.get(value.id)
+        # (a choice's first line is its first branch's: the branch taken is added by the caller)
+        first = () if type(resolved) is ast.IfExp else (resolved.lineno,)
+        return tuple(dict.fromkeys((assigned, *first) if assigned else first))
 
     def _simple(self, value: ast.expr) -> Any:
         expr = self._resolved(value)
@@ -540,7 +562,8 @@ class _Walker:
     ) -> None:
         line = getattr(at, "lineno", 1)
         column = getattr(at, "col_offset", 0) + 1
-        self.out.append(Effect(key, value, when, source, self.path, line, column, patch))
+        via = tuple(n for n in dict.fromkeys(self.via) if n != line)
+        self.out.append(Effect(key, value, when, source, self.path, line, column, patch, via))
 
 
 class _Nothing:
@@ -579,6 +602,15 @@ def _assignments(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, 
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             out[name] = None if name in out else node.value
+    return out
+
+
+def _assignment_lines(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int]:
+    """The line of each name :func:`_assignments` follows (the first assignment of one)."""
+    out: dict[str, int] = {}
+    for node in statements(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            out.setdefault(node.targets[0].id, node.lineno)
     return out
 
 

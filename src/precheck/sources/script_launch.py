@@ -253,6 +253,8 @@ def _apply(schema: Schema, root: dict[str, Node], found: list[Effect], notes: li
     chosen: dict[str, tuple[Any, Node]] = {}
     ambiguous: set[str] = set()
     for effect in found:
+        if effect.key in root and effect.key not in ambiguous:
+            _through_script(schema, root, effect)
         if effect.key in root or effect.key in ambiguous:
             continue
         if effect.value is UNKNOWN:
@@ -335,10 +337,33 @@ def _evaluate(schema: Schema, root: dict[str, Node], effect: Effect) -> tuple[An
         made = Node(value, trigger.line, trigger.column, key, trigger.key_line, trigger.key_column)
         made.raw = trigger.raw if effect.value is SAME else None
         made.quoted, made.path = trigger.quoted, trigger.path
+        made.via = (*trigger.via, *_script_lines(effect, True))  # the script's line that turns the flag into it
         return value, made
     made = Node(value, effect.line, effect.column, effect.key, effect.line, effect.column, raw=repr(value))
     made.path = shown(effect.path)
+    made.via = _script_lines(effect, False)
     return value, made
+
+
+def _script_lines(effect: Effect, own: bool) -> tuple[tuple[str | None, int], ...]:
+    """The lines of the launched script an effect's value flows through (``own``: its own line too)."""
+    name = shown(effect.path)
+    lines = (effect.line, *effect.via) if own else effect.via
+    return tuple((name, line) for line in dict.fromkeys(lines))
+
+
+def _through_script(schema: Schema, root: dict[str, Node], effect: Effect) -> None:
+    """A flag the script passes on as it is (``--torch_dtype bfloat16`` → ``torch_dtype =
+    getattr(torch, model_args.torch_dtype)`` → ``from_pretrained(torch_dtype=torch_dtype)``):
+    its value cites the script's lines it flows through, where the effect's conditions hold."""
+    node = root[effect.key]
+    if effect.value is not SAME or effect.source != effect.key or node.path is not None:
+        return  # (a node from another file: a value the script itself or a config file set)
+    for name, expected in effect.when:
+        value, _ = _option_value(schema, root, name)
+        if value is MISSING or holds((name, expected), value) is not True:
+            return
+    root[effect.key] = replace(node, via=tuple(dict.fromkeys((*node.via, *_script_lines(effect, True)))))
 
 
 def _option_value(schema: Schema, root: dict[str, Node], name: str) -> tuple[Any, Node | None]:
