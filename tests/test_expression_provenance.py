@@ -311,3 +311,136 @@ def test_a_flag_passed_through_a_choice_cites_the_test_and_the_branch_taken(tmp_
     assert load.value == "float16" and Path(load.origin.path or "").name == "run_sft.sh"
     cited = {line for p, line in load.origin.via if Path(p).name == "run_clm_sft_with_peft.py"}
     assert cited == {19, 21, 22, 26}  # the assignment, the test, the branch taken, the keyword; not line 20
+
+
+#: artidoro/qlora ``qlora.py`` (abridged: lines 150-155, 300-330, 795-800) and ``scripts/finetune_guanaco_7b.sh``
+QLORA = """
+import argparse
+from dataclasses import dataclass, field
+from typing import Optional
+
+import torch
+import transformers
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig, Trainer
+
+
+@dataclass
+class TrainingArguments(transformers.Seq2SeqTrainingArguments):
+    bits: int = field(default=4, metadata={"help": "How many bits to use."})
+    double_quant: bool = field(default=True)
+
+
+def get_accelerate_model(args):
+    model = AutoModelForCausalLM.from_pretrained(
+        args.model_name_or_path,
+        load_in_4bit=args.bits == 4,
+        load_in_8bit=args.bits == 8,
+        quantization_config=BitsAndBytesConfig(
+            load_in_4bit=args.bits == 4,
+            load_in_8bit=args.bits == 8,
+            bnb_4bit_use_double_quant=args.double_quant,
+        ),
+    )
+    return model
+
+
+def train():
+    hfparser = transformers.HfArgumentParser((TrainingArguments,))
+    (training_args,) = hfparser.parse_args_into_dataclasses()
+    args = argparse.Namespace(**vars(training_args))
+    model = get_accelerate_model(args)
+    trainer = Trainer(model=model, args=training_args)
+    trainer.train()
+
+
+if __name__ == "__main__":
+    train()
+"""
+
+
+def test_a_switch_computed_from_an_option_is_its_value_for_the_flag_given(tmp_path: Path) -> None:
+    write(tmp_path, "qlora.py", QLORA)
+    four = write(tmp_path, "four.sh", "python qlora.py --output_dir out --bits 4 --fp16\n")
+    value, _ = plan_places(four, "quantization")
+    assert value.startswith("4-bit")
+    report = engine.run([str(four)], from_specs(["V100"], {}), env={})
+    (result,) = [r for r in report.files if r.plan is not None]
+    cited = {(Path(p).name, line) for p, line in result.plan.quantization.origin.places}
+    assert ("four.sh", 1) in cited and {("qlora.py", 20), ("qlora.py", 21)} & cited
+    sixteen = write(tmp_path, "sixteen.sh", "python qlora.py --output_dir out --bits 16 --fp16\n")
+    assert plan_places(sixteen, "quantization")[0] == "none"
+
+
+#: ymcui/Chinese-LLaMA-Alpaca-2 ``scripts/training/run_clm_sft_with_peft.py`` (abridged: lines 240-250, 381-400)
+KBITS = """
+from dataclasses import dataclass, field
+from typing import Optional
+
+import torch
+from transformers import BitsAndBytesConfig, HfArgumentParser, LlamaForCausalLM, Trainer, TrainingArguments
+
+
+@dataclass
+class MyTrainingArguments(TrainingArguments):
+    load_in_kbits: Optional[int] = field(default=16)
+    double_quant: Optional[bool] = field(default=True)
+    quant_type: Optional[str] = field(default="nf4")
+
+
+def main():
+    parser = HfArgumentParser((MyTrainingArguments,))
+    (training_args,) = parser.parse_args_into_dataclasses()
+    if training_args.load_in_kbits in [4, 8]:
+        quantization_config = BitsAndBytesConfig(
+            load_in_4bit=training_args.load_in_kbits == 4,
+            load_in_8bit=training_args.load_in_kbits == 8,
+            llm_int8_threshold=6.0,
+            bnb_4bit_use_double_quant=training_args.double_quant,
+            bnb_4bit_quant_type=training_args.quant_type,
+        )
+    else:
+        quantization_config = None
+    model = LlamaForCausalLM.from_pretrained("llama", quantization_config=quantization_config)
+    trainer = Trainer(model=model, args=training_args)
+    trainer.train()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_switch_compared_with_an_option_under_a_test_of_it(tmp_path: Path) -> None:
+    write(tmp_path, "run_clm_sft_with_peft.py", KBITS)
+    eight = write(tmp_path, "eight.sh", "torchrun run_clm_sft_with_peft.py --output_dir o --load_in_kbits 8 --fp16\n")
+    report = engine.run([str(eight)], from_specs(["V100"], {}), env={})
+    (result,) = [r for r in report.files if r.plan is not None]
+    quantization = result.plan.quantization
+    assert quantization.value == "8-bit (LLM.int8)"
+    assert ("run_clm_sft_with_peft.py", 21) in {(Path(p).name, line) for p, line in quantization.origin.places}
+    plain = write(tmp_path, "plain.sh", "torchrun run_clm_sft_with_peft.py --output_dir o --fp16\n")
+    assert plan_places(plain, "quantization")[0] == "none"  # the default 16: no quantization
+
+
+def test_getattr_torch_of_a_known_name_is_the_dtype_and_of_another_is_unknown() -> None:
+    """shibing624/MedicalGPT ``training/dpo_training.py`` line 475: ``getattr(torch, args.torch_dtype)``;
+    huggingface/peft ``examples/sft/utils.py``: ``getattr(torch, args.bnb_4bit_compute_dtype)``."""
+    import ast
+
+    from precheck.sources.python_values import Dtype, Evaluator, Names, Runtime, Source, Unknown
+
+    code = (
+        "import torch\nx = getattr(torch, args.torch_dtype)\ny = getattr(torch, args.bnb_4bit_compute_dtype.lower())\n"
+    )
+    tree = ast.parse(code)
+    names = Names.of(tree)
+
+    def value(line: int, args: dict[str, object]) -> object:
+        evaluate = Evaluator({"args": args}, names, Runtime(None), lambda c: Unknown("call"), Source(code))
+        statement = tree.body[line - 1]
+        assert isinstance(statement, ast.Assign)
+        return evaluate(statement.value)
+
+    assert value(2, {"torch_dtype": "bfloat16"}) == Dtype("bfloat16")
+    assert isinstance(value(2, {"torch_dtype": "auto"}), Unknown)
+    assert value(3, {"bnb_4bit_compute_dtype": "Float16"}) == Dtype("float16")

@@ -28,6 +28,7 @@ from typing import Any
 
 from .python_calls import FLASH_PATCH, flash_patch
 from .python_index import walk
+from .script_formulas import formula
 from .script_schema import statements
 
 #: run keys an option can reach, and the callees whose keyword sets them (None: any call)
@@ -109,7 +110,7 @@ def effects(
     for path, tree in modules.items():
         sources = _sources(tree)
         if sources:
-            _Walker(path, options, out, sources, carried).body(tree.body, ())
+            _Walker(path, options, out, sources, carried, tree).body(tree.body, ())
     return out
 
 
@@ -322,8 +323,11 @@ class _Walker:
         out: list[Effect],
         sources: set[int],
         carried: dict[str, frozenset[str]] | None = None,
+        tree: ast.Module | None = None,
     ):
         self.path = path
+        #: the module read (its imports say what ``torch.float16`` in a formula is)
+        self.tree = tree
         #: module-level function → its parameters that hold options (:func:`_carried`)
         self.carried = carried or {}
         #: those of the function being read
@@ -482,10 +486,10 @@ class _Walker:
             try:
                 conditions = self._test(expr.test)
             except _Opaque:
-                self._add(key, UNKNOWN, when, None, at)
+                self._add(key, self._formula(expr), when, None, at)
                 return
             if len(conditions) != 1:
-                self._add(key, UNKNOWN, when, None, at)
+                self._add(key, self._formula(expr), when, None, at)
                 return
             through = self.via
             for branch, condition in ((expr.body, conditions[0]), (expr.orelse, _negate(conditions[0]))):
@@ -497,6 +501,8 @@ class _Walker:
                     source = self._only_option(branch)
                     if source is not None:
                         self._add(key, SAME, (*when, condition), source, at)
+                    elif (computed := self._formula(branch)) is not UNKNOWN:  # a choice inside a choice
+                        self._add(key, computed, (*when, condition), None, at)
             return
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not) and self._option(expr.operand):
             name = str(self._option(expr.operand))
@@ -512,7 +518,15 @@ class _Walker:
         if source is not None:
             self._add(key, SAME, when, source, at)
         elif not (isinstance(expr, ast.Constant) and expr.value is None):
-            self._add(key, UNKNOWN, when, None, at)  # set, to a value computed at run time
+            # computed from the options (`load_in_4bit=args.bits == 4`), else at run time
+            self._add(key, self._formula(expr), when, None, at)
+
+    def _formula(self, expr: ast.expr) -> Any:
+        """``expr`` as a :class:`.script_formulas.Formula` of the options, else UNKNOWN."""
+        if self.tree is None:
+            return UNKNOWN
+        found = formula(expr, self._option, self.tree)
+        return UNKNOWN if found is None else found
 
     def _through(self, value: ast.expr, resolved: ast.expr) -> tuple[int, ...]:
         """The lines a value passed as a name (``torch_dtype=torch_dtype``) flows through: the

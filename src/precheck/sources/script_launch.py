@@ -31,6 +31,7 @@ from ..errors import InputError
 from .launch_args import locate, searched_from, shown, with_path
 from .nodes import ATTENTION_PATCH, Document, Node, SourceNote
 from .script_effects import SAME, UNKNOWN, Effect, effects, holds
+from .script_formulas import Formula, Settled, settle
 from .script_schema import HF_CLASSES, MISSING, TRL_CLASSES, Option, Schema, read_schema
 
 if TYPE_CHECKING:
@@ -257,6 +258,8 @@ def _apply(schema: Schema, root: dict[str, Node], found: list[Effect], notes: li
             _through_script(schema, root, effect)
         if effect.key in root or effect.key in ambiguous:
             continue
+        if isinstance(effect.value, Formula):
+            effect = _settled(schema, root, effect)
         if effect.value is UNKNOWN:
             if _possible(schema, root, effect):
                 ambiguous.add(effect.key)
@@ -298,6 +301,28 @@ def _apply(schema: Schema, root: dict[str, Node], found: list[Effect], notes: li
             )
     for key, (_, node) in chosen.items():
         root[key] = node
+
+
+def _settled(schema: Schema, root: dict[str, Node], effect: Effect) -> Effect:
+    """An effect whose value the script computes from its options (:mod:`.script_formulas`),
+    with the value the launch gives it; UNKNOWN where it is not known. The options it read
+    that a flag set become conditions that hold (so the value points at the first such flag),
+    and the lines of the expression that decided the value are cited with it."""
+    assert isinstance(effect.value, Formula)
+    values: dict[str, Any] = {}
+    flags: list[tuple[str, Any]] = []
+    for option in effect.value.options:
+        value, node = _option_value(schema, root, option)
+        if value is MISSING:
+            return replace(effect, value=UNKNOWN)
+        values[option] = value
+        if node is not None:
+            flags.append((option, ("==", value)) if _plain(value) else (option, True))
+    result = settle(effect.value, values)
+    if not isinstance(result, Settled):
+        return replace(effect, value=UNKNOWN)
+    via = tuple(dict.fromkeys((*effect.via, *result.lines)))
+    return replace(effect, value=result.value, when=(*effect.when, *flags), via=via)
 
 
 def _possible(schema: Schema, root: dict[str, Node], effect: Effect) -> bool:
