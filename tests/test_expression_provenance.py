@@ -1,4 +1,4 @@
-"""A plan value cites every line that decides it (``Origin.via``), not only the first.
+"""A plan value cites every line that decides it (``Origin.through``), not only the first.
 
 Each case is an excerpt of a real file (origin in its docstring) and a second, different one."""
 
@@ -250,7 +250,7 @@ def test_a_flag_cites_the_script_line_that_turns_it_into_the_setting(tmp_path: P
     (result,) = [r for r in report.files if r.plan is not None]
     attention = result.plan.attention
     assert attention.value == "flash_attention_2" and Path(attention.origin.path or "").name == "run_peft.sh"
-    assert ("utils.py", 29) in {(Path(p).name, line) for p, line in attention.origin.via}
+    assert ("utils.py", 29) in {(Path(p).name, line) for p, line in attention.origin.through}
 
 
 #: ymcui/Chinese-LLaMA-Alpaca-2 ``scripts/training/run_clm_sft_with_peft.py`` (abridged; lines 376-380, 406-418)
@@ -309,7 +309,7 @@ def test_a_flag_passed_through_a_choice_cites_the_test_and_the_branch_taken(tmp_
     (result,) = [r for r in report.files if r.plan is not None]
     load = result.plan.load_dtype
     assert load.value == "float16" and Path(load.origin.path or "").name == "run_sft.sh"
-    cited = {line for p, line in load.origin.via if Path(p).name == "run_clm_sft_with_peft.py"}
+    cited = {line for p, line in load.origin.through if Path(p).name == "run_clm_sft_with_peft.py"}
     assert cited == {19, 21, 22, 26}  # the assignment, the test, the branch taken, the keyword; not line 20
 
 

@@ -22,7 +22,7 @@ class _Origin:  # the generated __init__, for comparison
     detail: Any = None
     written: Any = dataclasses.field(default=None, compare=False)
     format: Any = dataclasses.field(default=None, compare=False)
-    via: Any = dataclasses.field(default=(), compare=False)
+    through: Any = dataclasses.field(default=(), compare=False)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -41,7 +41,7 @@ CALLS: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
     (("default",), {"detail": "the framework's default"}),
     ((), {"kind": "env", "key": "CUDA_VISIBLE_DEVICES"}),
     (("derived", "a.json", 1, 1, "k", "from x", "1", "json"), {}),
-    (("file", "a.py", 4, 1, "dtype"), {"via": (("a.py", 9),)}),
+    (("file", "a.py", 4, 1, "dtype"), {"through": (("a.py", 9),)}),
 ]
 
 

@@ -53,11 +53,11 @@ _DTYPE_STYLE = {"bfloat16": "magenta", "float16": "yellow", "float32": "green", 
 
 
 def source_text(origin: Origin) -> str:
-    """Where a value came from, and the other lines it flows through (``via FILE:LINE``)."""
-    if not origin.via:
+    """Where a value came from, and the other lines it flows through (``through FILE:LINE``)."""
+    if not origin.through:
         return str(origin)
-    places = [f"line {line}" if path == origin.path else f"{path}:{line}" for path, line in origin.via]
-    return f"{origin} via {', '.join(places)}"
+    places = [f"line {line}" if path == origin.path else f"{path}:{line}" for path, line in origin.through]
+    return f"{origin} through {', '.join(places)}"
 
 
 def value_text(value: Any) -> str:

@@ -52,13 +52,13 @@ def origin_of(doc: Document, node: Node) -> Origin:
     line, column = node.anchor
     fmt = doc.format if node.path is None else None  # a node from another file: not its format
     path = node.path or doc.path
-    via = _via(node, path) if node.via else ()
-    return Origin("file", path, line, column, node.key, written=node.raw, format=fmt, via=via)
+    through = _through(node, path) if node.through else ()
+    return Origin("file", path, line, column, node.key, written=node.raw, format=fmt, through=through)
 
 
-def _via(node: Node, path: str) -> tuple[tuple[str, int], ...]:
-    """A node's :attr:`Node.via` with each place's file named (None: the node's own)."""
-    return tuple((other or path, line) for other, line in node.via)
+def _through(node: Node, path: str) -> tuple[tuple[str, int], ...]:
+    """A node's :attr:`Node.through` with each place's file named (None: the node's own)."""
+    return tuple((other or path, line) for other, line in node.through)
 
 
 def _sourced_keys(doc: Document, root: Mapping[str, Node]) -> dict[str, Sourced[Any]]:
@@ -71,8 +71,8 @@ def _sourced_keys(doc: Document, root: Mapping[str, Node]) -> dict[str, Sourced[
         other = node.path
         fmt = own_format if other is None else None  # a node from another file: not its format
         path = other or own_path
-        via = _via(node, path) if node.via else ()
-        origin = Origin("file", path, line, column, node.key, written=node.raw, format=fmt, via=via)
+        through = _through(node, path) if node.through else ()
+        origin = Origin("file", path, line, column, node.key, written=node.raw, format=fmt, through=through)
         out[key] = Sourced(node.value, origin)
     return out
 
@@ -285,7 +285,7 @@ class Dialect:
             if other is not None and to_bool(other.value) is False and config.quantization_bits is not None:
                 item = config.quantization_bits
                 also = origin_of(doc, other)
-                config.quantization_bits = Sourced(item.value, item.origin.with_via(also.places))
+                config.quantization_bits = Sourced(item.value, item.origin.with_through(also.places))
 
     def node(self, doc: Document, path: str) -> Node | None:
         """The node at a dotted key path, keys compared after :meth:`normalise_key`."""

@@ -63,7 +63,7 @@ def _tf32(config: TrainingConfig) -> Sourced[bool]:
 def quantized(bits: Sourced[int], compute: Sourced[Any]) -> Sourced[str]:
     """``"4-bit, compute float16"`` at the compute dtype, citing the line that quantizes
     (``load_in_4bit=True``) too: both decide the value."""
-    origin = compute.origin.with_via(bits.origin.places) if bits.origin.in_file else compute.origin
+    origin = compute.origin.with_through(bits.origin.places) if bits.origin.in_file else compute.origin
     return Sourced(f"{bits.value}-bit, compute {compute.value}", origin)
 
 

@@ -34,8 +34,8 @@ class Node:
     #: script's launch command merges the YAML file it names with its command-line overrides)
     path: str | None = None
     #: other places the value flows through: (file, or None for the node's own file; line)
-    #: (:attr:`precheck.provenance.Origin.via`)
-    via: tuple[tuple[str | None, int], ...] = ()
+    #: (:attr:`precheck.provenance.Origin.through`)
+    through: tuple[tuple[str | None, int], ...] = ()
 
     @property
     def anchor(self) -> tuple[int, int]:

@@ -135,7 +135,7 @@ class Arg:
     literal: ast.Dict | None = field(default=None, repr=False, compare=False)
     #: the other code lines the value flows through on its way to the call (the keyword that
     #: passes a name decided above, the branch of a choice taken): cited with it
-    via: tuple[int, ...] = field(default=(), compare=False)
+    through: tuple[int, ...] = field(default=(), compare=False)
 
 
 @dataclass(slots=True)
@@ -187,6 +187,9 @@ _ATTENTION_ATTRIBUTES = frozenset({"_attn_implementation", "_attn_implementation
 _DECISIONS = frozenset({ast.Constant, ast.Attribute, ast.IfExp, ast.BoolOp, ast.UnaryOp, ast.Compare})
 #: the dict literal a name was bound to (``ds_config = {...}``), while it holds: the place of each key
 _LITERAL = "\0dict "
+#: the other lines the value a name holds flows through after :data:`_DECIDED_AT`'s place
+#: (:meth:`Collector._lines_through`), while it holds
+_THROUGH = "\0through "
 #: the keys set on a dict a name holds (``model_kwargs["attn_implementation"] = "flash_attention_2"``),
 #: while they hold: key → (the key's place, the value's place, the value as written)
 _KEYS_AT = "\0keys "
@@ -516,6 +519,11 @@ class Collector:
                 self._written.add(target.id)
             where = _DECIDED_AT + target.id
             decided = self._decided(target, source, env) if source is not None and type(value) in _DECIDED else None
+            through = self._lines_through(target, source, env) if decided is not None and source is not None else ()
+            if through or _THROUGH + target.id in env:
+                env[_THROUGH + target.id] = through
+                if self._written is not None:
+                    self._written.add(_THROUGH + target.id)
             if decided is not None:
                 env[where] = decided
             elif where in env:
@@ -577,10 +585,21 @@ class Collector:
             places = [f for f in found if type(f) is tuple]
             if len(places) != 1:
                 return None
-            return (*places[0][:3], _through(places[0], target.lineno))  # (through this line)
+            return places[0] if len(places) == 1 else None
         if kind in _DECISIONS:
-            return (self.at(target), self.at(source), self.source.segment(source), self._choice_lines(source, env))
+            return (self.at(target), self.at(source), self.source.segment(source))
         return None
+
+    def _lines_through(self, target: ast.Name, source: ast.expr, env: dict[str, Any]) -> tuple[int, ...]:
+        """The other lines a value :meth:`_decided` places flows through to ``target``: the
+        name it translates and this line (``ptdtype = {...}[dtype]``), the test and branch
+        taken of a choice over lines."""
+        kind = type(source)
+        if kind is ast.Name or kind is ast.Subscript:
+            names = [n.id for n in ast.walk(source) if type(n) is ast.Name]
+            found = [n for n in names if type(env.get(_DECIDED_AT + n)) is tuple]
+            return _through(env, found[0], target.lineno) if len(found) == 1 else ()
+        return self._choice_lines(source, env) if kind is ast.IfExp else ()
 
     def _choice_lines(self, expr: ast.expr, env: dict[str, Any]) -> tuple[int, ...]:
         """The lines of a choice (``a if test else b``, over lines) that decide its value: the
@@ -741,8 +760,8 @@ class Collector:
             value = evaluate(positional)
             decided = env.get(_DECIDED_AT + positional.id) if type(positional) is ast.Name else None
             if type(decided) is tuple and type(value) in _DECIDED:
-                via = _through(decided, positional.lineno)
-                call.args[params[index]] = Arg(value, None, None, decided[1], decided[2], via=via)
+                through = _through(env, positional.id, positional.lineno)  # type: ignore[attr-defined]
+                call.args[params[index]] = Arg(value, None, None, decided[1], decided[2], through=through)
                 continue
             call.args[params[index]] = Arg(value, None, None, self.at(positional), self.source.segment(positional))
         for keyword in node.keywords:
@@ -759,8 +778,10 @@ class Collector:
                 if type(decided) is tuple and type(value) in _DECIDED:
                     # `dtype = torch.bfloat16` ... `torch_dtype=dtype`: the line that decides it,
                     # and the keyword's own line, that passes it
-                    via = _through(decided, keyword.lineno)
-                    call.args[keyword.arg] = Arg(value, keyword.arg, decided[0], decided[1], decided[2], via=via)
+                    through = _through(env, keyword.value.id, keyword.lineno)  # type: ignore[attr-defined]
+                    call.args[keyword.arg] = Arg(
+                        value, keyword.arg, decided[0], decided[1], decided[2], through=through
+                    )
                     continue
                 call.args[keyword.arg] = Arg(value, keyword.arg, self.at(keyword), self.at(keyword.value), raw)
             elif isinstance(value, dict):  # **kwargs built from a dict precheck can read
@@ -768,7 +789,7 @@ class Collector:
                 for key, item in value.items():
                     place = places.get(key)
                     if place is not None and type(item) in _DECIDED:  # where the key was set, through the `**`
-                        call.args[key] = Arg(item, key, place[0], place[1], place[2], via=(keyword.value.lineno,))
+                        call.args[key] = Arg(item, key, place[0], place[1], place[2], through=(keyword.value.lineno,))
                         continue
                     call.args[key] = Arg(item, key, self.at(keyword), self.at(keyword.value), f"**{raw}")
             else:
@@ -901,9 +922,9 @@ def _callers_first(
     return [functions[i] for i in order]
 
 
-def _through(decided: tuple[Any, ...], line: int) -> tuple[int, ...]:
-    """The lines a value decided at ``decided`` flows through, then ``line`` (where it is passed)."""
-    before: tuple[int, ...] = decided[3] if len(decided) > 3 else ()
+def _through(env: dict[str, Any], name: str, line: int) -> tuple[int, ...]:
+    """The lines the value of ``name`` flows through, then ``line`` (where it is passed on)."""
+    before: tuple[int, ...] = env.get(_THROUGH + name) or ()
     return tuple(dict.fromkeys((*before, line)))
 
 

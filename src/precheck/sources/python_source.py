@@ -460,7 +460,7 @@ class _Runs:
             if dtype is None:  # torch.get_autocast_dtype("cuda"): float16
                 dtype = self._filled(first, Dtype("float16"), named=True)
             elif dtype.value is None:
-                dtype = Arg(Dtype("float16"), dtype.key, dtype.key_at, dtype.at, dtype.raw, via=dtype.via)
+                dtype = Arg(Dtype("float16"), dtype.key, dtype.key_at, dtype.at, dtype.raw, through=dtype.through)
             self._put(root, "autocast_dtype", dtype)
         if scalers:
             scaler = scalers[0]
@@ -517,7 +517,7 @@ class _Runs:
             return
 
         def at(value: Any) -> Arg:
-            return Arg(value, None, arg.key_at, arg.at, arg.raw, via=arg.via)
+            return Arg(value, None, arg.key_at, arg.at, arg.raw, through=arg.through)
 
         if autocast is not None:
             self._put(root, "autocast", at(autocast != "no"))
@@ -575,7 +575,7 @@ class _Runs:
             self._put(
                 keys,
                 "attn_implementation",
-                Arg("flash_attention_2", None, legacy.key_at, legacy.at, legacy.raw, via=legacy.via),
+                Arg("flash_attention_2", None, legacy.key_at, legacy.at, legacy.raw, through=legacy.through),
             )
         quantization = args.get("quantization_config")
         if quantization is not None:
@@ -631,7 +631,7 @@ class _Runs:
         self._put(keys, "use_unsloth", self._filled(loader, True, named=True))  # its loader forces fp32 (PC209)
         full = args.get("full_finetuning")
         if full is not None and full.value is True:
-            self._put(keys, "use_peft", Arg(False, full.key, full.key_at, full.at, full.raw, via=full.via))
+            self._put(keys, "use_peft", Arg(False, full.key, full.key_at, full.at, full.raw, through=full.through))
         for key in ("load_in_4bit", "load_in_8bit"):
             if key in args:
                 self._put(keys, key, args[key])
@@ -657,7 +657,7 @@ class _Runs:
                 f"{getattr(device, 'name', 'the GPU')} (bf16 only where compute capability >= 8.0)"
             )
         place = given or self._filled(loader, None)
-        dtype = Arg(wanted, place.key, place.key_at, place.at, place.raw, via=place.via)
+        dtype = Arg(wanted, place.key, place.key_at, place.at, place.raw, through=place.through)
         self._put(keys, "torch_dtype", dtype)
         four_bit = keys.get("load_in_4bit")
         if four_bit is not None and four_bit.value is True:
@@ -680,11 +680,13 @@ class _Runs:
                     checkpointing = self._filled(call, "unsloth")
                 if checkpointing is not None and checkpointing.value in (True, "unsloth"):
                     c = checkpointing
-                    self._put(root, "gradient_checkpointing", Arg(True, c.key, c.key_at, c.at, c.raw, via=c.via))
+                    self._put(
+                        root, "gradient_checkpointing", Arg(True, c.key, c.key_at, c.at, c.raw, through=c.through)
+                    )
                 return
             peft = call.args.get("peft_config") if call.kind == "trainer" else None
             if peft is not None and peft.value is not None:
-                self._put(root, "use_peft", Arg(True, peft.key, peft.key_at, peft.at, peft.raw, via=peft.via))
+                self._put(root, "use_peft", Arg(True, peft.key, peft.key_at, peft.at, peft.raw, through=peft.through))
                 return
 
     # -- nodes -------------------------------------------------------------------------------
@@ -702,8 +704,8 @@ class _Runs:
         key_line, key_column = self.where(arg.key_at) if arg.key_at is not None else (line, column)
         value = _value(arg.value, line, column)
         node = Node(value, line, column, arg.key, key_line, key_column, raw=arg.raw)
-        if arg.via:  # the other lines it flows through, as the file counts them (a notebook's)
-            node.via = tuple(dict.fromkeys((None, self.where((at, 0))[0]) for at in arg.via))
+        if arg.through:  # the other lines it flows through, as the file counts them (a notebook's)
+            node.through = tuple(dict.fromkeys((None, self.where((at, 0))[0]) for at in arg.through))
         return node
 
     def _filled(self, call: Call, value: Any, named: bool = False) -> Arg:

@@ -93,7 +93,7 @@ class Effect:
     patch: str | None = None
     #: the other lines of ``path`` the value flows through (the assignment of a name it
     #: passes, the test and the branch of a choice), cited with it
-    via: tuple[int, ...] = ()
+    through: tuple[int, ...] = ()
 
 
 class _Opaque(Exception):
@@ -343,7 +343,7 @@ class _Walker:
         #: the line of each assignment of :attr:`names`
         self.lines: dict[str, int] = {}
         #: the lines of the value being read that it flows through (:meth:`_through`)
-        self.via: tuple[int, ...] = ()
+        self.through: tuple[int, ...] = ()
 
     def body(self, statements: list[ast.stmt], when: tuple[Condition, ...] | None) -> None:
         for statement in statements:
@@ -453,7 +453,7 @@ class _Walker:
         )
 
     def _call(self, call: ast.Call, when: tuple[Condition, ...]) -> None:
-        self.via = ()
+        self.through = ()
         name = _callee(call.func)
         if call in self.patches:  # a FlashAttention monkey patch, called for its effect
             self._add("attn_implementation", "flash_attention_2", when, None, call, patch=name)
@@ -468,7 +468,7 @@ class _Walker:
             self._value(keyword.arg, keyword.value, when, keyword)
 
     def _value(self, key: str, value: ast.expr, when: tuple[Condition, ...], at: ast.AST) -> None:
-        self.via = ()
+        self.through = ()
         if key == "use_flash_attention_2":
             key = "attn_implementation"
             flag = self._simple(value)
@@ -481,7 +481,7 @@ class _Walker:
         if key == "dtype":
             key = "torch_dtype"
         expr = self._resolved(value)
-        self.via = self._through(value, expr)
+        self.through = self._through(value, expr)
         if isinstance(expr, ast.IfExp):
             try:
                 conditions = self._test(expr.test)
@@ -491,9 +491,9 @@ class _Walker:
             if len(conditions) != 1:
                 self._add(key, self._formula(expr), when, None, at)
                 return
-            through = self.via
+            through = self.through
             for branch, condition in ((expr.body, conditions[0]), (expr.orelse, _negate(conditions[0]))):
-                self.via = (*through, expr.test.lineno, branch.lineno)  # the test, and the branch taken
+                self.through = (*through, expr.test.lineno, branch.lineno)  # the test, and the branch taken
                 constant = _constant(branch)
                 if constant is not _NOTHING:
                     self._add(key, constant, (*when, condition), None, at)
@@ -576,8 +576,8 @@ class _Walker:
     ) -> None:
         line = getattr(at, "lineno", 1)
         column = getattr(at, "col_offset", 0) + 1
-        via = tuple(n for n in dict.fromkeys(self.via) if n != line)
-        self.out.append(Effect(key, value, when, source, self.path, line, column, patch, via))
+        through = tuple(n for n in dict.fromkeys(self.through) if n != line)
+        self.out.append(Effect(key, value, when, source, self.path, line, column, patch, through))
 
 
 class _Nothing:

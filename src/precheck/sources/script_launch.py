@@ -321,8 +321,8 @@ def _settled(schema: Schema, root: dict[str, Node], effect: Effect) -> Effect:
     result = settle(effect.value, values)
     if not isinstance(result, Settled):
         return replace(effect, value=UNKNOWN)
-    via = tuple(dict.fromkeys((*effect.via, *result.lines)))
-    return replace(effect, value=result.value, when=(*effect.when, *flags), via=via)
+    through = tuple(dict.fromkeys((*effect.through, *result.lines)))
+    return replace(effect, value=result.value, when=(*effect.when, *flags), through=through)
 
 
 def _possible(schema: Schema, root: dict[str, Node], effect: Effect) -> bool:
@@ -362,18 +362,18 @@ def _evaluate(schema: Schema, root: dict[str, Node], effect: Effect) -> tuple[An
         made = Node(value, trigger.line, trigger.column, key, trigger.key_line, trigger.key_column)
         made.raw = trigger.raw if effect.value is SAME else None
         made.quoted, made.path = trigger.quoted, trigger.path
-        made.via = (*trigger.via, *_script_lines(effect, True))  # the script's line that turns the flag into it
+        made.through = (*trigger.through, *_script_lines(effect, True))  # the script's line that turns the flag into it
         return value, made
     made = Node(value, effect.line, effect.column, effect.key, effect.line, effect.column, raw=repr(value))
     made.path = shown(effect.path)
-    made.via = _script_lines(effect, False)
+    made.through = _script_lines(effect, False)
     return value, made
 
 
 def _script_lines(effect: Effect, own: bool) -> tuple[tuple[str | None, int], ...]:
     """The lines of the launched script an effect's value flows through (``own``: its own line too)."""
     name = shown(effect.path)
-    lines = (effect.line, *effect.via) if own else effect.via
+    lines = (effect.line, *effect.through) if own else effect.through
     return tuple((name, line) for line in dict.fromkeys(lines))
 
 
@@ -388,7 +388,7 @@ def _through_script(schema: Schema, root: dict[str, Node], effect: Effect) -> No
         value, _ = _option_value(schema, root, name)
         if value is MISSING or holds((name, expected), value) is not True:
             return
-    root[effect.key] = replace(node, via=tuple(dict.fromkeys((*node.via, *_script_lines(effect, True)))))
+    root[effect.key] = replace(node, through=tuple(dict.fromkeys((*node.through, *_script_lines(effect, True)))))
 
 
 def _option_value(schema: Schema, root: dict[str, Node], name: str) -> tuple[Any, Node | None]:
