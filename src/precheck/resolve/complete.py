@@ -10,8 +10,10 @@ Each default names the library that decides it:
 - ``initial_scale``: ``torch.amp.GradScaler(init_scale=2.0**16)``.
 - ``tf32``: ``torch.backends.cuda.matmul.allow_tf32`` is False since torch 1.12;
   ``NVIDIA_TF32_OVERRIDE=0`` forces TF32 off whatever the code asks.
-- ``quantization``: bitsandbytes ``BitsAndBytesConfig(bnb_4bit_compute_dtype=None)`` computes
-  in float32.
+- ``quantization``: ``BitsAndBytesConfig(bnb_4bit_compute_dtype=None)`` computes in float32
+  (transformers ``utils/quantization_config.py:413-414@4.51.3``: ``if bnb_4bit_compute_dtype is
+  None: self.bnb_4bit_compute_dtype = torch.float32``). The value cites the compute dtype and,
+  through :attr:`~precheck.provenance.Origin.through`, the switch that quantizes.
 - ``devices``: a resolver's default "every visible GPU" is the launcher's workers when the
   launch says how many it starts on the machine (``LOCAL_WORLD_SIZE``: torchrun
   ``--nproc_per_node``, accelerate ``num_processes``): worker ``LOCAL_RANK`` computes on

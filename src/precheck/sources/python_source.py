@@ -16,12 +16,13 @@ A script configures a run through calls, and each becomes a document a dialect r
   calls ``.backward()`` or creates a GradScaler.
 
 Unsloth, read in unslothai/unsloth: ``FastLanguageModel.from_pretrained`` defaults to
-``dtype=None`` and ``load_in_4bit=True`` (``unsloth/models/loader.py``); ``FastLlamaModel.
-from_pretrained`` turns ``dtype=None`` into ``torch.float16 if not SUPPORTS_BFLOAT16 else
-torch.bfloat16``, a requested bfloat16 on a card without it into float16 ("Device does not
-support bfloat16. Will change to float16."), and loads 4-bit weights with
-``BitsAndBytesConfig(bnb_4bit_compute_dtype=dtype)`` (``unsloth/models/llama.py``).
-``SUPPORTS_BFLOAT16`` is ``major_version >= 8`` of the current device. The dtype is
+``dtype=None`` and ``load_in_4bit=True`` (``unsloth/models/loader.py:80-81@2025.3.19``);
+``FastLlamaModel.from_pretrained`` turns ``dtype=None`` into ``torch.float16 if not
+SUPPORTS_BFLOAT16 else torch.bfloat16``, a requested bfloat16 on a card without it into float16
+("Device does not support bfloat16. Will change to float16."), and loads 4-bit weights with
+``BitsAndBytesConfig(bnb_4bit_compute_dtype=dtype)`` (``unsloth/models/llama.py:1700-1703,
+1767@2025.3.19``). ``SUPPORTS_BFLOAT16`` is ``major_version >= 8`` of the current device
+(``unsloth/models/_utils.py:334-339@2025.3.19``; ``is_bfloat16_supported()`` returns it, :789). The dtype is
 resolved here against the target hardware, as the script would on it.
 
 Each value keeps where it is written: a node's key position is the keyword (``fp16=``),
