@@ -583,8 +583,6 @@ class Collector:
         if kind is ast.Name or kind is ast.Subscript:
             found = [env.get(_DECIDED_AT + n.id) for n in ast.walk(source) if type(n) is ast.Name]
             places = [f for f in found if type(f) is tuple]
-            if len(places) != 1:
-                return None
             return places[0] if len(places) == 1 else None
         if kind in _DECISIONS:
             return (self.at(target), self.at(source), self.source.segment(source))

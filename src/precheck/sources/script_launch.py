@@ -316,8 +316,8 @@ def _settled(schema: Schema, root: dict[str, Node], effect: Effect) -> Effect:
         if value is MISSING:
             return replace(effect, value=UNKNOWN)
         values[option] = value
-        if node is not None:
-            flags.append((option, ("==", value)) if _plain(value) else (option, True))
+        if node is not None and _plain(value):  # (a condition that holds: the value points at the flag)
+            flags.append((option, ("==", value)))
     result = settle(effect.value, values)
     if not isinstance(result, Settled):
         return replace(effect, value=UNKNOWN)
