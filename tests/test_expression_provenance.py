@@ -444,3 +444,145 @@ def test_getattr_torch_of_a_known_name_is_the_dtype_and_of_another_is_unknown() 
     assert value(2, {"torch_dtype": "bfloat16"}) == Dtype("bfloat16")
     assert isinstance(value(2, {"torch_dtype": "auto"}), Unknown)
     assert value(3, {"bnb_4bit_compute_dtype": "Float16"}) == Dtype("float16")
+
+
+#: huggingface/peft ``examples/psoft_finetuning/psoft_finetuning.py`` (abridged: lines 28-40, 87-120)
+PSOFT = """
+from dataclasses import dataclass, field
+from typing import Optional
+
+import torch
+from transformers import AutoModelForCausalLM, HfArgumentParser, Trainer, TrainingArguments
+
+
+@dataclass
+class ScriptArguments:
+    base_model_name_or_path: Optional[str] = field(default=None)
+    bits: str = field(default="bf16", metadata={"help": "bf16 | fp16 | fp32"})
+
+
+def _dtype_from_bits(bits: str) -> torch.dtype:
+    bits = bits.lower()
+    if bits == "bf16":
+        return torch.bfloat16
+    if bits == "fp16":
+        return torch.float16
+    if bits == "fp32":
+        return torch.float32
+    raise ValueError(f"Unknown bits={bits}. Use one of: bf16, fp16, fp32.")
+
+
+def main():
+    parser = HfArgumentParser((ScriptArguments, TrainingArguments))
+    script_args, training_args = parser.parse_args_into_dataclasses()
+    torch_dtype = _dtype_from_bits(script_args.bits)
+    model = AutoModelForCausalLM.from_pretrained(
+        script_args.base_model_name_or_path,
+        dtype=torch_dtype,
+        device_map="auto",
+    )
+    Trainer(model=model, args=training_args).train()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+#: huggingface/peft ``examples/unilora_finetuning/unilora_finetuning.py`` (abridged: lines 28-35, 52-80)
+UNILORA = """
+from dataclasses import dataclass, field
+
+import torch
+from transformers import AutoModelForCausalLM, HfArgumentParser, Trainer, TrainingArguments
+
+
+@dataclass
+class ScriptArguments:
+    base_model: str = field(default="meta-llama/Llama-3.2-3B")
+    bits: str = field(default="bf16", metadata={"help": "Model dtype to load: bf16, fp16, or fp32."})
+
+
+def get_dtype(bits: str) -> torch.dtype:
+    if bits == "fp16":
+        return torch.float16
+    if bits == "bf16":
+        return torch.bfloat16
+    if bits == "fp32":
+        return torch.float32
+    raise ValueError("UniLoRA example supports only bf16, fp16, and fp32 model loading.")
+
+
+def main() -> None:
+    parser = HfArgumentParser((ScriptArguments, TrainingArguments))
+    script_args, training_args = parser.parse_args_into_dataclasses()
+    model = AutoModelForCausalLM.from_pretrained(
+        script_args.base_model,
+        dtype=get_dtype(script_args.bits),
+    )
+    Trainer(model=model, args=training_args).train()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_helper_that_maps_an_option_to_a_dtype_gives_its_value_and_cites_its_return(tmp_path: Path) -> None:
+    write(tmp_path, "psoft_finetuning.py", PSOFT)
+    launch = write(tmp_path, "run.sh", "python psoft_finetuning.py --output_dir o --bits fp16\n")
+    report = engine.run([str(launch)], from_specs(["V100"], {}), env={})
+    (result,) = [r for r in report.files if r.plan is not None]
+    load = result.plan.load_dtype
+    assert load.value == "float16"
+    cited = {(Path(p).name, line) for p, line in load.origin.places}
+    assert {("run.sh", 1), ("psoft_finetuning.py", 19)} <= cited, cited  # the flag, the helper's `return torch.float16`
+    assert ("psoft_finetuning.py", 17) not in cited  # (not the bf16 branch)
+    unilora = write(tmp_path, "unilora_finetuning.py", UNILORA)
+    launch = write(tmp_path, "uni.sh", f"python {unilora.name} --output_dir o --bits fp16\n")
+    report = engine.run([str(launch)], from_specs(["V100"], {}), env={})
+    (result,) = [r for r in report.files if r.plan is not None]
+    assert result.plan.load_dtype.value == "float16"
+    cited = {(Path(p).name, line) for p, line in result.plan.load_dtype.origin.places}
+    assert ("unilora_finetuning.py", 15) in cited, cited  # `return torch.float16`
+
+
+def test_a_helper_called_with_a_literal_in_the_script_itself(tmp_path: Path) -> None:
+    """The psoft helper called with a literal (a notebook cell's `torch_dtype = _dtype_from_bits("bf16")`);
+    an argument it raises for stays unknown."""
+    code = PSOFT.replace("_dtype_from_bits(script_args.bits)", '_dtype_from_bits("BF16")')
+    code = code.replace(
+        "Trainer(model=model, args=training_args).train()",
+        "Trainer(model=model, args=TrainingArguments(output_dir='o', bf16=True)).train()",
+    )
+    value, lines = plan_places(write(tmp_path, "psoft.py", code), "load_dtype", "A100")
+    assert value == "bfloat16" and {17, 28, 31} <= lines  # the return taken, the assignment, the keyword
+    raising = write(tmp_path, "raising.py", code.replace('"BF16"', '"int4"'))
+    value, _ = plan_places(raising, "load_dtype", "A100")
+    assert value != "bfloat16"
+
+
+#: huggingface/peft ``examples/road_finetuning/road_finetuning.py`` lines 59-75 (abridged, the branch made the script's)
+ROAD = """
+import torch
+from peft import prepare_model_for_kbit_training
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig, Trainer, TrainingArguments
+
+model = AutoModelForCausalLM.from_pretrained(
+    "meta-llama/Llama-3.2-1B",
+    quantization_config=BitsAndBytesConfig(
+        load_in_4bit=True,
+        bnb_4bit_compute_dtype=(
+            torch.bfloat16 if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else torch.float16
+        ),
+        bnb_4bit_use_double_quant=True,
+        bnb_4bit_quant_type="nf4",
+    ),
+)
+model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=True)
+Trainer(model=model, args=TrainingArguments(output_dir="o", bf16=True)).train()
+"""
+
+
+def test_a_keyword_given_a_choice_over_lines_cites_its_test(tmp_path: Path) -> None:
+    value, lines = plan_places(write(tmp_path, "road.py", ROAD), "quantization", "A100")
+    assert value == "4-bit, compute bfloat16" and {8, 9, 10} <= lines  # load_in_4bit, the keyword, the choice
