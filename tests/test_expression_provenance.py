@@ -586,3 +586,56 @@ Trainer(model=model, args=TrainingArguments(output_dir="o", bf16=True)).train()
 def test_a_keyword_given_a_choice_over_lines_cites_its_test(tmp_path: Path) -> None:
     value, lines = plan_places(write(tmp_path, "road.py", ROAD), "quantization", "A100")
     assert value == "4-bit, compute bfloat16" and {8, 9, 10} <= lines  # load_in_4bit, the keyword, the choice
+
+
+def test_a_run_that_turns_4bit_off_cites_the_switch_for_its_unquantized_model(tmp_path: Path) -> None:
+    """unslothai/notebooks ``nb/gpt_oss_(20B)_GRPO_BF16.ipynb`` cells 7 and 57 (abridged), and
+    LianjiaTech/BELLE ``train/scripts/run_rm.sh`` lines 38-39 (``--load_in_8bit False --load_in_4bit False``)."""
+    path = notebook(
+        tmp_path,
+        "gpt_oss.ipynb",
+        """
+        from unsloth import FastLanguageModel
+        import torch
+        max_seq_length = 768 # Can increase for longer RL output
+        model, tokenizer = FastLanguageModel.from_pretrained(
+            model_name = "unsloth/gpt-oss-20b-BF16",
+            max_seq_length = max_seq_length,
+            load_in_4bit = False, # False for LoRA 16bit
+            offload_embedding = False, # Reduces VRAM by 1GB
+        )
+        """,
+        """
+        from trl import GRPOConfig, GRPOTrainer
+        training_args = GRPOConfig(
+            learning_rate = 5e-5,
+            per_device_train_batch_size = 1,
+            max_steps = 100,
+            output_dir = "outputs",
+        )
+        """,
+    )
+    text = path.read_text(encoding="utf-8").split("\n")
+    switch = next(i for i, t in enumerate(text, 1) if "load_in_4bit = False" in t)
+    value, lines = plan_places(path, "quantization", "A100")
+    assert value == "none" and switch in lines
+    launch = write(
+        tmp_path,
+        "run_rm.sh",
+        """
+        accelerate launch \\
+            --num_processes 8 \\
+            "src/entry_point/rm_train.py" \\
+            --model_name bigscience/bloomz-560m \\
+            --learning_rate 1e-5 \\
+            --per_device_train_batch_size 2 \\
+            --gradient_accumulation_steps 8 \\
+            --gradient_checkpointing True \\
+            --load_in_8bit False \\
+            --load_in_4bit False \\
+            --use_lora False \\
+            --output_dir out
+        """,
+    )
+    value, lines = plan_places(launch, "quantization")
+    assert value == "none" and {9, 10} <= lines

@@ -277,6 +277,12 @@ class Dialect:
         the other, written off beside it (``load_in_4bit=True, load_in_8bit=False``), is cited
         too (bitsandbytes refuses both on: both decide which one it is)."""
         nodes = {bits: self.node(doc, f"{prefix}load_in_{bits}bit") for bits in (4, 8)}
+        off = [node for node in nodes.values() if node is not None and to_bool(node.value) is False]
+        if off and not any(node is not None and to_bool(node.value) for node in nodes.values()):
+            self.put(config, "quantization_off", True, doc, off[0])  # (`load_in_4bit=False`: not quantized)
+            if len(off) > 1 and config.quantization_off is not None:
+                turned = config.quantization_off
+                config.quantization_off = Sourced(True, turned.origin.with_through(origin_of(doc, off[1]).places))
         for bits, node in nodes.items():
             if node is None or not to_bool(node.value):
                 continue

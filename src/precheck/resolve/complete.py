@@ -71,6 +71,9 @@ def quantized(bits: Sourced[int], compute: Sourced[Any]) -> Sourced[str]:
 
 def _quantization(config: TrainingConfig) -> Sourced[str]:
     if config.quantization_bits is None:
+        off = config.quantization_off
+        if off is not None and off.origin.in_file:  # the file turns it off itself
+            return Sourced("none", off.origin.derived("base weights are not quantized"))
         return Sourced("none", Origin.default("base weights are not quantized"))
     bits = config.quantization_bits
     compute = config.quant_compute_dtype
