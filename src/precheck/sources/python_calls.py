@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from . import python_helpers as helpers
 from .python_index import ModuleIndex
 from .python_values import Dtype, Evaluator, Names, Runtime, Source, Unknown, truth
 
@@ -326,12 +325,6 @@ class Collector:
         self.attention: dict[str, Arg] = {}
         #: module-level function name → the lines that name it (:func:`_word_lines`)
         self._words: dict[str, list[int]] = {}
-        #: the module's names, for a helper it calls (:meth:`_helper`); whether each helper is one
-        self._globals: dict[str, Any] = {}
-        self._simple: dict[str, bool] = {}
-        self._depth = 0
-        #: a helper's call (by ``id``) → the line of the ``return`` that gave its value
-        self._returns: dict[int, int] = {}
 
     # -- positions -------------------------------------------------------------------------
 
@@ -352,7 +345,6 @@ class Collector:
 
     def _run(self) -> None:
         env: dict[str, Any] = {"__name__": "__main__"}
-        self._globals = env  # (what a helper's own names refer to)
         self._entries = {n.name: n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self._words = _word_lines(self.source, self._entries)
         self._module = True
@@ -592,7 +584,7 @@ class Collector:
             found = [env.get(_DECIDED_AT + n.id) for n in ast.walk(source) if type(n) is ast.Name]
             places = [f for f in found if type(f) is tuple]
             return places[0] if len(places) == 1 else None
-        if kind in _DECISIONS or (kind is ast.Call and id(source) in self._returns):
+        if kind in _DECISIONS:
             return (self.at(target), self.at(source), self.source.segment(source))
         return None
 
@@ -605,8 +597,6 @@ class Collector:
             names = [n.id for n in ast.walk(source) if type(n) is ast.Name]
             found = [n for n in names if type(env.get(_DECIDED_AT + n)) is tuple]
             return _through(env, found[0], target.lineno) if len(found) == 1 else ()
-        if kind is ast.Call and id(source) in self._returns:
-            return (self._returns[id(source)],)  # the helper's `return` that gave it
         return self._choice_lines(source, env) if kind is ast.IfExp else ()
 
     def _choice_lines(self, expr: ast.expr, env: dict[str, Any]) -> tuple[int, ...]:
@@ -693,31 +683,7 @@ class Collector:
         call = self._seen.get(id(node))
         if call is not None and call.kind in _BUILT:
             return Built(call)
-        if type(node.func) is ast.Name and node.func.id in self._entries:
-            value = self._helper(node, self._entries[node.func.id])
-            if value is not None:
-                return value
         return Unknown(f"the result of `{self.source.segment(node.func)}(...)` is known only when the script runs")
-
-    def _helper(self, node: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef) -> Any:
-        """What a small helper of the module returns for this call (:mod:`.python_helpers`),
-        the line of its ``return`` kept for the value's provenance; None: not such a helper."""
-        simple = self._simple.get(function.name)
-        if simple is None:
-            simple = self._simple[function.name] = helpers.simple(function)
-        caller = self._evaluator
-        if not simple or caller is None or self._depth >= helpers.MAX_DEPTH:
-            return None
-        self._depth += 1
-        try:
-            found = helpers.returned(function, node, caller, self._globals, self.evaluator)
-        finally:
-            self._depth -= 1
-            self._evaluator = caller  # (the caller's evaluation goes on)
-        if isinstance(found, Unknown):
-            return Unknown(f"`{self.source.segment(node)}`: {found.reason}")
-        self._returns[id(node)] = found.line
-        return found.value
 
     def scan(self, expr: ast.expr, env: dict[str, Any], inference: bool, model_target: bool = False) -> None:
         """Record the calls inside ``expr``, innermost first (so an argument built by a call is known)."""

@@ -10,11 +10,10 @@ The script's code turns options into settings with expressions, not only by pass
 A :class:`Formula` keeps such an expression when everything it reads is an option of the
 script (``args.x``; a parameter that holds one), a literal, or a torch dtype, through
 comparisons, ``not``/``and``/``or``, ``x if c else y``, a dict literal's lookup,
-``getattr(torch, ...)``, ``str.lower()`` and the module's small helpers (:mod:`.python_helpers`:
-``_dtype_from_bits(args.bits)``). :func:`settle` evaluates it with the launch's values (its
-flags, else the options' defaults) by the same evaluator as a script read on its own
-(:mod:`.python_values`), and says which flag set an option it read and which lines decided
-the value (the test and the branch taken of each choice, a helper's ``return``). Anything
+``getattr(torch, ...)`` and ``str.lower()``. :func:`settle` evaluates it with the launch's
+values (its flags, else the options' defaults) by the same evaluator as a script read on its
+own (:mod:`.python_values`), and says which flag set an option it read and which lines of
+the expression decided the value (the test and the branch taken of each choice). Anything
 else it reads (a call, a runtime value) leaves the expression unknown, as before.
 """
 
@@ -23,10 +22,9 @@ from __future__ import annotations
 import ast
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from . import python_helpers
 from .python_values import Dtype, Evaluator, Names, Runtime, Source, Unknown, truth
 
 #: the node types a formula may hold besides option reads (operators and contexts included)
@@ -60,8 +58,6 @@ class Formula:
     reads: tuple[tuple[str | None, str], ...]
     #: what the module's names refer to (``torch``)
     names: Names
-    #: the module's small helpers a formula may call (:mod:`.python_helpers`), by name
-    helpers: dict[str, ast.FunctionDef] = field(default_factory=dict)
 
     @property
     def options(self) -> tuple[str, ...]:
@@ -71,7 +67,7 @@ class Formula:
 def formula(expr: ast.expr, option_of: Callable[[ast.expr], str | None], tree: ast.Module) -> Formula | None:
     """``expr`` as a :class:`Formula`, or None when it reads anything but options, literals
     and torch dtypes (or no option at all)."""
-    names, helpers = _names(tree), _helpers(tree)
+    names = _names(tree)
     reads: list[tuple[str | None, str]] = []
     stack: list[ast.AST] = [expr]
     while stack:
@@ -95,18 +91,13 @@ def formula(expr: ast.expr, option_of: Callable[[ast.expr], str | None], tree: a
             if isinstance(func, ast.Attribute) and func.attr in _METHODS and not node.args and not node.keywords:
                 stack.append(func.value)
                 continue
-            if isinstance(func, ast.Name) and func.id in helpers:  # `_dtype_from_bits(args.bits)`
-                stack.extend(node.args)
-                stack.extend(k.value for k in node.keywords)
-                continue
             return None
         if not isinstance(node, _ALLOWED):
             return None
         stack.extend(ast.iter_child_nodes(node))
     if not reads:
         return None
-    used = {n.func.id for n in ast.walk(expr) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    return Formula(expr, tuple(reads), names, {name: helpers[name] for name in used if name in helpers})
+    return Formula(expr, tuple(reads), names)
 
 
 def _dtype(node: ast.Attribute, names: Names) -> bool:
@@ -115,17 +106,6 @@ def _dtype(node: ast.Attribute, names: Names) -> bool:
 
 
 _NAMES: weakref.WeakKeyDictionary[ast.Module, Names] = weakref.WeakKeyDictionary()
-_HELPERS: weakref.WeakKeyDictionary[ast.Module, dict[str, ast.FunctionDef]] = weakref.WeakKeyDictionary()
-
-
-def _helpers(tree: ast.Module) -> dict[str, ast.FunctionDef]:
-    """The module's functions :mod:`.python_helpers` can evaluate, by name."""
-    found = _HELPERS.get(tree)
-    if found is None:
-        found = _HELPERS[tree] = {
-            n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and python_helpers.simple(n)
-        }
-    return found
 
 
 def _names(tree: ast.Module) -> Names:
@@ -170,35 +150,13 @@ def settle(found: Formula, values: dict[str, Any]) -> Settled | Unknown:
             if not isinstance(namespace, dict):
                 return Unknown(f"`{owner}` is read both as an option and as an object")
             namespace[option] = values[option]
-    runtime, source = Runtime(None), _Unparsed()
-    depth = [0]
-
-    def evaluator(names: dict[str, Any]) -> Evaluator:
-        return Evaluator(names, found.names, runtime, objects, source)
-
-    def objects(call: ast.Call) -> Any:
-        function = found.helpers.get(call.func.id) if isinstance(call.func, ast.Name) else None
-        if function is None or depth[0] >= python_helpers.MAX_DEPTH:
-            return _not_known(call)
-        depth[0] += 1
-        try:  # (a helper's own names: its parameters and what it assigns; torch by the module's imports)
-            result = python_helpers.returned(function, call, evaluate, {}, evaluator)
-        finally:
-            depth[0] -= 1
-        if isinstance(result, Unknown):
-            return result
-        returns.append(result.line)
-        return result.value
-
-    returns: list[int] = []
-    evaluate = evaluator(env)
+    evaluate = Evaluator(env, found.names, Runtime(None), _not_known, _Unparsed())
     value = evaluate(found.expr)
     if isinstance(value, Unknown):
         return value
     if not (value is None or isinstance(value, (bool, int, float, str, Dtype))):
         return Unknown(f"`{ast.unparse(found.expr)}` is not a value a setting holds")
-    lines = (*_choices(found.expr, evaluate), *returns)
-    return Settled(value.name if isinstance(value, Dtype) else value, tuple(dict.fromkeys(lines)))
+    return Settled(value.name if isinstance(value, Dtype) else value, _choices(found.expr, evaluate))
 
 
 def _not_known(call: ast.Call) -> Unknown:
