@@ -524,3 +524,57 @@ def test_a_run_that_turns_4bit_off_cites_the_switch_for_its_unquantized_model(tm
     )
     value, lines = plan_places(launch, "quantization")
     assert value == "none" and {9, 10} <= lines
+
+
+#: ymcui/Chinese-LLaMA-Alpaca ``scripts/training/run_clm_sft_with_peft.py`` lines 338-355 (abridged),
+#: the model loaded under ``if model_args.model_name_or_path:`` (shibing624/MedicalGPT's
+#: ``training/pretraining.py`` has the same test around its load)
+NAMED_MODEL = """
+import torch
+from dataclasses import dataclass, field
+from typing import Optional
+from transformers import AutoModelForCausalLM, HfArgumentParser, LlamaForCausalLM, Trainer, TrainingArguments
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: Optional[str] = field(default=None)
+    torch_dtype: Optional[str] = field(default=None)
+
+
+def main():
+    parser = HfArgumentParser((ModelArguments, TrainingArguments))
+    model_args, training_args = parser.parse_args_into_dataclasses()
+    if model_args.model_name_or_path:
+        torch_dtype = (
+            model_args.torch_dtype
+            if model_args.torch_dtype in ["auto", None]
+            else getattr(torch, model_args.torch_dtype)
+        )
+        model = LlamaForCausalLM.from_pretrained(
+            model_args.model_name_or_path,
+            torch_dtype=torch_dtype,
+            low_cpu_mem_usage=True
+        )
+    else:
+        model = AutoModelForCausalLM.from_config(None)
+    Trainer(model=model, args=training_args).train()
+
+
+main()
+"""
+
+
+def test_a_test_on_a_named_string_option_is_true_when_the_launch_names_one(tmp_path: Path) -> None:
+    """``if model_args.model_name_or_path:`` with ``--model_name_or_path llama``: a non-empty
+    string is true, so the flag's dtype flows through the lines under it."""
+    write(tmp_path, "run_clm_sft_with_peft.py", NAMED_MODEL)
+    launch = write(
+        tmp_path,
+        "run.sh",
+        "torchrun run_clm_sft_with_peft.py --model_name_or_path llama --output_dir o --torch_dtype float16 --fp16\n",
+    )
+    report = engine.run([str(launch)], from_specs(["V100"], {}), env={})
+    (result,) = [r for r in report.files if r.plan is not None]
+    cited = {line for p, line in result.plan.load_dtype.origin.through if Path(p).name == "run_clm_sft_with_peft.py"}
+    assert {17, 19, 20, 24} <= cited  # the assignment, the test, the branch taken, the keyword

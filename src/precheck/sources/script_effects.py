@@ -660,7 +660,7 @@ def _truth(value: Any) -> bool | None:
             return True
         if lowered in ("false", "no", "0", "n", "f", ""):
             return False
-        return None
+        return True  # any other non-empty string is true (`if model_args.model_name_or_path:`)
     if isinstance(value, int | float):
         return bool(value)
     return None
