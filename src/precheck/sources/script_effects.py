@@ -658,9 +658,8 @@ def _truth(value: Any) -> bool | None:
         lowered = value.strip().lower()
         if lowered in ("true", "yes", "1", "y", "t"):
             return True
-        if lowered in ("false", "no", "0", "n", "f", ""):
-            return False
-        return True  # any other non-empty string is true (`if model_args.model_name_or_path:`)
+        # a boolean's spelling is false; any other non-empty string is true (`if model_args.model_name_or_path:`)
+        return lowered not in ("false", "no", "0", "n", "f", "")
     if isinstance(value, int | float):
         return bool(value)
     return None
