@@ -159,6 +159,33 @@ def test_a_name_passed_through_a_lookup_cites_the_lines_it_passes(tmp_path: Path
     value, lines = plan_places(path, "autocast_dtype", "A100")
     assert value == "bfloat16"
     assert {4, 6} <= lines  # the choice on the GPU, and the lookup it passes through
+    assert 5 in lines  # where the autocast's device type is decided: it autocasts on the GPU
+
+
+#: karpathy/nanoGPT ``bench.py`` lines 13-30 (abridged; the configurator's exec left out)
+NANOGPT_BENCH = """
+import torch
+from contextlib import nullcontext
+device = 'cuda'
+dtype = 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'
+compile = True
+torch.backends.cuda.matmul.allow_tf32 = True # allow tf32 on matmul
+torch.backends.cudnn.allow_tf32 = True # allow tf32 on cudnn
+device_type = 'cuda' if 'cuda' in device else 'cpu' # for later use in torch.autocast
+ptdtype = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16}[dtype]
+ctx = nullcontext() if device_type == 'cpu' else torch.amp.autocast(device_type=device_type, dtype=ptdtype)
+model = torch.nn.Linear(4, 4).to(device)
+optimizer = torch.optim.AdamW(model.parameters())
+scaler = torch.amp.GradScaler(enabled=(dtype == 'float16'))
+with ctx:
+    loss = model(torch.randn(2, 4)).sum()
+scaler.scale(loss).backward()
+"""
+
+
+def test_an_autocast_cites_where_its_device_type_is_decided(tmp_path: Path) -> None:
+    value, lines = plan_places(write(tmp_path, "bench.py", NANOGPT_BENCH), "autocast_dtype", "V100")
+    assert value == "bfloat16" and 8 in lines  # (torch >= 2.3 counts emulated bf16 on a V100)
 
 
 #: huggingface/peft ``examples/sft/utils.py`` lines 95-150 (abridged) and ``run_peft.sh`` (abridged)

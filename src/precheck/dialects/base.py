@@ -58,7 +58,8 @@ def origin_of(doc: Document, node: Node) -> Origin:
 
 def _through(node: Node, path: str) -> tuple[tuple[str, int], ...]:
     """A node's :attr:`Node.through` with each place's file named (None: the node's own)."""
-    return tuple((other or path, line) for other, line in node.through)
+    own = (node.path, node.anchor[0])  # (not its own line again)
+    return tuple((other or path, line) for other, line in node.through if (other or node.path, line) != own)
 
 
 def _sourced_keys(doc: Document, root: Mapping[str, Node]) -> dict[str, Sourced[Any]]:

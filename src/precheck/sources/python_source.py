@@ -456,13 +456,13 @@ class _Runs:
         if autocasts:
             first = autocasts[0]
             enabled = first.args.get("enabled") or self._filled(first, True, named=True)
-            self._put(root, "autocast", enabled)
+            self._put(root, "autocast", _on_device(enabled, first))
             dtype = first.args.get("dtype")
             if dtype is None:  # torch.get_autocast_dtype("cuda"): float16
                 dtype = self._filled(first, Dtype("float16"), named=True)
             elif dtype.value is None:
                 dtype = Arg(Dtype("float16"), dtype.key, dtype.key_at, dtype.at, dtype.raw, through=dtype.through)
-            self._put(root, "autocast_dtype", dtype)
+            self._put(root, "autocast_dtype", _on_device(dtype, first))
         if scalers:
             scaler = scalers[0]
             self._put(root, "grad_scaler", scaler.args.get("enabled") or self._filled(scaler, True, named=True))
@@ -819,6 +819,16 @@ _MIXED: dict[str, tuple[str | None, str | None, bool]] = {
     "32": ("no", None, False),
     "32-true": ("no", None, False),
 }
+
+
+def _on_device(enabled: Arg, autocast: Call) -> Arg:
+    """An autocast's switch, citing where its device type is decided too when a name passes
+    it (nanoGPT ``device_type = 'cuda' if 'cuda' in device else 'cpu'`` → ``torch.amp.autocast(
+    device_type=device_type, ...)``): the device decides that it autocasts on the GPU."""
+    device = autocast.args.get("device_type")
+    if device is None or device.at[0] == autocast.at[0] or not isinstance(device.value, str):
+        return enabled
+    return replace(enabled, through=tuple(dict.fromkeys((*enabled.through, device.at[0], *device.through))))
 
 
 def _device(call: Call) -> Any:
