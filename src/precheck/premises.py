@@ -23,6 +23,9 @@ Values assumed:
   with no ``cfg.yaml``): the settings it would hold are unknown;
 * a script that imports Unsloth and leaves ``bf16``/``fp16`` unset: Unsloth's patched
   config and trainer choose them, not TRL's defaults;
+* a config checked without its launch, of a framework whose launch option replaces the
+  config's mixed precision (``Traits.amp_replaced_by_launch``: xtuner's ``--deepspeed``
+  replaces mmengine's ``AmpOptimWrapper``): whether the config's AMP runs is the launch's;
 * a value the run sets at run time (``bf16=args.bf16`` in a script, ``--bf16 $BF16`` with
   ``BF16`` not set in the shell script): precheck left it out, so the default that stands in
   for it is an assumption.
@@ -146,6 +149,16 @@ def premises(document: Document, config: TrainingConfig, context: Context) -> li
         else:
             why = f"`{flag}` at TRL's default, but Unsloth's patched config and trainer choose it"
         out.append(Premise(flag, values, f"{why}; state `{flag}`"))
+    replaced_by = config.traits.amp_replaced_by_launch
+    if replaced_by and document.format == "python" and config.amp is not None and config.amp.value:
+        out.append(
+            Premise(
+                "amp",
+                (False,),
+                f"the config's mixed-precision optimizer wrapper runs, as when launched without `{replaced_by}` "
+                f"(with it, the launch's DeepSpeed file decides the precision); check the launch line that starts it",
+            )
+        )
     patch = next((n for n in config.notes if n.kind == ATTENTION_PATCH), None)
     attention = config.attn_implementation
     if patch is not None and attention is not None and attention.value == "flash_attention_2":

@@ -27,6 +27,11 @@ def errors(path: Path, gpu: str) -> set[tuple[str, int | None]]:
     return {(f.rule, f.origin.line) for f in report.findings if f.severity.name == "ERROR"}
 
 
+def warnings(path: Path, gpu: str) -> set[tuple[str, int | None]]:
+    report = run([str(path)], from_specs([gpu], {}), env={})
+    return {(f.rule, f.origin.line) for f in report.findings if f.severity.name == "WARNING"}
+
+
 def test_registered() -> None:
     framework = frameworks.named("xtuner")
     assert framework is not None and framework.traits.launcher_shards
@@ -64,8 +69,12 @@ def test_amp_wrapper_bf16_and_plain_wrapper(tmp_path: Path) -> None:
     )
     path = tmp_path / "cfg.py"
     path.write_text(base + "optim_wrapper = dict(type=AmpOptimWrapper, dtype='bfloat16')\n")
-    assert errors(path, "V100") == {("PC101", 5)}
-    assert errors(path, "A100") == set()
+    # alone, the config's AmpOptimWrapper runs only if the launch passes no --deepspeed: a warning
+    assert errors(path, "V100") == set()
+    assert ("PC101", 5) in warnings(path, "V100")
+    (tmp_path / "run.sh").write_text("xtuner train cfg.py\n")  # launched without --deepspeed: it runs
+    assert errors(tmp_path, "V100") == {("PC101", 5)}
+    assert errors(tmp_path, "A100") == set()
     path.write_text(base + "optim_wrapper = dict(type=OptimWrapper)\n")
     plan = resolve.resolve(read_file(path, "xtuner"), from_specs(["V100"], {}), Versions())
     assert plan.autocast_dtype.value is None and plan.grad_scaler.value is False
