@@ -52,3 +52,20 @@ def test_an_fp16_plugin_runs_on_a_v100(tmp_path: Path) -> None:
 def test_a_plugin_variable_is_read(tmp_path: Path) -> None:
     code = f"{HEAD}\nplugin = nl.MegatronMixedPrecision(precision='bf16-mixed')\ntrainer = nl.Trainer(plugins=plugin)\n"
     assert errors(tmp_path, code, "1xT4") == ["PC101"]
+
+
+@pytest.mark.parametrize(
+    "plugins",
+    ['run.Config(nl.MegatronMixedPrecision, precision="bf16-mixed")', "bf16_mixed()"],
+)
+def test_nemo_run_config_of_a_trainer_is_that_trainer(tmp_path: Path, plugins: str) -> None:
+    # NeMo-Run's run.Config(cls, **kwargs) builds cls(**kwargs) later (nemo_run/config.py): the same run
+    code = f"import nemo_run as run\n{HEAD}{RECIPES}\n"
+    code += (
+        f"trainer = run.Config(nl.Trainer, devices=8, strategy=run.Config(nl.MegatronStrategy), plugins={plugins})\n"
+    )
+    code += "recipe = run.Partial(llm.finetune, model=None, data=None, trainer=trainer)\nrun.run(recipe)\n"
+    assert errors(tmp_path, code, "1xV100") == ["PC101"]
+    assert errors(tmp_path, code, "8xH100") == []
+    fp16 = code.replace('precision="bf16-mixed"', 'precision="16-mixed"').replace("bf16_mixed()", "fp16_mixed()")
+    assert errors(tmp_path, fp16, "1xV100") == []

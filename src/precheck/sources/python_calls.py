@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -165,6 +165,24 @@ _DECIDED_AT = "\0at "
 #: imports ``flash_attn.flash_attn_interface``) called for its effect alone; not a test
 #: (``is_flash_attn_2_available()``) nor an undo (``disable_...``, ``unpatch_...``)
 FLASH_PATCH = re.compile(r"(?i)^(?!is_|has_|check|disable|unpatch|restore|remove).*flash_?(?:attn|attention)")
+
+
+#: NeMo-Run's deferred constructions, ``run.Config(cls, **kwargs)``/``run.Partial(fn, **kwargs)``
+#: (``nemo_run/config.py``): built later as ``cls(**kwargs)``, so read as that call
+DEFERRED = frozenset(("nemo_run.Config", "nemo_run.Partial", "nemo_run.config.Config", "nemo_run.config.Partial"))
+
+
+def _deferred(node: ast.Call, qualname_of: Callable[[ast.expr], str | None]) -> tuple[ast.Call, ast.expr, str]:
+    """``run.Config(nl.Trainer, plugins=...)`` as the call it defers, ``nl.Trainer(plugins=...)``
+    (the same node positions, the class as the callee); the node itself when the class is not a name."""
+    target = node.args[0]
+    qualname = qualname_of(target) if isinstance(target, (ast.Name, ast.Attribute)) else None
+    if not qualname:
+        return node, node.func, qualname_of(node.func) or ""
+    deferred = ast.Call(func=target, args=node.args[1:], keywords=node.keywords)
+    ast.copy_location(deferred, node)
+    deferred.end_lineno, deferred.end_col_offset = node.end_lineno, node.end_col_offset
+    return deferred, target, qualname
 
 
 def flash_patch(expr: ast.expr) -> bool:
@@ -652,6 +670,9 @@ class Collector:
             if type(func) is ast.Name and func.id in self._entries:
                 self._site(func.id, node, env)
             qualname = qualname_of(func) or ""
+            original = node
+            if qualname in DEFERRED and node.args:
+                node, func, qualname = _deferred(node, qualname_of)
             kind = kind_of(qualname)
             if kind is None and self.configs and type(func) is ast.Name:
                 kind = self.configs.get(func.id)
@@ -665,7 +686,7 @@ class Collector:
                 at = self._place(func.end_lineno, func.end_col_offset - len(func.attr.encode("utf-8")))
             call = Call(kind, self.source.segment(func), qualname, at, inference=inference)
             self._arguments(call, node, env)
-            self._seen[id(node)] = call
+            self._seen[id(original)] = call
             self.calls.append(call)
 
     def _site(self, name: str, node: ast.Call, env: dict[str, Any]) -> None:
