@@ -69,3 +69,18 @@ def test_nemo_run_config_of_a_trainer_is_that_trainer(tmp_path: Path, plugins: s
     assert errors(tmp_path, code, "8xH100") == []
     fp16 = code.replace('precision="bf16-mixed"', 'precision="16-mixed"').replace("bf16_mixed()", "fp16_mixed()")
     assert errors(tmp_path, fp16, "1xV100") == []
+
+
+@pytest.mark.parametrize(
+    "plugins",
+    ["bf16_with_fp8_mixed()", 'nl.MegatronMixedPrecision(precision="bf16-mixed", fp8="hybrid")'],
+)
+def test_transformer_engine_fp8_needs_sm89(tmp_path: Path, plugins: str) -> None:
+    # TE refuses fp8 below sm_89 ("Device compute capability 8.9 or higher required for FP8 execution")
+    code = f"{HEAD}from nemo.collections.llm.recipes.precision.mixed_precision import bf16_with_fp8_mixed\n"
+    code += f"trainer = nl.Trainer(devices=1, plugins={plugins})\n"
+    assert errors(tmp_path, code, "1xA100") == ["PC104"]
+    assert errors(tmp_path, code, "1xL40S") == []
+    assert errors(tmp_path, code.replace('fp8="hybrid"', "fp8=None"), "1xA100") == (
+        [] if "fp8=" in plugins else ["PC104"]
+    )

@@ -527,6 +527,9 @@ class _Runs:
             self._put(root, "torch_dtype", at(Dtype(weights)))
         if scaler and "grad_scaler" not in root:
             self._put(root, "grad_scaler", at(True))
+        fp8 = _fp8_arg(call)
+        if fp8 is not None:
+            self._put(root, "fp8", fp8)
 
     # -- the model ---------------------------------------------------------------------------
 
@@ -793,6 +796,25 @@ def _precision_arg(call: Call) -> Arg | None:
             if implied is None:
                 return value.call.args.get("precision")
             return Arg(implied, None, None, value.call.at, f"{value.call.name}()")
+    return None
+
+
+def _fp8_arg(call: Call) -> Arg | None:
+    """Transformer Engine fp8 a trainer's precision plugin adds on top of its 16-bit precision:
+    a declared helper whose name says fp8 (NeMo 2's ``bf16_with_fp8_mixed()``,
+    ``fp16_with_mxfp8_mixed()``...: ``MegatronMixedPrecision(fp8="hybrid", ...)``), or the
+    plugin's own ``fp8=`` set to a recipe (``MegatronMixedPrecision(fp8="hybrid")``; None: off)."""
+    if call.kind != "trainer-precision" or "plugins" not in call.args:
+        return None
+    plugins = call.args["plugins"].value
+    for value in plugins if isinstance(plugins, (list, tuple)) else (plugins,):
+        if not (isinstance(value, Built) and value.call.kind == "precision-plugin"):
+            continue
+        if plugin_precision(value.call) is not None and "fp8" in value.call.name.rsplit(".", 1)[-1]:
+            return Arg(f"transformer-engine ({value.call.name}())", None, None, value.call.at, f"{value.call.name}()")
+        own = value.call.args.get("fp8")
+        if own is not None and isinstance(own.value, str) and own.value:
+            return Arg(f"transformer-engine (fp8={own.value!r})", own.key, own.key_at, own.at, own.raw)
     return None
 
 
