@@ -88,6 +88,10 @@ class Framework:
     #: one of :attr:`python_trainer_packages`) and the precision each sets (None: its
     #: ``precision=`` argument)
     python_precision_plugins: tuple[tuple[str, str | None], ...] = ()
+    #: calls (dotted, as imported) that build another call later, the callee their first
+    #: positional argument and its keywords theirs (``run.Config(Trainer, plugins=...)``): a
+    #: training script's such call is read as the call it defers
+    python_deferred_calls: tuple[str, ...] = ()
     #: model base classes (the last dotted name) a training script's model may derive from
     python_model_bases: tuple[str, ...] = ()
     #: other distributions released with this one under the same version numbers: a pin of

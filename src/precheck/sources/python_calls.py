@@ -167,14 +167,10 @@ _DECIDED_AT = "\0at "
 FLASH_PATCH = re.compile(r"(?i)^(?!is_|has_|check|disable|unpatch|restore|remove).*flash_?(?:attn|attention)")
 
 
-#: NeMo-Run's deferred constructions, ``run.Config(cls, **kwargs)``/``run.Partial(fn, **kwargs)``
-#: (``nemo_run/config.py``): built later as ``cls(**kwargs)``, so read as that call
-DEFERRED = frozenset(("nemo_run.Config", "nemo_run.Partial", "nemo_run.config.Config", "nemo_run.config.Partial"))
-
-
 def _deferred(node: ast.Call, qualname_of: Callable[[ast.expr], str | None]) -> tuple[ast.Call, ast.expr, str]:
-    """``run.Config(nl.Trainer, plugins=...)`` as the call it defers, ``nl.Trainer(plugins=...)``
-    (the same node positions, the class as the callee); the node itself when the class is not a name."""
+    """A deferred construction (``Config(Trainer, plugins=...)``, as the frameworks declare them:
+    ``Framework.python_deferred_calls``) as the call it defers, ``Trainer(plugins=...)`` (the same
+    node positions, the class as the callee); the node itself when the class is not a name."""
     target = node.args[0]
     qualname = qualname_of(target) if isinstance(target, (ast.Name, ast.Attribute)) else None
     if not qualname:
@@ -220,6 +216,14 @@ def _declared() -> tuple[Mapping[str, str], tuple[str, ...], Mapping[str, str | 
     from . import registered  # the registry's table (the registry imports the sources)
 
     return registered.trainer_packages, registered.model_bases, registered.precision_plugins
+
+
+@lru_cache(maxsize=1)
+def _deferred_calls() -> frozenset[str]:
+    """The calls that build another later, its callee first (``Framework.python_deferred_calls``)."""
+    from . import registered  # the registry's table (the registry imports the sources)
+
+    return frozenset(registered.deferred_calls)
 
 
 def plugin_precision(call: Call) -> str | None:
@@ -671,7 +675,7 @@ class Collector:
                 self._site(func.id, node, env)
             qualname = qualname_of(func) or ""
             original = node
-            if qualname in DEFERRED and node.args:
+            if node.args and qualname in _deferred_calls():
                 node, func, qualname = _deferred(node, qualname_of)
             kind = kind_of(qualname)
             if kind is None and self.configs and type(func) is ast.Name:

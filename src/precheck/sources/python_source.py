@@ -801,9 +801,8 @@ def _precision_arg(call: Call) -> Arg | None:
 
 def _fp8_arg(call: Call) -> Arg | None:
     """Transformer Engine fp8 a trainer's precision plugin adds on top of its 16-bit precision:
-    a declared helper whose name says fp8 (NeMo 2's ``bf16_with_fp8_mixed()``,
-    ``fp16_with_mxfp8_mixed()``...: ``MegatronMixedPrecision(fp8="hybrid", ...)``), or the
-    plugin's own ``fp8=`` set to a recipe (``MegatronMixedPrecision(fp8="hybrid")``; None: off)."""
+    a declared helper whose name says fp8 (``bf16_with_fp8_mixed()``: a plugin with
+    ``fp8="hybrid"``), or the plugin's own ``fp8=`` set to a recipe name (None: off)."""
     if call.kind != "trainer-precision" or "plugins" not in call.args:
         return None
     plugins = call.args["plugins"].value

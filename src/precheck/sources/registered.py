@@ -32,6 +32,8 @@ detect: Callable[[Document], str | None]
 trainer_packages: Mapping[str, str]
 #: a precision plugin's callee (last dotted name) → the precision it sets (None: its ``precision=``)
 precision_plugins: Mapping[str, str | None]
+#: calls that build another call later, its callee their first argument (``run.Config(cls, **kw)``)
+deferred_calls: frozenset[str]
 #: the model base classes (last dotted name) a training script's model may derive from
 model_bases: tuple[str, ...]
 #: dialect name → every top-level key it reads (the HF trainer argument classes' fields)

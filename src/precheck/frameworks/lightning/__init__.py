@@ -44,6 +44,9 @@ FRAMEWORK = Framework(
     # NeMo 2 (``nemo.lightning.Trainer``, a Lightning Trainer) takes its precision as a plugin
     python_trainer_packages=("lightning", "pytorch_lightning", "lightning_fabric", "nemo"),
     python_precision_plugins=NEMO2_PRECISION_PLUGINS,
+    # NeMo-Run's deferred constructions (``nemo_run/config.py``: ``Config(cls, **kwargs)`` builds
+    # ``cls(**kwargs)``, ``Partial(fn, **kwargs)`` calls ``fn``): recipes build their Trainer so
+    python_deferred_calls=("nemo_run.Config", "nemo_run.Partial", "nemo_run.config.Config", "nemo_run.config.Partial"),
     python_model_bases=("LightningModule",),
     # pytorch-lightning X.Y.Z is the Trainer of lightning X.Y.Z: both are built from
     # Lightning-AI/pytorch-lightning (src/lightning, src/pytorch_lightning), released together

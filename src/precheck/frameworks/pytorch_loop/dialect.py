@@ -15,9 +15,9 @@ calls into these keys, each at the place in the script that sets it:
 ``load_in_4bit`` ...        the model's bitsandbytes settings, as for HF recipes
 ``use_peft``                ``get_peft_model(...)``: adapters are trained
 ``distributed``             DDP / ``init_process_group``: one process per visible GPU
-``fp8``                     Transformer Engine fp8 a trainer's precision plugin adds (NeMo 2
-                            ``MegatronMixedPrecision(fp8="hybrid")``, ``bf16_with_fp8_mixed()``:
-                            ``recipes/precision/mixed_precision.py:56-70``@8cfedd7)
+``fp8``                     Transformer Engine fp8 a trainer's precision plugin adds (a plugin
+                            with ``fp8="hybrid"``, or a declared helper named for fp8: the
+                            frameworks' ``python_precision_plugins``)
 ==========================  ==================================================================
 
 The dialect never recognises a file by its keys: only the Python source names it.
