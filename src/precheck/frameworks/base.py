@@ -92,6 +92,10 @@ class Framework:
     #: positional argument and its keywords theirs (``run.Config(Trainer, plugins=...)``): a
     #: training script's such call is read as the call it defers
     python_deferred_calls: tuple[str, ...] = ()
+    #: factories that build a run with its trainer (a recipe), as a regular expression over the
+    #: call's dotted name, and the precision their trainer takes when the call passes none
+    #: (its ``precision=`` argument, where it has one, names it in the same words)
+    python_recipe_defaults: tuple[tuple[str, str], ...] = ()
     #: model base classes (the last dotted name) a training script's model may derive from
     python_model_bases: tuple[str, ...] = ()
     #: other distributions released with this one under the same version numbers: a pin of

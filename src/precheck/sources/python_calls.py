@@ -226,6 +226,15 @@ def _deferred_calls() -> frozenset[str]:
     return frozenset(registered.deferred_calls)
 
 
+@lru_cache(maxsize=4096)
+def recipe_default(qualname: str) -> str | None:
+    """The precision a recipe factory's trainer takes when the call passes none
+    (``Framework.python_recipe_defaults``); None for any other call."""
+    from . import registered  # the registry's table (the registry imports the sources)
+
+    return next((default for pattern, default in registered.recipe_defaults if pattern.match(qualname)), None)
+
+
 def plugin_precision(call: Call) -> str | None:
     """The precision a ``precision-plugin`` call sets by its name (``bf16_mixed()``), or None
     (it takes ``precision=``)."""
@@ -282,6 +291,8 @@ def kind_of(qualname: str) -> str | None:
         return "accelerator"
     if last in ("Trainer", "Fabric") and parts[0] in _declared()[0]:
         return "trainer-precision"
+    if parts[0] in _declared()[0] and recipe_default(qualname) is not None:
+        return "trainer-precision"  # a recipe: the run with its trainer
     if last in _declared()[2] and parts[0] in _declared()[0]:
         return "precision-plugin"
     if last.endswith("Trainer"):
