@@ -126,3 +126,11 @@ def test_xtuner_llava_fp16_projector_is_an_error_only_without_deepspeed(tmp_path
     pc401 = [f for f in report.findings if f.rule == "PC401"]
     assert pc401 and all(f.severity.name == "WARNING" for f in pc401)
     assert any("--deepspeed" in a for f in pc401 for a in f.assumptions)
+
+
+def test_xtuner_config_alone_names_the_launch_its_warnings_assume() -> None:
+    # the README's launch adds --deepspeed deepspeed_zero2: DeepSpeed bf16 keeps fp32 master weights,
+    # so the bf16-in-place warning holds only for a launch without it, and says so
+    report, _ = _run([PGBOOKS], "8xH100")
+    pc207 = [f for f in report.findings if f.rule == "PC207"]
+    assert pc207 and all("without `--deepspeed`" in " ".join(f.assumptions) for f in pc207)

@@ -34,7 +34,7 @@ Values assumed:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -66,6 +66,11 @@ class Premise:
     field: str
     alternatives: tuple[Any, ...]
     assumption: str
+    #: the run as it would be otherwise, where that is more than one field's value (a launch
+    #: that attaches a file): applied instead of setting ``field``
+    otherwise: Callable[[TrainingConfig], TrainingConfig] | None = None
+    #: warnings rest on it too (they say so; their severity stays)
+    judges_warnings: bool = False
 
 
 def consumer_unread(document: Document, config: TrainingConfig) -> str | None:
@@ -151,12 +156,15 @@ def premises(document: Document, config: TrainingConfig, context: Context) -> li
         out.append(Premise(flag, values, f"{why}; state `{flag}`"))
     replaced_by = config.traits.amp_replaced_by_launch
     if replaced_by and document.format == "python" and config.amp is not None and config.amp.value:
+        otherwise = _launched_with(config.framework)
         out.append(
             Premise(
                 "amp",
-                (False,),
+                (False,) if otherwise is None else ("launched",),
                 f"the config's mixed-precision optimizer wrapper runs, as when launched without `{replaced_by}` "
                 f"(with it, the launch's DeepSpeed file decides the precision); check the launch line that starts it",
+                otherwise,
+                judges_warnings=otherwise is not None,
             )
         )
     patch = next((n for n in config.notes if n.kind == ATTENTION_PATCH), None)
@@ -167,6 +175,20 @@ def premises(document: Document, config: TrainingConfig, context: Context) -> li
         where = f"`{runtime['train_type']}` is set at run time" if "train_type" in runtime else f"{script} is not read"
         out.append(Premise("train_type", ("lora",), f"a full fine-tune, as {where}; state it (e.g. TRL's `use_peft`)"))
     return out
+
+
+def _launched_with(framework: str) -> Callable[[TrainingConfig], TrainingConfig] | None:
+    """The framework's ``launched_with`` function (``module:function``), imported on demand."""
+    from importlib import import_module
+
+    from . import frameworks
+
+    declared = frameworks.named(framework)
+    if declared is None or declared.launched_with is None:
+        return None
+    module, _, name = declared.launched_with.partition(":")
+    found: Callable[[TrainingConfig], TrainingConfig] = getattr(import_module(module), name)
+    return found
 
 
 def rest_on_facts(finding: Finding) -> Finding:
@@ -185,6 +207,8 @@ def rest_on_facts(finding: Finding) -> Finding:
 def judge(findings: list[Finding], premises_: list[Premise], context: Context, rules: Iterable[Rule]) -> list[Finding]:
     """Errors that go away when an assumed value changes rest on that assumption: a warning naming it."""
     errors = [f for f in findings if f.severity is Severity.ERROR and not f.assumptions]
+    if any(p.judges_warnings for p in premises_):
+        errors += [f for f in findings if f.severity is Severity.WARNING and not f.assumptions]
     if not errors or not premises_:
         return findings
     by_code = {r.code: r for r in rules}
@@ -193,8 +217,11 @@ def judge(findings: list[Finding], premises_: list[Premise], context: Context, r
     def what_if(premise: Premise, value: Any) -> Context | None:
         key = (premise.field, value)
         if key not in contexts:
-            config = replace(context.config)
-            setattr(config, premise.field, Sourced(value, Origin.default("what-if")))
+            if premise.otherwise is not None:
+                config = premise.otherwise(context.config)
+            else:
+                config = replace(context.config)
+                setattr(config, premise.field, Sourced(value, Origin.default("what-if")))
             try:
                 plan = resolve.resolve(config, context.hardware, context.versions)
             except Exception:  # a combination the resolver refuses: the value stays a premise
@@ -219,10 +246,12 @@ def judge(findings: list[Finding], premises_: list[Premise], context: Context, r
         if finding not in errors or rule is None:
             out.append(finding)
             continue
+        warning = finding.severity is Severity.WARNING
         assumed = tuple(
             p.assumption
             for p in premises_
-            if not (p.field == "train_type" and finding.rule in _NAMES_METHOD)
+            if (p.judges_warnings or not warning)
+            and not (p.field == "train_type" and finding.rule in _NAMES_METHOD)
             and not all(persists(finding, rule, what_if(p, value)) for value in p.alternatives)
         )
         out.append(rest_on_facts(replace(finding, assumptions=assumed)) if assumed else finding)

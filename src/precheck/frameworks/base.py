@@ -73,6 +73,10 @@ class Framework:
     #: imported the first time a launch line is read, so a run of config files never loads
     #: the launch parsers. None: nothing starts it by name
     launch: str | None = None
+    #: ``module:function`` giving a config checked on its own as the framework's usual launch runs
+    #: it, when that launch replaces the config's mixed precision (``Traits.amp_replaced_by_launch``):
+    #: the what-if a finding on the config's own AMP path is judged against
+    launched_with: str | None = None
     #: older names accepted wherever a user types a name
     aliases: tuple[str, ...] = ()
     #: top-level keys that only this framework's files have: the generic HF Trainer dialect

@@ -21,4 +21,5 @@ FRAMEWORK = Framework(
     resolver=LazyResolver(f"{__name__}.resolve"),
     priority=Priority.OWN_SCHEMA,
     launch=f"{__name__}.launch",
+    launched_with=f"{__name__}.launch:with_deepspeed",
 )

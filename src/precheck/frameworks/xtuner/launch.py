@@ -17,8 +17,10 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
+from ...config import TrainingConfig
 from ...sources.launch_args import Field, locate, shown, with_path
 from ...sources.launchers import Entry, Found, Launch, ModuleEntry
 from ...sources.nodes import Node
@@ -50,6 +52,21 @@ def bundled(name: str) -> dict[str, Node] | None:
     for node in root.values():
         with_path(node, document.path)
     return dict(root)
+
+
+def with_deepspeed(config: TrainingConfig) -> TrainingConfig:
+    """``config`` as ``xtuner train CONFIG --deepspeed deepspeed_zero2`` runs it (the launch its
+    README gives): the run a config checked on its own may be, whose precision the DeepSpeed
+    file decides instead of the ``AmpOptimWrapper`` (:func:`precheck.premises.premises`)."""
+    from ...dialects import registered  # the registry's table (the registry imports this module)
+    from ...sources.nodes import Document
+
+    root = bundled("deepspeed_zero2")
+    assert root is not None
+    name = "<xtuner>/configs/deepspeed/deepspeed_zero2.json"
+    text = (DATA / "deepspeed_zero2.json").read_text(encoding="utf-8")
+    deepspeed = registered.by_name["deepspeed"].read(Document(name, "json", Node(root, 1, 1), text), {})
+    return replace(config, attached={**config.attached, "deepspeed": deepspeed})
 
 
 def _config(launch: Launch, value: Field) -> dict[str, Node] | None:
