@@ -134,3 +134,13 @@ def test_xtuner_config_alone_names_the_launch_its_warnings_assume() -> None:
     report, _ = _run([PGBOOKS], "8xH100")
     pc207 = [f for f in report.findings if f.rule == "PC207"]
     assert pc207 and all("without `--deepspeed`" in " ".join(f.assumptions) for f in pc207)
+
+
+def test_xtuner_sequence_parallel_config_runs_under_deepspeed() -> None:
+    # sequence_parallel_size > 1 without --deepspeed fails check_cfg's assertion (tools/train.py:132-138@0.2.0):
+    # the config alone is read as launched with the README's deepspeed_zero2
+    sp8 = XTUNER / "llama2_7b_full_alpaca_enzh_128k_sp8.py"
+    report, results = _run([sp8], "8xH100")
+    assert not [f for f in report.findings if f.severity.name in ("ERROR", "WARNING")]
+    plan = _plan(results[sp8.name])
+    assert (plan["params"], plan["master"]) == ("bfloat16", "float32")

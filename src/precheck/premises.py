@@ -155,7 +155,13 @@ def premises(document: Document, config: TrainingConfig, context: Context) -> li
             why = f"`{flag}` at TRL's default, but Unsloth's patched config and trainer choose it"
         out.append(Premise(flag, values, f"{why}; state `{flag}`"))
     replaced_by = config.traits.amp_replaced_by_launch
-    if replaced_by and document.format == "python" and config.amp is not None and config.amp.value:
+    if (
+        replaced_by
+        and document.format == "python"
+        and "deepspeed" not in config.attached
+        and config.amp is not None
+        and config.amp.value
+    ):
         otherwise = _launched_with(config.framework)
         out.append(
             Premise(

@@ -40,6 +40,10 @@ AMP_WRAPPER = "AmpOptimWrapper"
 AMP_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
+def _above_one(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 1
+
+
 def _type(node: Node | None) -> str | None:
     """The last name of a block's ``type=`` (``mmengine.optim.AmpOptimWrapper`` → ``AmpOptimWrapper``)."""
     if node is None or not isinstance(node.value, dict):
@@ -68,6 +72,14 @@ class MmengineConfig(Dialect):
     def read(self, doc: Document, env: Mapping[str, str]) -> TrainingConfig:
         config = super().read(doc, env)
         read_attachments(self, doc, config, env, {"deepspeed": "deepspeed"})  # `--deepspeed` of a launch
+        parallel = self.node(doc, "sequence_parallel_size")
+        if "deepspeed" not in config.attached and isinstance(parallel, Node) and _above_one(parallel.value):
+            # sequence parallelism runs only under DeepSpeed: without `--deepspeed`, check_cfg
+            # asserts sequence_parallel_size == 1 (tools/train.py:132-138@0.2.0); the file is the
+            # launch's, the README's deepspeed_zero2 is taken (its "auto" dtypes filled from the device)
+            from .launch import with_deepspeed  # only for such a config
+
+            config = with_deepspeed(config)
         return config
 
     def finish(self, doc: Document, config: TrainingConfig) -> None:

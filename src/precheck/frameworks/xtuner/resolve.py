@@ -52,7 +52,8 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
     if "deepspeed" in config.attached:
         bf16, why = frameworks_see_bf16(hardware, versions)
         origin = Origin.default(
-            f"xtuner train --deepspeed replaces the optimizer wrapper and fills the DeepSpeed file's "
+            f"xtuner train --deepspeed (the launch's, or the README's deepspeed_zero2 where sequence_parallel_size > 1 "
+            f"requires one: check_cfg) replaces the optimizer wrapper and fills the DeepSpeed file's "
             f"fp16/bf16 `auto` from the device (auto_dtype_of_deepspeed_config): is_bf16_supported: {why}"
         )
         autocast = Sourced("bfloat16" if bf16 else "float16", origin)
