@@ -184,17 +184,11 @@ def premises(document: Document, config: TrainingConfig, context: Context) -> li
 
 
 def _launched_with(framework: str) -> Callable[[TrainingConfig], TrainingConfig] | None:
-    """The framework's ``launched_with`` function (``module:function``), imported on demand."""
-    from importlib import import_module
-
+    """The framework's ``launched_with`` function, if it declares one."""
     from . import frameworks
 
     declared = frameworks.named(framework)
-    if declared is None or declared.launched_with is None:
-        return None
-    module, _, name = declared.launched_with.partition(":")
-    found: Callable[[TrainingConfig], TrainingConfig] = getattr(import_module(module), name)
-    return found
+    return declared.as_launched if declared is not None else None
 
 
 def rest_on_facts(finding: Finding) -> Finding:

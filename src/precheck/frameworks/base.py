@@ -130,6 +130,15 @@ class Framework:
         declared: tuple[ModuleEntry, ...] = importlib.import_module(self.launch).MODULES if self.launch else ()
         return tuple(ModuleEntry(m.pattern, module_named_by(self.name, m.handler)) for m in declared)
 
+    @cached_property
+    def as_launched(self) -> Callable[[TrainingConfig], TrainingConfig] | None:
+        """The function :attr:`launched_with` names, imported the first time it is asked for."""
+        if self.launched_with is None:
+            return None
+        module, _, name = self.launched_with.partition(":")
+        found: Callable[[TrainingConfig], TrainingConfig] = getattr(importlib.import_module(module), name)
+        return found
+
     @property
     def dialect(self) -> Dialect:
         return self.dialects[0]

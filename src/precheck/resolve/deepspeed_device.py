@@ -23,8 +23,11 @@ def device_switches(plan: PrecisionPlan, ds: TrainingConfig) -> Switches:
     """The engine's switches once the launch filled ``"auto"`` from the device."""
     bf16_ok = plan.autocast_dtype.value == "bfloat16"
     answers = {
-        "fp16": (True, "the launch fills `fp16.enabled: auto` with torch.cuda.is_available(): true"),
-        "bf16": (bf16_ok, f"the launch fills `bf16.enabled: auto` with is_bf16_supported(): {str(bf16_ok).lower()}"),
+        "fp16": (True, "`fp16.enabled: auto` filled by the launch with torch.cuda.is_available(): true"),
+        "bf16": (
+            bf16_ok,
+            f"`bf16.enabled: auto` filled by the launch with is_bf16_supported(): {str(bf16_ok).lower()}",
+        ),
     }
     values: dict[str, Sourced[bool]] = {}
     for name, (answer, why) in answers.items():
