@@ -11,6 +11,7 @@ from precheck import engine
 from precheck.hardware import from_specs
 from precheck.models import family_of
 from precheck.sources.script_path import clear
+from precheck.versions import parse_assumptions
 
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
 PROJECTS = SHARED / "projects"
@@ -51,3 +52,66 @@ def test_fp16_on_baichuan2_13b_warns_in_a_firefly_training_json() -> None:
     found = [f for f in findings(path, "A100") if f.rule == "PC202"]
     assert [(f.origin.line, f.severity.name) for f in found] == [(24, "WARNING")]
     assert "Baichuan2-13B" in found[0].message
+
+
+# --- torch.cuda.is_bf16_supported() per torch version (issue 27 item 2) -----------------------
+
+BF16_CHECK = """
+import torch
+from transformers import Trainer, TrainingArguments
+args = TrainingArguments(output_dir="o", bf16=torch.cuda.is_bf16_supported())
+Trainer(model=None, args=args).train()
+"""
+
+
+def _pc101(path: Path, gpu: str, torch: str | None = None) -> list[engine.Finding]:
+    clear()
+    assumed = parse_assumptions([f"torch=={torch}"]) if torch else None
+    result = engine.run([str(path)], from_specs([gpu], {}), env={}, assumed_versions=assumed)
+    return [f for f in result.findings if f.rule == "PC101"]
+
+
+@pytest.mark.parametrize(
+    ("torch", "expected"),
+    [(None, "under torch>=2.3"), ("2.4.1", "under torch 2.4.1"), ("2.3.0", "under torch 2.3.0"), ("2.2.2", None)],
+)
+def test_is_bf16_supported_is_answered_for_the_gpu_and_the_torch_version(
+    tmp_path: Path, torch: str | None, expected: str | None
+) -> None:
+    """torch 2.3.0 counts emulated bf16 (torch/cuda/__init__.py:141@2.3.0); 2.2.2 does not: on a
+    V100 the script's `bf16=torch.cuda.is_bf16_supported()` is bf16 (an error that says why) from
+    2.3 on, and False (no bf16, no PC101) before."""
+    script = tmp_path / "train.py"
+    script.write_text(BF16_CHECK)
+    found = _pc101(script, "V100", torch)
+    if expected is None:
+        assert not found
+        return
+    assert [f.severity.name for f in found] == ["ERROR"]
+    assert found[0].message.startswith("`torch.cuda.is_bf16_supported()` is True on Tesla V100")
+    assert expected in found[0].message
+    assert not _pc101(script, "A100", torch)
+
+
+def test_a_check_that_leaves_emulation_out_is_not_a_torch_version_question() -> None:
+    from precheck.bf16_support import emulation_counted_check
+
+    assert emulation_counted_check("torch.cuda.is_bf16_supported()")
+    assert emulation_counted_check(
+        "'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'x'"
+    )
+    assert not emulation_counted_check("torch.cuda.is_bf16_supported(including_emulation=False)")
+    assert not emulation_counted_check("is_bfloat16_supported()")  # unsloth's: a compute-capability test
+    assert not emulation_counted_check(None)
+
+
+@pytest.mark.shared
+def test_nanogpts_bf16_check_says_why_and_follows_the_torch_version() -> None:
+    """karpathy/nanoGPT train.py:73: `dtype = 'bfloat16' if torch.cuda.is_available() and
+    torch.cuda.is_bf16_supported() else 'float16'`: on a V100 an error naming the check under torch
+    >= 2.3, none under torch 2.2 (the script then picks float16)."""
+    script = PROJECTS / "karpathy__nanoGPT" / "train.py"
+    found = _pc101(script, "V100")
+    assert [(f.origin.line, f.severity.name) for f in found] == [(73, "ERROR")]
+    assert "`torch.cuda.is_bf16_supported()` is True on Tesla V100" in found[0].message
+    assert not _pc101(script, "V100", "2.2.2")
