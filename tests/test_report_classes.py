@@ -115,3 +115,88 @@ def test_nanogpts_bf16_check_says_why_and_follows_the_torch_version() -> None:
     assert [(f.origin.line, f.severity.name) for f in found] == [(73, "ERROR")]
     assert "`torch.cuda.is_bf16_supported()` is True on Tesla V100" in found[0].message
     assert not _pc101(script, "V100", "2.2.2")
+
+
+# --- weights cast before accelerator.prepare; FSDP's upcast by accelerate release ------------
+
+CASE_134 = REPORTS / "134-fsdp-llama2-7b-bf16-weights-pure-bf16"
+CASE_135 = REPORTS / "135-accelerate-fsdp-plugin-model-to-bf16"
+
+
+def _run(paths: list[Path], gpu: str, assumed: list[str] | None = None) -> list[engine.Finding]:
+    clear()
+    versions = parse_assumptions(assumed) if assumed else None
+    result = engine.run([str(p) for p in paths], from_specs([gpu], {}), env={}, assumed_versions=versions)
+    return list(result.findings)
+
+
+def _pure_bf16(found: list[engine.Finding]) -> list[tuple[str, int, str]]:
+    return [(Path(f.origin.path or "").name, f.origin.line, f.severity.name) for f in found if f.rule == "PC207"]
+
+
+@pytest.mark.shared
+def test_a_model_cast_before_accelerator_prepare_is_the_trained_model() -> None:
+    """Report case 135 (accelerate#3139): `self.model = model.to(torch.bfloat16)` in a class, then
+    `accelerator.prepare(self.model)`, no optimizer in sight: the prepared object is the trained
+    model, its weights bf16 (accelerate does not cast a model in prepare_model)."""
+    assert _pure_bf16(_run([CASE_135 / "train.py"], "A100")) == [("train.py", 28, "WARNING")]
+
+
+@pytest.mark.shared
+def test_a_prepared_model_moved_to_a_device_keeps_its_float32_weights() -> None:
+    """diffusers examples/text_to_image/train_text_to_image.py: `accelerator.prepare(unet, ...)`;
+    only the frozen text_encoder and vae are cast (`.to(accelerator.device, dtype=weight_dtype)`):
+    the trained unet stays float32."""
+    from precheck.sources.python_prepared import prepared_names
+
+    path = PROJECTS / "huggingface__diffusers" / "examples" / "text_to_image" / "train_text_to_image.py"
+    import ast
+
+    code = path.read_text(encoding="utf-8")
+    assert "unet" in prepared_names(ast.parse(code), code)
+    assert not _pure_bf16(_run([path], "A100", ["accelerate==0.29.3"]))
+
+
+def _case_134(tmp_path: Path, accelerate: str | None, fsdp_version: int = 1) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    for name in ("accelerate_launch.sh", "accelerate_config.yaml", "train.py"):
+        text = (CASE_134 / name).read_text(encoding="utf-8")
+        if name == "accelerate_config.yaml" and fsdp_version == 2:
+            text = text.replace("fsdp_config:\n", "fsdp_config:\n  fsdp_version: 2\n")
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    if accelerate is not None:
+        (tmp_path / "requirements.txt").write_text(f"accelerate=={accelerate}\n", encoding="utf-8")
+    return tmp_path / "accelerate_launch.sh"
+
+
+@pytest.mark.shared
+def test_fsdp_keeps_a_bf16_model_before_accelerate_030(tmp_path: Path) -> None:
+    """Report case 134 (accelerate#2127): `accelerate launch --num_processes=$(( 8 * $SLURM_JOB_NUM_NODES ))
+    --mixed_precision=bf16 --config_file <FSDP>` of a script that loads `torch_dtype=torch.bfloat16`:
+    the launch is read (an option whose value only is unknown is still the option), the script's
+    weights are the run's, and with accelerate 0.21.0 (its requirements.txt) FSDP keeps them bf16: pure
+    bf16 (PC207 at the torch_dtype line). From 0.30.0 accelerate upcasts them (accelerator.py:1486@0.30.0)."""
+    assert _pure_bf16(_run([CASE_134 / "accelerate_launch.sh"], "8xA100-80GB")) == [("train.py", 12, "WARNING")]
+    assert not _pure_bf16(_run([_case_134(tmp_path / "new", "0.30.0")], "8xA100-80GB"))
+    assert not _pure_bf16(_run([_case_134(tmp_path / "unknown", None)], "8xA100-80GB"))  # newest: upcast
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize(("release", "pure"), [("1.13.0", True), ("1.14.0", False), ("1.12.0", False)])
+def test_fsdp2_upcast_was_a_no_op_in_accelerate_1_13(tmp_path: Path, release: str, pure: bool) -> None:
+    """accelerate 1.13.x fsdp2_prepare_model rebinds its loop variable (utils/fsdp_utils.py:740@1.13.0,
+    accelerate#3979): nothing is upcast, the optimizer updates the bf16 weights."""
+    launch = _case_134(tmp_path, release, fsdp_version=2)
+    assert bool(_pure_bf16(_run([launch], "8xA100-80GB"))) is pure
+
+
+def test_an_option_whose_value_only_is_unknown_is_still_the_launchers_option(tmp_path: Path) -> None:
+    """`accelerate launch --main_process_port=$PORT --mixed_precision=bf16 train.py`: bash passes one
+    word `--main_process_port=...`; the launch was skipped ("holds no training launch command")."""
+    (tmp_path / "train.py").write_text(
+        "from accelerate import Accelerator\naccelerator = Accelerator()\n", encoding="utf-8"
+    )
+    launch = tmp_path / "run.sh"
+    launch.write_text("accelerate launch --main_process_port=$PORT --mixed_precision=bf16 train.py\n")
+    found = _run([launch], "V100")
+    assert [(f.rule, f.severity.name) for f in found if f.rule == "PC101"] == [("PC101", "ERROR")]
