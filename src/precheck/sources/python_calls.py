@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from .python_index import ModuleIndex
+from .python_prepared import prepared_names
 from .python_values import Dtype, Evaluator, Names, Runtime, Source, Unknown, truth
 
 #: TrainingArguments and its subclasses that add no precision switches
@@ -333,6 +334,7 @@ class Collector:
         self.backward_at: int | None = None
         #: names (``model``, ``self.model``) whose parameters the script trains
         self.models: set[str] = set(_parameter_owners(self.index.parameter_calls))
+        self.models |= prepared_names(tree, code)  # accelerator.prepare(self.model): the trained model
         #: classes the file defines that subclass ``nn.Module``
         self.modules = {c.name for c in self.index.classes if _is_module(c, self.names)}
         #: classes the file defines that subclass a training config class (``class
