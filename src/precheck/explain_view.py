@@ -124,7 +124,7 @@ def _reads(result: FileResult) -> list[tuple[str, str]]:
     for shown in result.attached:
         if not any(a.path == shown for a in result.config.attached.values()):
             out.append(
-                (shown, "the launched code's own defaults" if shown.endswith(".py") else "the model's own config")
+                (shown, "the launched code" if shown.endswith(".py") else "the model's own config")
             )
     return out
 
