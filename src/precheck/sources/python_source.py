@@ -48,7 +48,6 @@ from .nodes import ATTENTION_PATCH, Document, Node, SourceNote
 from .notebook import Cell, code_cells
 from .parsed import parse as parse_once
 from .python_calls import Arg, Built, Call, Collector, cast_dtype, plugin_precision, trainer_dialect
-from .python_tf32 import code_tf32
 from .python_values import Dtype, Runtime, Unknown
 from .suppressions import scan as scan_suppressions
 
@@ -290,18 +289,7 @@ class _Runs:
             self._suppressions = scan_suppressions(self.code, "python", self.where)
         notes.extend(self._suppressions)
         env = {key: self._node(arg, key) for key, arg in self.collector.environ.items() if _plain(arg.value)}
-        if dialect == "pytorch" and "tf32" not in root:
-            # (a trainer's ``tf32`` key is its own switch, which TrainingArguments checks: not this)
-            self._tf32(root, notes)
         return Document(self.path, "python", Node(root, 1, 1), self.text, notes, dialect, env, label)
-
-    def _tf32(self, root: dict[str, Node], notes: list[SourceNote]) -> None:
-        """The TF32 matmul switch the code itself sets (:mod:`.python_tf32`)."""
-        setting = code_tf32(self.tree, self.code, self.where)
-        if isinstance(setting, Node):
-            root["tf32"] = setting
-        elif isinstance(setting, SourceNote):
-            notes.append(setting)
 
     def _trainer_run(self, config: Call) -> Document:
         self.notes = []
