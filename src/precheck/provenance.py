@@ -58,10 +58,7 @@ class Origin:
         return cls("default", detail=detail)
 
     def derived(self, detail: str) -> Origin:
-        """The same place, read as the source of a value derived from it (a file value's own
-        note, where its variable is set, is kept)."""
-        if self.kind == "file" and self.detail:
-            detail = f"{detail} ({self.detail})"
+        """The same place, read as the source of a value derived from it."""
         return Origin("derived", self.path, self.line, self.column, self.key, detail, self.written, self.format)
 
     @property
@@ -81,8 +78,6 @@ class Origin:
         where = f"{self.location()} ({self.key})" if self.key else self.location()
         if self.kind == "derived" and self.detail:
             return f"{self.detail}, from {where}" if where else self.detail
-        if self.detail:  # a file's value written elsewhere (a shell variable's assignment)
-            return f"{where}; {self.detail}"
         return where
 
 

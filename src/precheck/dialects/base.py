@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
@@ -52,34 +51,7 @@ def field(name: str, *paths: str, convert: Converter = to_str) -> Field:
 def origin_of(doc: Document, node: Node) -> Origin:
     line, column = node.anchor
     fmt = doc.format if node.path is None else None  # a node from another file: not its format
-    detail = _expanded_from(doc, node) if node.key_line is not None and node.key_line != node.line else None
-    return Origin("file", node.path or doc.path, line, column, node.key, detail, node.raw, fmt)
-
-
-#: a shell assignment up to its value: ``torch_dtype=``, ``export MIXED_PRECISION="``
-_ASSIGNED = re.compile(r"(?:^|[\s;])(?:export\s+|local\s+|readonly\s+)?([A-Za-z_][A-Za-z0-9_]*)=[\"']?$")
-
-
-@lru_cache(maxsize=8)
-def _lines(text: str) -> tuple[str, ...]:
-    """A script's lines, split once for all its flags (a str caches its hash)."""
-    return tuple(text.splitlines())
-
-
-def _expanded_from(doc: Document, node: Node) -> str | None:
-    """Where the shell variable a flag expands (``--torch_dtype ${torch_dtype}``) got its value,
-    when that is another line of the same script (``torch_dtype=bfloat16`` above): the line
-    that decides it. Only where that line assigns a variable right before the value (a value
-    from another file has no place in this one)."""
-    if node.path is not None or doc.format != "shell" or node.key_line is None or node.line == node.key_line:
-        return None
-    lines = _lines(doc.text)
-    if not 0 < node.line <= len(lines):
-        return None
-    found = _ASSIGNED.search(lines[node.line - 1][: max(node.column - 1, 0)])
-    if found is None:
-        return None
-    return f"`${found.group(1)}` is set at {doc.path}:{node.line}"
+    return Origin("file", node.path or doc.path, line, column, node.key, written=node.raw, format=fmt)
 
 
 def _sourced_keys(doc: Document, root: Mapping[str, Node]) -> dict[str, Sourced[Any]]:
@@ -91,8 +63,7 @@ def _sourced_keys(doc: Document, root: Mapping[str, Node]) -> dict[str, Sourced[
         line, column = node.anchor
         other = node.path
         fmt = own_format if other is None else None  # a node from another file: not its format
-        detail = _expanded_from(doc, node) if node.key_line is not None and node.key_line != node.line else None
-        origin = Origin("file", other or own_path, line, column, node.key, detail, node.raw, fmt)
+        origin = Origin("file", other or own_path, line, column, node.key, written=node.raw, format=fmt)
         out[key] = Sourced(node.value, origin)
     return out
 
