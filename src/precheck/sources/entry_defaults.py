@@ -41,7 +41,9 @@ def _plain(value: Any) -> bool:
 def _put_default(root: dict[str, Node], dest: str, option: Option) -> None:
     """``dest``'s default under ``root`` unless a flag (or a file the launch merged) set it."""
     where = shown(option.path)
-    line, column = option.default_at or (option.line, 1)
+    # the line of its ``default=`` where the schema reader records it, else the definition's
+    line: int = getattr(option, "default_line", None) or option.line
+    column = 1
     parts = [p for p in dest.split(".") if p] or [dest]
     current = root
     for part in parts[:-1]:

@@ -83,8 +83,6 @@ class Option:
     choices: tuple[Any, ...] | None = None
     #: what the parser converts a value with: "str", "int", "float", "bool" or "other"
     type_name: str = "str"
-    #: where its ``default=`` value is written, (line, column) (None: the definition's line decides it)
-    default_at: tuple[int, int] | None = None
 
 
 @dataclass(slots=True, eq=False, repr=False)
@@ -504,7 +502,6 @@ class _Reader:
             call.lineno,
             tuple(choices) if isinstance(choices, (list, tuple)) else None,
             type_name,
-            _position(keywords["default"]) if "default" in keywords else None,
         )
 
     def _deepspeed_arguments(self, path: Path, call: ast.Call) -> None:
@@ -625,11 +622,6 @@ def clear() -> None:
     script_path.clear()
     _MODULES.clear()
     _CACHE.clear()
-
-
-def _position(node: ast.expr) -> tuple[int, int]:
-    """Where an expression is written: (line, column), both from 1."""
-    return node.lineno, node.col_offset + 1
 
 
 __all__ = ["MISSING", "Option", "Schema", "clear", "parse_file", "read_schema", "statements"]
