@@ -90,18 +90,6 @@ class Effect:
     #: the FlashAttention monkey patch (its callee) that gives this effect: the model's
     #: attention is then assumed, not read (:data:`.nodes.ATTENTION_PATCH`)
     patch: str | None = None
-    #: the code decides over a flag of the same key: :data:`ASSIGNED` (the parsed option set
-    #: again after parsing) or :data:`HARD_CODED` (a literal keyword of the call that builds it)
-    forced: str | None = None
-
-
-#: ``training_args.bf16 = True`` after ``parse_args_into_dataclasses()``: the flag's value is gone
-ASSIGNED = "assigned"
-#: ``TrainingArguments(bf16=True)`` whatever the flags say (the one place the script sets it)
-HARD_CODED = "hard-coded"
-#: ``training_args.bf16 = True`` on a dataclass ``HfArgumentParser`` built: a switch its
-#: ``__post_init__`` has already turned into the run's mixed precision (not the run's value)
-AFTER_INIT = "after-init"
 
 
 class _Opaque(Exception):
@@ -118,9 +106,7 @@ def effects(
     for path, tree in modules.items():
         sources = _sources(tree)
         if sources:
-            walker = _Walker(path, options, out, sources, carried)
-            walker.parsed = parsed_names(tree.body)
-            walker.body(tree.body, ())
+            _Walker(path, options, out, sources, carried).body(tree.body, ())
     return out
 
 
@@ -247,7 +233,7 @@ def _statement_sources(node: ast.stmt, found: set[int]) -> bool:
         for handler in getattr(node, "handlers", []):
             hit |= _block(handler.body, found)
     else:
-        hit = _holds_source(node) or _reassigned(node, None) is not None
+        hit = _holds_source(node)
     if hit:
         found.add(id(node))
     return hit
@@ -347,8 +333,6 @@ class _Walker:
         self.out = out
         #: simple assignments in the current function: name → value
         self.names: dict[str, ast.expr | None] = {}
-        #: the names the current function (or the module) binds to what a parser parsed → the parse call
-        self.parsed: dict[str, str] = {}
 
     def body(self, statements: list[ast.stmt], when: tuple[Condition, ...] | None) -> None:
         for statement in statements:
@@ -358,12 +342,11 @@ class _Walker:
         if id(node) not in self.sources:
             return  # nothing in it gives an effect
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            saved, saved_params, saved_parsed = self.names, self.params, self.parsed
+            saved, saved_params = self.names, self.params
             self.names = _assignments(node)
-            self.parsed = parsed_names(node.body)
             self.params = self.carried.get(node.name, frozenset()) if not saved_params else frozenset()
             self.body(node.body, ())
-            self.names, self.params, self.parsed = saved, saved_params, saved_parsed
+            self.names, self.params = saved, saved_params
             return
         if isinstance(node, ast.ClassDef):
             return
@@ -379,12 +362,6 @@ class _Walker:
         if when is None:
             return
         self.patches = [node.value] if isinstance(node, ast.Expr) and flash_patch(node.value) else []
-        reassigned = _reassigned(node, self.parsed)
-        if reassigned is not None and isinstance(node, ast.Assign):
-            setting, parsed_by = reassigned
-            late = parsed_by in _DATACLASS_PARSES and setting in _POST_INIT_SWITCHES
-            self._value(setting, node.value, when, node, forced=AFTER_INIT if late else ASSIGNED)
-            return
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if (
@@ -403,9 +380,6 @@ class _Walker:
 
     def _if(self, node: ast.If, when: tuple[Condition, ...] | None) -> None:
         if when is None:
-            return
-        if _main_guard(node.test):
-            self.body(node.body, when)  # the script is run: its main block is the run's
             return
         text = ast.unparse(node.test).lower()
         if any(word in text for word in _OTHER_DEVICES) and not self._mentions(node.test):
@@ -479,20 +453,9 @@ class _Walker:
             callees = _KEYWORDS[keyword.arg]
             if callees is not None and name not in callees:
                 continue
-            self._value(keyword.arg, keyword.value, when, keyword, builder=name)
+            self._value(keyword.arg, keyword.value, when, keyword)
 
-    def _value(
-        self,
-        key: str,
-        value: ast.expr,
-        when: tuple[Condition, ...],
-        at: ast.AST,
-        *,
-        builder: str | None = None,
-        forced: str | None = None,
-    ) -> None:
-        """``key`` set to ``value`` (``builder``: the callee of the keyword; ``forced``: the
-        code sets it over the flag, :data:`ASSIGNED`)."""
+    def _value(self, key: str, value: ast.expr, when: tuple[Condition, ...], at: ast.AST) -> None:
         if key == "use_flash_attention_2":
             key = "attn_implementation"
             flag = self._simple(value)
@@ -509,19 +472,19 @@ class _Walker:
             try:
                 conditions = self._test(expr.test)
             except _Opaque:
-                self._add(key, UNKNOWN, when, None, at, forced=forced)
+                self._add(key, UNKNOWN, when, None, at)
                 return
             if len(conditions) != 1:
-                self._add(key, UNKNOWN, when, None, at, forced=forced)
+                self._add(key, UNKNOWN, when, None, at)
                 return
             for branch, condition in ((expr.body, conditions[0]), (expr.orelse, _negate(conditions[0]))):
                 constant = _constant(branch)
                 if constant is not _NOTHING:
-                    self._add(key, constant, (*when, condition), None, at, forced=forced)
+                    self._add(key, constant, (*when, condition), None, at)
                 else:
                     source = self._only_option(branch)
                     if source is not None:
-                        self._add(key, SAME, (*when, condition), source, at, forced=forced)
+                        self._add(key, SAME, (*when, condition), source, at)
             return
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not) and self._option(expr.operand):
             name = str(self._option(expr.operand))
@@ -530,17 +493,14 @@ class _Walker:
             return
         constant = _constant(expr)
         if constant is not _NOTHING:
-            if when or forced:
-                self._add(key, constant, when, None, at, forced=forced)
-            elif builder is not None and _builds(builder, key):
-                # a literal the script always passes: the run's value whatever a flag of that name says
-                self._add(key, constant, when, None, at, forced=HARD_CODED)
+            if when:  # a constant the script always sets is read where the script itself is checked
+                self._add(key, constant, when, None, at)
             return
         source = self._only_option(expr)
         if source is not None:
-            self._add(key, SAME, when, source, at, forced=forced)
+            self._add(key, SAME, when, source, at)
         elif not (isinstance(expr, ast.Constant) and expr.value is None):
-            self._add(key, UNKNOWN, when, None, at, forced=forced)  # set, to a value computed at run time
+            self._add(key, UNKNOWN, when, None, at)  # set, to a value computed at run time
 
     def _simple(self, value: ast.expr) -> Any:
         expr = self._resolved(value)
@@ -577,11 +537,10 @@ class _Walker:
         source: str | None,
         at: ast.AST,
         patch: str | None = None,
-        forced: str | None = None,
     ) -> None:
         line = getattr(at, "lineno", 1)
         column = getattr(at, "col_offset", 0) + 1
-        self.out.append(Effect(key, value, when, source, self.path, line, column, patch, forced))
+        self.out.append(Effect(key, value, when, source, self.path, line, column, patch))
 
 
 class _Nothing:
@@ -631,94 +590,6 @@ def _callee(expr: ast.expr) -> str | None:
     return None
 
 
-#: the settings a script may set again on what it parsed (``training_args.bf16 = True``)
-_REASSIGNED = frozenset({"fp16", "bf16", "tf32", "torch_dtype", "attn_implementation", "load_in_4bit", "load_in_8bit"})
-#: which calls build each key from a literal keyword (:data:`HARD_CODED`): a trainer's
-#: arguments class for its switches (``TrainingArguments``, ``SFTConfig``), the model's loader
-#: for its dtype and attention, the quantization config, ``Accelerator``
-_BUILDERS: dict[str, tuple[str, ...]] = {
-    "fp16": ("Arguments", "Config"),
-    "bf16": ("Arguments", "Config"),
-    "tf32": ("Arguments", "Config"),
-    "torch_dtype": ("from_pretrained", "from_config"),
-    "attn_implementation": ("from_pretrained", "from_config"),
-    "load_in_4bit": ("BitsAndBytesConfig", "from_pretrained"),
-    "load_in_8bit": ("BitsAndBytesConfig", "from_pretrained"),
-    "bnb_4bit_compute_dtype": ("BitsAndBytesConfig",),
-    "mixed_precision": ("Accelerator",),
-}
-#: the parser calls whose result holds the parsed options (argparse, HfArgumentParser, TrlParser)
-_PARSE_CALLS = frozenset(
-    {"parse_args", "parse_known_args", "parse_args_into_dataclasses", "parse_args_and_config"}
-    | {"parse_json_file", "parse_yaml_file", "parse_dict"}
-)
-
-
-def _main_guard(test: ast.expr) -> bool:
-    """``__name__ == "__main__"``: true in the script the launch runs."""
-    return (
-        isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Name)
-        and test.left.id == "__name__"
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.Eq)
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value == "__main__"
-    )
-
-
-def _builds(callee: str, key: str) -> bool:
-    """Whether a literal ``key=`` keyword of ``callee`` decides the run's ``key``."""
-    return any(callee.endswith(end) for end in _BUILDERS.get(key, ()))
-
-
-#: the parse calls that return ``HfArgumentParser``'s dataclasses (their ``__post_init__`` has run)
-_DATACLASS_PARSES = frozenset({"parse_args_into_dataclasses", "parse_json_file", "parse_yaml_file", "parse_dict"})
-#: ``TrainingArguments`` switches its ``__post_init__`` turns into the run's settings:
-#: ``self.mixed_precision`` from ``fp16``/``bf16`` (``training_args.py:1614-1618@5.24.0``;
-#: transformers 4.x exported it as ``ACCELERATE_MIXED_PRECISION`` there), which the Trainer
-#: hands to ``Accelerator`` (``trainer.py:744@5.24.0``); the TF32 matmul switch from ``tf32``
-_POST_INIT_SWITCHES = frozenset({"fp16", "bf16", "tf32"})
-
-
-def parsed_names(body: list[ast.stmt]) -> dict[str, str]:
-    """The names a block binds to what a parser returns, each with its parse call
-    (``args = parser.parse_args()``, ``model_args, data_args, training_args =
-    parser.parse_args_into_dataclasses()``)."""
-    out: dict[str, str] = {}
-    for node in body:
-        if isinstance(node, ast.If):  # ``if __name__ == "__main__":`` and other blocks of the same scope
-            out.update(parsed_names(node.body))
-            out.update(parsed_names(node.orelse))
-            continue
-        if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
-            continue
-        call = _callee(node.value.func)
-        if call not in _PARSE_CALLS:
-            continue
-        for target in node.targets:
-            names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
-            out.update({n.id: call for n in names if isinstance(n, ast.Name)})
-    return out
-
-
-def _reassigned(node: ast.stmt, parsed: dict[str, str] | None) -> tuple[str, str] | None:
-    """The setting ``node`` sets again on a parsed namespace (``training_args.bf16 = True``)
-    and the call that parsed it, or None; ``parsed`` None: on any name (the cheap look of
-    :func:`_sources`)."""
-    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
-        return None
-    target = node.targets[0]
-    if not isinstance(target, ast.Attribute) or not isinstance(target.value, ast.Name):
-        return None
-    if target.attr not in _REASSIGNED:
-        return None
-    if parsed is None:
-        return target.attr, ""
-    call = parsed.get(target.value.id)
-    return (target.attr, call) if call is not None else None
-
-
 def holds(condition: Condition, value: Any) -> bool | None:
     """Whether an option's value meets a condition; None when the value is not known."""
     _, expected = condition
@@ -749,4 +620,4 @@ def _truth(value: Any) -> bool | None:
     return None
 
 
-__all__ = ["AFTER_INIT", "ASSIGNED", "HARD_CODED", "SAME", "UNKNOWN", "Effect", "effects", "holds", "parsed_names"]
+__all__ = ["SAME", "UNKNOWN", "Effect", "effects", "holds"]

@@ -30,12 +30,13 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from .launch_args import locate, searched_from, shown, with_path
 from .nodes import ATTENTION_PATCH, OVERRIDDEN, Document, Node, SourceNote
-from .script_effects import AFTER_INIT, ASSIGNED, HARD_CODED, SAME, UNKNOWN, Effect, effects, holds
+from .script_effects import SAME, UNKNOWN, Effect, effects, holds
 from .script_schema import HF_CLASSES, MISSING, TRL_CLASSES, Option, Schema, read_schema
 
 if TYPE_CHECKING:
     from .launch_args import Field
     from .launchers import Found, Launch
+    from .script_overrides import Override
 
 #: TrainingArguments fields whose default a script's own subclass may change
 #: (``bf16: bool = field(default=True)``): carried into the run where no flag sets them
@@ -66,6 +67,7 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
     if schema.effects is None:
         schema.effects = effects(schema.modules, set(schema.options), schema.commands)
     _apply(schema, found.root, schema.effects, launch.builder.notes)
+    _apply_overrides(schema, found.root, launch.builder.notes)
     found.script_keys |= set(found.root) - before  # keys the script's code derives
     # argparse (HfArgumentParser too) takes a unique prefix of a long option: `--lr` for `--lr_scheduler`
     defined = found.script_keys
@@ -251,22 +253,10 @@ def _defaults(schema: Schema, root: dict[str, Node]) -> None:
 
 def _apply(schema: Schema, root: dict[str, Node], found: list[Effect], notes: list[SourceNote]) -> None:
     chosen: dict[str, tuple[Any, Node]] = {}
-    forcing: dict[str, Effect] = {}
     ambiguous: set[str] = set()
-    setters: dict[str, int] = {}
     for effect in found:
-        setters[effect.key] = setters.get(effect.key, 0) + 1
-    done = _reassigned_options(schema, root, found, notes)
-    for effect in found:
-        if id(effect) in done:
+        if effect.key in root or effect.key in ambiguous:
             continue
-        if effect.forced == AFTER_INIT:
-            _after_init(effect, notes)
-            continue
-        if (effect.key in root and effect.forced is None) or effect.key in ambiguous:
-            continue
-        if effect.forced == HARD_CODED and setters[effect.key] > 1:
-            continue  # one of several places that set it: which one the run takes is the code's
         if effect.value is UNKNOWN:
             if _possible(schema, root, effect):
                 ambiguous.add(effect.key)
@@ -293,8 +283,6 @@ def _apply(schema: Schema, root: dict[str, Node], found: list[Effect], notes: li
             del chosen[effect.key]
             continue
         chosen.setdefault(effect.key, (value, node))
-        if effect.forced is not None:
-            forcing.setdefault(effect.key, effect)
         if effect.patch is not None and effect.key in chosen:
             notes.append(
                 SourceNote(
@@ -308,74 +296,82 @@ def _apply(schema: Schema, root: dict[str, Node], found: list[Effect], notes: li
                     shown(effect.path),
                 )
             )
-    for key, (value, node) in chosen.items():
-        if key in forcing and key in root:
-            _overridden(schema, root[key], value, forcing[key], notes)
+    for key, (_, node) in chosen.items():
         root[key] = node
 
 
-def _reassigned_options(
-    schema: Schema, root: dict[str, Node], found: list[Effect], notes: list[SourceNote]
-) -> set[int]:
-    """``args.bf16 = True`` after ``parse_args()``: the option holds that value from there on,
-    for every later use of it (``TrainingArguments(bf16=args.bf16)``), whatever its flag said.
-    The effects applied (by ``id``)."""
-    done: set[int] = set()
-    for effect in found:
-        if effect.forced != ASSIGNED or effect.key not in schema.options or effect.value is UNKNOWN:
-            continue
-        result = _evaluate(schema, root, effect)
-        if result is None:
-            continue
-        value, node = result
-        if effect.key in root:
-            _overridden(schema, root[effect.key], value, effect, notes)
-        root[effect.key] = node
-        done.add(id(effect))
-    return done
+def _apply_overrides(schema: Schema, root: dict[str, Node], notes: list[SourceNote]) -> None:
+    """What the script's code decides over its flags (:mod:`.script_overrides`): an option set
+    again after parsing, the one literal the call that builds a setting passes; a
+    ``TrainingArguments`` switch set again after its ``__post_init__`` is read and not used."""
+    from .script_overrides import AFTER_INIT, ASSIGNED, HARD_CODED, UNREAD, overrides
 
-
-def _after_init(effect: Effect, notes: list[SourceNote]) -> None:
-    """``training_args.bf16 = True`` after parsing: ``TrainingArguments.__post_init__`` has
-    already taken the mixed precision (and TF32) from the parsed values, so the run keeps what
-    the flags said (:data:`.script_effects.AFTER_INIT`); the line is read and not used."""
-    notes.append(
-        SourceNote(
-            "not-followed",
-            f"`{effect.key}` is set again after parsing, at {shown(effect.path)}:{effect.line}: "
-            "TrainingArguments.__post_init__ has already taken the mixed precision from the parsed "
-            "value (transformers training_args.py:1614-1618@5.24.0), so the run keeps the flags' "
-            "(transformers releases whose Trainer reads the switch itself would not)",
-            effect.line,
-            effect.column,
-            effect.key,
-            shown(effect.path),
-        )
-    )
-
-
-def _overridden(schema: Schema, flag: Node, value: Any, effect: Effect, notes: list[SourceNote]) -> None:
-    """A note at the flag the script's code overrides (when it asked for another value):
-    read, and not what the run uses (:mod:`precheck.unused`)."""
-    if _converted(schema.options.get(effect.key), flag) == value or flag.value == value:
+    found = overrides(schema.modules, set(schema.options))
+    if not found:
         return
-    how = (
-        "sets it again after parsing"
-        if effect.forced == ASSIGNED
-        else "passes it as a literal to the call that builds it"
-    )
-    written = flag.key or effect.key
-    notes.append(
-        SourceNote(
-            OVERRIDDEN,
-            f"`{written}` is not what the run uses: {shown(effect.path)}:{effect.line} {how} "
-            f"(`{effect.key}={value!r}`)",
-            flag.key_line or flag.line,
-            flag.key_column or flag.column,
-            flag.key,
-            flag.path,
-        )
-    )
+    decided = {effect.key for effect in schema.effects or ()}
+    literals: dict[str, set[Any]] = {}
+    for override in found:
+        if override.kind == HARD_CODED:
+            literals.setdefault(override.key, set()).add(override.value)
+    for override in found:
+        where = f"{shown(override.path)}:{override.line}"
+        if override.kind == AFTER_INIT:
+            notes.append(
+                _note(
+                    "not-followed",
+                    f"`{override.key}` is set again after parsing, at {where}: "
+                    "TrainingArguments.__post_init__ has already taken the mixed precision from the parsed value "
+                    "(transformers training_args.py:1614-1618@5.24.0), so the run keeps the flags' (a transformers "
+                    "release whose Trainer reads the switch itself would not)",
+                    override,
+                )
+            )
+            continue
+        if override.kind == HARD_CODED and (override.key in decided or len(literals[override.key]) > 1):
+            continue  # one of several places that set it: which one the run takes is the code's
+        if override.kind == ASSIGNED and override.key not in schema.options:
+            continue
+        value = override.value
+        if override.source is not None:
+            value, _ = _option_value(schema, root, override.source)
+        if value is UNREAD or value is MISSING:
+            if override.kind == ASSIGNED:
+                notes.append(
+                    _note(
+                        "unresolved-value",
+                        f"`{override.key}` is set again after parsing, at "
+                        f"{where}, to a value computed at run time: precheck keeps the flag's",
+                        override,
+                    )
+                )
+            continue
+        node = Node(value, override.line, override.column, override.key, override.line, override.column)
+        node.raw, node.path = repr(value), shown(override.path)
+        flag = root.get(override.key)
+        if flag is not None and _converted(schema.options.get(override.key), flag) != value and flag.value != value:
+            how = (
+                "sets it again after parsing"
+                if override.kind == ASSIGNED
+                else "passes a literal to the call that builds it"
+            )
+            notes.append(
+                SourceNote(
+                    OVERRIDDEN,
+                    f"`{flag.key or override.key}` is not what the run uses: {where} {how} "
+                    f"(`{override.key}={value!r}`)",
+                    flag.key_line or flag.line,
+                    flag.key_column or flag.column,
+                    flag.key,
+                    flag.path,
+                )
+            )
+        root[override.key] = node
+
+
+def _note(kind: str, message: str, override: Override) -> SourceNote:
+    """A note at the script's line that sets it."""
+    return SourceNote(kind, message, override.line, override.column, override.key, shown(override.path))
 
 
 def _possible(schema: Schema, root: dict[str, Node], effect: Effect) -> bool:
