@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from .launch_args import locate, searched_from, shown, with_path
-from .nodes import ATTENTION_PATCH, OVERRIDDEN, Document, Node, SourceNote
+from .nodes import ATTENTION_PATCH, Document, Node, SourceNote
 from .script_effects import SAME, UNKNOWN, Effect, effects, holds
 from .script_schema import HF_CLASSES, MISSING, TRL_CLASSES, Option, Schema, read_schema
 
@@ -300,80 +300,6 @@ def _apply(schema: Schema, root: dict[str, Node], found: list[Effect], notes: li
         root[key] = node
 
 
-def _apply_overrides(schema: Schema, root: dict[str, Node], notes: list[SourceNote]) -> None:
-    """What the script's code decides over its flags (:mod:`.script_overrides`): an option set
-    again after parsing, the one literal the call that builds a setting passes; a
-    ``TrainingArguments`` switch set again after its ``__post_init__`` is read and not used."""
-    from .script_overrides import AFTER_INIT, ASSIGNED, HARD_CODED, UNREAD, overrides
-
-    found = overrides(schema.modules, set(schema.options))
-    if not found:
-        return
-    decided = {effect.key for effect in schema.effects or ()}
-    literals: dict[str, set[Any]] = {}
-    for override in found:
-        if override.kind == HARD_CODED:
-            literals.setdefault(override.key, set()).add(override.value)
-    for override in found:
-        where = f"{shown(override.path)}:{override.line}"
-        if override.kind == AFTER_INIT:
-            notes.append(
-                _note(
-                    "not-followed",
-                    f"`{override.key}` is set again after parsing, at {where}: "
-                    "TrainingArguments.__post_init__ has already taken the mixed precision from the parsed value "
-                    "(transformers training_args.py:1614-1618@5.24.0), so the run keeps the flags' (a transformers "
-                    "release whose Trainer reads the switch itself would not)",
-                    override,
-                )
-            )
-            continue
-        if override.kind == HARD_CODED and (override.key in decided or len(literals[override.key]) > 1):
-            continue  # one of several places that set it: which one the run takes is the code's
-        if override.kind == ASSIGNED and override.key not in schema.options:
-            continue
-        value = override.value
-        if override.source is not None:
-            value, _ = _option_value(schema, root, override.source)
-        if value is UNREAD or value is MISSING:
-            if override.kind == ASSIGNED:
-                notes.append(
-                    _note(
-                        "unresolved-value",
-                        f"`{override.key}` is set again after parsing, at "
-                        f"{where}, to a value computed at run time: precheck keeps the flag's",
-                        override,
-                    )
-                )
-            continue
-        node = Node(value, override.line, override.column, override.key, override.line, override.column)
-        node.raw, node.path = repr(value), shown(override.path)
-        flag = root.get(override.key)
-        if flag is not None and _converted(schema.options.get(override.key), flag) != value and flag.value != value:
-            how = (
-                "sets it again after parsing"
-                if override.kind == ASSIGNED
-                else "passes a literal to the call that builds it"
-            )
-            notes.append(
-                SourceNote(
-                    OVERRIDDEN,
-                    f"`{flag.key or override.key}` is not what the run uses: {where} {how} "
-                    f"(`{override.key}={value!r}`)",
-                    flag.key_line or flag.line,
-                    flag.key_column or flag.column,
-                    flag.key,
-                    flag.path,
-                )
-            )
-        root[override.key] = node
-
-
-def _note(kind: str, message: str, override: Override) -> SourceNote:
-    """A note at the script's line that sets it."""
-    return SourceNote(kind, message, override.line, override.column, override.key, shown(override.path))
-
-
 def _possible(schema: Schema, root: dict[str, Node], effect: Effect) -> bool:
     """Whether an effect's conditions may hold (none is known to fail)."""
     for condition in effect.when:
@@ -444,6 +370,84 @@ def _converted(option: Option | None, node: Node) -> Any:
 
 def _plain(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float, str))
+
+
+# -- the code over the flags (script_overrides) ----------------------------------------
+
+
+def _apply_overrides(schema: Schema, root: dict[str, Node], notes: list[SourceNote]) -> None:
+    """What the script's code decides over its flags (:mod:`.script_overrides`): an option set
+    again after parsing, the one literal the call that builds a setting passes; a
+    ``TrainingArguments`` switch set again after its ``__post_init__`` is read and not used."""
+    from .nodes import OVERRIDDEN
+    from .script_overrides import AFTER_INIT, ASSIGNED, HARD_CODED, UNREAD, overrides
+
+    found = overrides(schema.modules, set(schema.options))
+    if not found:
+        return
+    decided = {effect.key for effect in schema.effects or ()}
+    literals: dict[str, set[Any]] = {}
+    for override in found:
+        if override.kind == HARD_CODED:
+            literals.setdefault(override.key, set()).add(override.value)
+    for override in found:
+        where = f"{shown(override.path)}:{override.line}"
+        if override.kind == AFTER_INIT:
+            notes.append(
+                _note(
+                    "not-followed",
+                    f"`{override.key}` is set again after parsing, at {where}: "
+                    "TrainingArguments.__post_init__ has already taken the mixed precision from the parsed value "
+                    "(transformers training_args.py:1614-1618@5.24.0), so the run keeps the flags' (a transformers "
+                    "release whose Trainer reads the switch itself would not)",
+                    override,
+                )
+            )
+            continue
+        if override.kind == HARD_CODED and (override.key in decided or len(literals[override.key]) > 1):
+            continue  # one of several places that set it: which one the run takes is the code's
+        if override.kind == ASSIGNED and override.key not in schema.options:
+            continue
+        value = override.value
+        if override.source is not None:
+            value, _ = _option_value(schema, root, override.source)
+        if value is UNREAD or value is MISSING:
+            if override.kind == ASSIGNED:
+                notes.append(
+                    _note(
+                        "unresolved-value",
+                        f"`{override.key}` is set again after parsing, at "
+                        f"{where}, to a value computed at run time: precheck keeps the flag's",
+                        override,
+                    )
+                )
+            continue
+        node = Node(value, override.line, override.column, override.key, override.line, override.column)
+        node.raw, node.path = repr(value), shown(override.path)
+        flag = root.get(override.key)
+        if flag is not None and _converted(schema.options.get(override.key), flag) != value and flag.value != value:
+            how = (
+                "sets it again after parsing"
+                if override.kind == ASSIGNED
+                else "passes a literal to the call that builds it"
+            )
+            notes.append(
+                SourceNote(
+                    OVERRIDDEN,
+                    f"`{flag.key or override.key}` is not what the run uses: {where} {how} "
+                    f"(`{override.key}={value!r}`)",
+                    flag.key_line or flag.line,
+                    flag.key_column or flag.column,
+                    flag.key,
+                    flag.path,
+                )
+            )
+        root[override.key] = node
+
+
+def _note(kind: str, message: str, override: Override) -> SourceNote:
+    """A note at the script's line that sets it."""
+    return SourceNote(kind, message, override.line, override.column, override.key, shown(override.path))
 
 
 __all__ = ["read_launched"]
