@@ -456,10 +456,31 @@ class Shell:
             self.cd(argv[1:])
         elif name == "eval":
             self.eval(argv[1:])
+        elif name.startswith("--") and len(name) > 2 and self.runs and not argv[0].unresolved:
+            self._cut_off(argv)
         else:
             found = self.launch(argv, env)
             if found is not None:
                 self.runs.append(found)
+
+    def _cut_off(self, argv: list[Field]) -> None:
+        """Flags that start a command of their own after a launch: bash ended the launch before
+        them (a comment line or a blank line after a backslash ends a command), so they never
+        reach it and the run goes without them; said on the launch above (read, not used)."""
+        line, column = self.builder.where(argv[0].offset())
+        flags = [a.text.partition("=")[0] for a in argv if a.text.startswith("--")]
+        shown_flags = ", ".join(f"`{f}`" for f in flags[:3]) + (" ..." if len(flags) > 3 else "")
+        self.runs[-1][2].append(
+            SourceNote(
+                "not-followed",
+                f"{shown_flags} on line {line} {'starts' if len(flags) == 1 else 'start'} a command of its own: "
+                "bash ended the launch above before "
+                "them (a comment or a blank line after a backslash ends a command), so the run does not get them",
+                line,
+                column,
+                argv[0].text.partition("=")[0],
+            )
+        )
 
     def eval(self, args: list[Field]) -> None:
         """``eval "$cmd"`` / ``eval $cmd``: the words joined with spaces, read again as a command
