@@ -10,6 +10,7 @@ import pytest
 
 import precheck.frameworks  # noqa: F401 (the registry the shell reader consults)
 from precheck.sources import Document, load_runs
+from precheck.sources.nodes import CUT_OFF
 
 
 @pytest.fixture(autouse=True)
@@ -23,7 +24,7 @@ def runs(tmp_path: Path, text: str) -> list[Document]:
 
 
 def cut(document: Document) -> list[tuple[int, str | None]]:
-    return [(n.line, n.key) for n in document.notes if n.kind == "not-followed" and "command of its own" in n.message]
+    return [(n.line, n.key) for n in document.notes if n.kind == CUT_OFF]
 
 
 #: excerpt of OpenBMB/MiniCPM finetune/sft_finetune.sh (main): a comment above every flag

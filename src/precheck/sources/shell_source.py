@@ -37,7 +37,7 @@ from ..run_env import RUN_ENV
 from .launch_args import Builder, Field, locate, program_name, shown
 from .launchers import Found, Launch, label, match, named
 from .makefile import make_expand, make_recipes
-from .nodes import Document, Node, SourceNote
+from .nodes import CUT_OFF, Document, Node, SourceNote
 from .script_path import resolve_script
 from .shell_arithmetic import evaluate
 from .shell_fields import Fields, Holes
@@ -472,8 +472,9 @@ class Shell:
         shown_flags = ", ".join(f"`{f}`" for f in flags[:3]) + (" ..." if len(flags) > 3 else "")
         self.runs[-1][2].append(
             SourceNote(
-                "not-followed",
-                f"{shown_flags} on line {line} {'starts' if len(flags) == 1 else 'start'} a command of its own: "
+                CUT_OFF,
+                f"{shown_flags} on line {line} "
+                f"{'starts a command of its own' if len(flags) == 1 else 'start a command of their own'}: "
                 "bash ended the launch above before "
                 "them (a comment or a blank line after a backslash ends a command), so the run does not get them",
                 line,
