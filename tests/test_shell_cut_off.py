@@ -79,7 +79,9 @@ def test_comments_between_the_flags_end_the_launch(tmp_path: Path) -> None:
     (tmp_path / "finetune.py").write_text(FINETUNE)
     (document,) = [d for d in runs(tmp_path, MINICPM) if d.format == "shell"]
     assert "bf16" not in document.root.value and "deepspeed" not in document.root.value  # type: ignore[operator]
-    assert cut(document) == [(6, "--model_name_or_path"), (8, "--bf16"), (10, "--deepspeed")]
+    assert cut(document) == [(6, "--model_name_or_path")]  # one note for the launch, at its first line cut off
+    (note,) = [n for n in document.notes if n.kind == CUT_OFF]
+    assert "on lines 6, 8, 10" in note.message and "`--bf16`" in note.message
 
 
 def test_a_commented_out_flag_cuts_off_the_rest(tmp_path: Path) -> None:
