@@ -15,6 +15,9 @@ calls into these keys, each at the place in the script that sets it:
 ``load_in_4bit`` ...        the model's bitsandbytes settings, as for HF recipes
 ``use_peft``                ``get_peft_model(...)``: adapters are trained
 ``distributed``             DDP / ``init_process_group``: one process per visible GPU
+``fp8``                     Transformer Engine fp8 a trainer's precision plugin adds (a plugin
+                            with ``fp8="hybrid"``, or a declared helper named for fp8: the
+                            frameworks' ``python_precision_plugins``)
 ==========================  ==================================================================
 
 The dialect never recognises a file by its keys: only the Python source names it.
@@ -37,6 +40,7 @@ class PytorchLoop(Dialect):
         field("grad_scaler", "grad_scaler", convert=to_bool),
         field("quant_compute_dtype", "bnb_4bit_compute_dtype", convert=parse_dtype),
         field("attn_implementation", "attn_implementation"),
+        field("fp8", "fp8"),
     )
 
     def score(self, doc: Document) -> int:
