@@ -210,3 +210,14 @@ def test_the_repositorys_own_entry_module_gives_the_defaults(tmp_path: Path) -> 
     assert attention is not None and attention.value == "flash_attention_2"
     assert attention.origin.line in (13, 16) and attention.origin.key == "--ds.attn_implementation"
     assert at(config.attached["deepspeed"].zero_stage) == (3, 4, "--ds.zero_stage")  # the flag beats the default
+
+
+def test_vllm_engines_on_a_v100_whatever_the_param_dtype(tmp_path: Path) -> None:
+    """PC718 on a second real script: the Ray job's ``--vllm.num_engines 2``
+    (vllm_engine.py:273@0.11.2 starts them in bf16)."""
+    script = tmp_path / "train_ppo_with_reward_fn.sh"
+    script.write_text(PPO_RAY_JOB.replace("--ds.param_dtype bf16", "--ds.param_dtype fp16"))
+    report = run([str(script)], from_specs(["V100"], {}), env={})
+    found = {(f.rule, f.origin.line) for f in report.findings}
+    assert ("PC718", 8) in found and not any(rule == "PC101" for rule, _ in found)
+    assert not [f for f in run([str(script)], from_specs(["A100"], {}), env={}).findings if f.rule == "PC718"]

@@ -75,6 +75,10 @@ class OpenRlhf(Dialect):
             self.put(config, "quantization_bits", 4, doc, four_bit)
             self.put(config, "quant_compute_dtype", "bfloat16", doc, four_bit)
         self._packing_attention(doc, config)
+        engines = self.node(doc, "vllm.num_engines")
+        if engines is not None and to_int(engines.value) is not None:
+            # train_ppo_ray's generation engines (read by rule PC718), under the flag as written
+            config.keys["vllm.num_engines"] = Sourced(to_int(engines.value), origin_of(doc, engines))
         config.attached["deepspeed"] = self._deepspeed(doc, config)
 
     def _packing_attention(self, doc: Document, config: TrainingConfig) -> None:
