@@ -157,6 +157,31 @@ def test_a_literal_in_one_of_several_loader_calls_is_not_the_runs(tmp_path: Path
     assert plain(document)["torch_dtype"] == "bfloat16" and not notes(document, "overridden")
 
 
+def test_a_literal_in_a_second_model_load_is_not_the_runs(tmp_path: Path) -> None:
+    """The policy loaded without a dtype, a reward model in float16: the literal is the
+    reward model's, so the run keeps no torch_dtype from it (nor from the flag's absence)."""
+    write(
+        tmp_path,
+        "train.py",
+        """
+        import argparse
+        import torch
+        from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--model", type=str)
+        parser.add_argument("--reward_model", type=str)
+        args = parser.parse_args()
+        tokenizer = AutoTokenizer.from_pretrained(args.model)
+        policy = AutoModelForCausalLM.from_pretrained(args.model)
+        reward = AutoModelForSequenceClassification.from_pretrained(args.reward_model, torch_dtype=torch.float16)
+        policy.backward()
+        """,
+    )
+    document = launch(tmp_path, "python train.py --model m --reward_model r\n")
+    assert "torch_dtype" not in plain(document)
+
+
 def test_an_option_set_again_after_parse_args_beats_its_flag(tmp_path: Path) -> None:
     """``args.bf16 = True`` on argparse's namespace, then passed to ``TrainingArguments``
     (the dora excerpt with its arguments built where it parses)."""

@@ -24,10 +24,13 @@ bodies, loops and ``with`` blocks; not under another ``if``, not in ``except`` o
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .python_calls import TRL_CONFIGS
 
 #: a literal the call that builds the setting always passes
 HARD_CODED = "hard-coded"
@@ -60,12 +63,9 @@ class Override:
     column: int
 
 
-#: which calls build each key from a literal keyword: a trainer's arguments class for its
-#: switches, the model's loader for its dtype and attention, the quantization config, Accelerator
+#: which calls build each key from a literal keyword: the model's loader for its dtype and
+#: attention, the quantization config, Accelerator (a trainer's switches: :func:`_arguments_class`)
 _BUILDERS: dict[str, tuple[str, ...]] = {
-    "fp16": ("Arguments", "Config"),
-    "bf16": ("Arguments", "Config"),
-    "tf32": ("Arguments", "Config"),
     "torch_dtype": ("from_pretrained", "from_config"),
     "dtype": ("from_pretrained", "from_config"),
     "attn_implementation": ("from_pretrained", "from_config"),
@@ -88,14 +88,57 @@ _POST_INIT_SWITCHES = frozenset({"fp16", "bf16", "tf32"})
 
 
 def overrides(modules: dict[Path, ast.Module], options: set[str]) -> list[Override]:
-    """Every place the modules' code decides a setting itself (see the module's docstring)."""
+    """Every place the modules' code decides a setting itself (see the module's docstring).
+    A literal is kept only where its call is the one call of its kind in the modules (one
+    model loaded, one quantization config, one Accelerator): a second one (a reward or
+    reference model, loaded by a helper precheck may not read) could be the run's."""
     out: list[Override] = []
     for path, tree in modules.items():
         for statements in _scopes(tree):
             parsed = _parsed_names(statements)
             for statement in statements:
                 _read(statement, parsed, options, path, out)
-    return out
+    builders = Counter(
+        _kind(call) for tree in modules.values() for call in ast.walk(tree) if isinstance(call, ast.Call)
+    )
+    return [o for o in out if o.kind != HARD_CODED or all(builders[k] == 1 for k in _NEEDS.get(o.key, ()))]
+
+
+#: the calls that must each be the only one of their kind for a literal of the key to be the run's
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "torch_dtype": ("loader",),
+    "attn_implementation": ("loader",),
+    "load_in_4bit": ("loader",),
+    "load_in_8bit": ("loader",),
+    "bnb_4bit_compute_dtype": ("loader", "quantization"),
+    "mixed_precision": ("accelerator",),
+    "fp16": ("arguments",),
+    "bf16": ("arguments",),
+    "tf32": ("arguments",),
+}
+
+
+def _kind(call: ast.Call) -> str:
+    """What a call builds, for counting: a model loader, a quantization config, an Accelerator,
+    a trainer's arguments; "" for anything else."""
+    callee = _callee(call.func)
+    if callee in ("from_pretrained", "from_config"):
+        receiver = ast.unparse(call.func.value) if isinstance(call.func, ast.Attribute) else ""
+        return "" if any(word in receiver for word in _NOT_MODELS) else "loader"
+    if callee == "BitsAndBytesConfig":
+        return "quantization"
+    if callee == "Accelerator":
+        return "accelerator"
+    return "arguments" if _arguments_class(callee) else ""
+
+
+#: ``X.from_pretrained`` that loads no model
+_NOT_MODELS = ("Tokenizer", "Processor", "Config", "FeatureExtractor", "ImageProcessor", "tokenizer")
+
+
+def _arguments_class(callee: str) -> bool:
+    """A trainer's arguments: ``TrainingArguments`` and subclasses named so, TRL's configs."""
+    return callee.endswith("Arguments") or callee in TRL_CONFIGS
 
 
 def _scopes(tree: ast.Module) -> Iterator[list[ast.stmt]]:
@@ -189,6 +232,8 @@ def _parsed_names(statements: list[ast.stmt]) -> dict[str, str]:
 
 def _builds(callee: str, key: str) -> bool:
     """Whether a literal ``key=`` keyword of ``callee`` decides the run's ``key``."""
+    if key in ("fp16", "bf16", "tf32"):
+        return _arguments_class(callee)
     return bool(callee) and any(callee.endswith(end) for end in _BUILDERS.get(key, ()))
 
 
