@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ...facts import quote
 from ...hardware import devices_label
 from ...rules.base import Context, Finding, Fix, Severity, anchor, rule
 from ...rules.device import used_devices
-
-#: vLLM 0.11.0 ``platforms/cuda.py:510-514``, as printed (its name and capability filled in)
-VLLM_BF16_REFUSED = "Bfloat16 is only supported on GPUs with compute capability of at least 8.0."
 
 
 @rule(
@@ -59,10 +57,15 @@ def openrlhf_vllm_bf16_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     lacking = [d for d in used_devices(ctx) if d.model.cc is not None and d.model.cc < (8, 0)]
     if not lacking:
         return
+    first = lacking[0].model
+    major, minor = first.cc or (0, 0)
+    refused = quote(
+        "vllm.bf16_unsupported_gpu", gpu_name=first.name, compute_str=f"has compute capability {major}.{minor}"
+    )
     yield Finding(
         anchor(ctx.config.path, engines.origin),
         f"{engines.value} vLLM engine(s) on {devices_label(lacking)}: OpenRLHF starts them with dtype "
-        f'bfloat16 (vllm_engine.py:273@0.11.2) and vLLM raises ValueError("{VLLM_BF16_REFUSED}") '
+        f'bfloat16 (vllm_engine.py:273@0.11.2) and vLLM raises ValueError("{refused}") '
         "when each worker starts, whatever --ds.param_dtype says",
         Fix(
             "set `--vllm.num_engines 0` (the actor generates; `--ds.packing_samples` needs vLLM, so it goes too), "
