@@ -132,7 +132,7 @@ def _reads(result: FileResult) -> list[tuple[str, str]]:
         out.append((attached.path, kind))
     for shown in result.attached:
         if not any(a.path == shown for a in result.config.attached.values()):
-            out.append((shown, "the model's own config"))
+            out.append((shown, "the launched code" if shown.endswith(".py") else "the model's own config"))
     return out
 
 

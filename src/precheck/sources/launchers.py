@@ -234,7 +234,12 @@ def script(launch: Launch, name: Field, module: bool, args: list[Field]) -> Foun
     dotted = dotted if module else re.sub(r"\.py$", "", dotted).replace("/", ".")
     for entry in modules():
         if entry.pattern.search(dotted):
-            return entry.handler(launch, args)
+            found = entry.handler(launch, args)
+            if found is not None and entry.source_defaults:
+                from .entry_defaults import source_defaults  # read only where such a module runs
+
+                source_defaults(found.root, name.text, module, launch.bases)
+            return found
     if args and not args[0].looks_like_option() and args[0].text.lower().endswith(CONFIG_SUFFIXES):
         # ``python train.py cfg.yaml``: HfArgumentParser.parse_yaml_file, or a read_args that merges key=value overrides
         root = launch.load(args[0], "config") or {}
@@ -569,6 +574,9 @@ class ModuleEntry:
     #: searched in the dotted module name (``a/b/train.py`` reads as ``a.b.train``)
     pattern: re.Pattern[str]
     handler: ModuleHandler
+    #: its options' defaults are read from its source where the repository holds it
+    #: (argparse definitions; :mod:`.entry_defaults`): the flags it leaves out get them
+    source_defaults: bool = False
 
 
 def named_by(name: str, handler: Handler) -> Handler:

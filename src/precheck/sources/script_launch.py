@@ -37,6 +37,7 @@ from .script_schema import HF_CLASSES, MISSING, TRL_CLASSES, Option, Schema, rea
 if TYPE_CHECKING:
     from .launch_args import Field
     from .launchers import Found, Launch
+    from .script_overrides import Override
 
 #: TrainingArguments fields whose default a script's own subclass may change
 #: (``bf16: bool = field(default=True)``): carried into the run where no flag sets them
@@ -67,6 +68,7 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
     if schema.effects is None:
         schema.effects = effects(schema.modules, set(schema.options), schema.commands)
     _apply(schema, found.root, schema.effects, launch.builder.notes)
+    _apply_overrides(schema, found.root, launch.builder.notes)
     found.script_keys |= set(found.root) - before  # keys the script's code derives
     # argparse (HfArgumentParser too) takes a unique prefix of a long option: `--lr` for `--lr_scheduler`
     defined = found.script_keys
@@ -418,6 +420,84 @@ def _converted(option: Option | None, node: Node) -> Any:
 
 def _plain(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float, str))
+
+
+# -- the code over the flags (script_overrides) ----------------------------------------
+
+
+def _apply_overrides(schema: Schema, root: dict[str, Node], notes: list[SourceNote]) -> None:
+    """What the script's code decides over its flags (:mod:`.script_overrides`): an option set
+    again after parsing, the one literal the call that builds a setting passes; a
+    ``TrainingArguments`` switch set again after its ``__post_init__`` is read and not used."""
+    from .nodes import OVERRIDDEN
+    from .script_overrides import AFTER_INIT, ASSIGNED, HARD_CODED, UNREAD, overrides
+
+    found = overrides(schema.modules, set(schema.options))
+    if not found:
+        return
+    decided = {effect.key for effect in schema.effects or ()}
+    literals: dict[str, set[Any]] = {}
+    for override in found:
+        if override.kind == HARD_CODED:
+            literals.setdefault(override.key, set()).add(override.value)
+    for override in found:
+        where = f"{shown(override.path)}:{override.line}"
+        if override.kind == AFTER_INIT:
+            notes.append(
+                _note(
+                    "not-followed",
+                    f"`{override.key}` is set again after parsing, at {where}: "
+                    "TrainingArguments.__post_init__ has already taken the mixed precision from the parsed value "
+                    "(transformers training_args.py:1614-1618@5.24.0), so the run keeps the flags' (a transformers "
+                    "release whose Trainer reads the switch itself would not)",
+                    override,
+                )
+            )
+            continue
+        if override.kind == HARD_CODED and (override.key in decided or len(literals[override.key]) > 1):
+            continue  # one of several places that set it: which one the run takes is the code's
+        if override.kind == ASSIGNED and override.key not in schema.options:
+            continue
+        value = override.value
+        if override.source is not None:
+            value, _ = _option_value(schema, root, override.source)
+        if value is UNREAD or value is MISSING:
+            if override.kind == ASSIGNED:
+                notes.append(
+                    _note(
+                        "unresolved-value",
+                        f"`{override.key}` is set again after parsing, at "
+                        f"{where}, to a value computed at run time: precheck keeps the flag's",
+                        override,
+                    )
+                )
+            continue
+        node = Node(value, override.line, override.column, override.key, override.line, override.column)
+        node.raw, node.path = repr(value), shown(override.path)
+        flag = root.get(override.key)
+        if flag is not None and _converted(schema.options.get(override.key), flag) != value and flag.value != value:
+            how = (
+                "sets it again after parsing"
+                if override.kind == ASSIGNED
+                else "passes a literal to the call that builds it"
+            )
+            notes.append(
+                SourceNote(
+                    OVERRIDDEN,
+                    f"`{flag.key or override.key}` is not what the run uses: {where} {how} "
+                    f"(`{override.key}={value!r}`)",
+                    flag.key_line or flag.line,
+                    flag.key_column or flag.column,
+                    flag.key,
+                    flag.path,
+                )
+            )
+        root[override.key] = node
+
+
+def _note(kind: str, message: str, override: Override) -> SourceNote:
+    """A note at the script's line that sets it."""
+    return SourceNote(kind, message, override.line, override.column, override.key, shown(override.path))
 
 
 __all__ = ["read_launched"]
