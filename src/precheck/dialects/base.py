@@ -51,7 +51,7 @@ def field(name: str, *paths: str, convert: Converter = to_str) -> Field:
 def origin_of(doc: Document, node: Node) -> Origin:
     line, column = node.anchor
     fmt = doc.format if node.path is None else None  # a node from another file: not its format
-    return Origin("file", node.path or doc.path, line, column, node.key, written=node.raw, format=fmt)
+    return Origin("file", node.path or doc.path, line, column, node.key, node.via, written=node.raw, format=fmt)
 
 
 def _sourced_keys(doc: Document, root: Mapping[str, Node]) -> dict[str, Sourced[Any]]:
@@ -63,7 +63,7 @@ def _sourced_keys(doc: Document, root: Mapping[str, Node]) -> dict[str, Sourced[
         line, column = node.anchor
         other = node.path
         fmt = own_format if other is None else None  # a node from another file: not its format
-        origin = Origin("file", other or own_path, line, column, node.key, written=node.raw, format=fmt)
+        origin = Origin("file", other or own_path, line, column, node.key, node.via, written=node.raw, format=fmt)
         out[key] = Sourced(node.value, origin)
     return out
 

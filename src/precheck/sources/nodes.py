@@ -33,6 +33,9 @@ class Node:
     #: the file this node was read from, when it is not the document's own file (a shell
     #: script's launch command merges the YAML file it names with its command-line overrides)
     path: str | None = None
+    #: where the value came from when not from where it stands: a script's option it is read
+    #: from (``mixed_precision=args.mixed_precision``: the option's default and its lines)
+    via: str | None = None
 
     @property
     def anchor(self) -> tuple[int, int]:

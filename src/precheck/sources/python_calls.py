@@ -15,10 +15,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from .python_index import ModuleIndex
-from .python_values import Dtype, Evaluator, Names, Runtime, Source, Unknown, truth
+from .python_values import UNHANDLED, Dtype, Evaluator, Names, Runtime, Source, Unknown, truth
 
 #: TrainingArguments and its subclasses that add no precision switches
 HF_ARGUMENTS = {"TrainingArguments", "Seq2SeqTrainingArguments", "UnslothTrainingArguments"}
@@ -133,6 +133,21 @@ class Arg:
     raw: str
     #: the dict literal the value was written as, when it still holds (for the place of each key)
     literal: ast.Dict | None = field(default=None, repr=False, compare=False)
+    #: where the value came from when not from this line (an option's default, a launch's flag)
+    via: str | None = None
+
+
+class Flow(Protocol):
+    """The values of the options a script parses (:class:`.python_options.Flow`)."""
+
+    vias: dict[int, str]
+    #: the flags a launch gives the script (None: run on its own)
+    flags: Mapping[str, Any] | None
+
+    def call(self, node: ast.Call, evaluate: Any) -> Any: ...
+    def attribute(self, base: Any, name: str, expr: ast.Attribute, function: ast.AST | None) -> Any: ...
+    def rebound(self, space: Any, name: str, value: Any) -> Any: ...
+    def mixed_precision(self, built: Built) -> tuple[Any, str]: ...
 
 
 @dataclass(slots=True)
@@ -188,7 +203,9 @@ _LITERAL = "\0dict "
 _DECIDED = frozenset({str, bool, int, float, type(None), Dtype})
 
 #: the calls whose value is kept as a :class:`Built` (an argument of a later call reads it)
-_BUILT = frozenset(("bnb", "lora-config", "model", "unsloth", "model-config", "hf-trainer", "precision-plugin"))
+_BUILT = frozenset(
+    ("bnb", "lora-config", "model", "unsloth", "model-config", "hf-trainer", "precision-plugin", "accelerator")
+)
 
 #: the values that are always equal to themselves (unlike a float NaN)
 _EQUAL_TO_ITSELF = frozenset({str, int, bool, type(None), Unknown, Dtype, Built})
@@ -270,8 +287,12 @@ def kind_of(qualname: str) -> str | None:
 class Collector:
     """Reads a module's statements in order and collects the :class:`Call` records."""
 
-    def __init__(self, tree: ast.Module, code: str, runtime: Runtime):
+    def __init__(self, tree: ast.Module, code: str, runtime: Runtime, flow: Flow | None = None):
         self.tree = tree
+        #: the options the script parses, followed as values (None: not followed)
+        self.flow = flow
+        #: the function whose body is read now (None: the module's own statements)
+        self._function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
         self.source = Source(code)
         self.index = ModuleIndex(tree, code)  # one walk: what the rest looks up in the tree
         self.names = Names.of(tree, self.index.bindings)
@@ -291,6 +312,9 @@ class Collector:
         self.backward_at: int | None = None
         #: names (``model``, ``self.model``) whose parameters the script trains
         self.models: set[str] = set(_parameter_owners(self.index.parameter_calls))
+        #: modules the script freezes on every path it takes (``vae.requires_grad_(False)``): not
+        #: trained, so a cast of one (``vae.to(dtype=weight_dtype)``) is not of the trained weights
+        self.frozen: set[str] = set()
         #: classes the file defines that subclass ``nn.Module``
         self.modules = {c.name for c in self.index.classes if _is_module(c, self.names)}
         #: classes the file defines that subclass a training config class (``class
@@ -337,7 +361,7 @@ class Collector:
     def _run(self) -> None:
         env: dict[str, Any] = {"__name__": "__main__"}
         self._entries = {n.name: n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        self._words = _word_lines(self.source, self._entries)
+        self._words = _code_lines(self.tree, _word_lines(self.source, self._entries))
         self._module = True
         self.block(self.tree.body, env, inference=False)
         self._module = False
@@ -356,7 +380,9 @@ class Collector:
                     else:
                         local[param.arg] = Unknown(f"`{param.arg}` is a parameter of `{node.name}`")
                 inference = any(self._no_grad(d) for d in node.decorator_list)
+                self._function = node
                 self.block(node.body, local, inference)
+                self._function = None
 
     def _called_once(self, node: ast.FunctionDef | ast.AsyncFunctionDef, env: dict[str, Any]) -> dict[str, Any] | None:
         """The parameters of a module-level function the module's own code calls once, and
@@ -539,6 +565,13 @@ class Collector:
             if isinstance(first, ast.Name) and source is not None and self._builds_model(source):
                 self.models.add(first.id)  # model, tokenizer = FastLanguageModel.from_pretrained(...)
         elif isinstance(target, ast.Attribute):
+            owner_name = target.value.id if type(target.value) is ast.Name else None
+            if owner_name is not None and self.flow is not None and owner_name in env:
+                rebound = self.flow.rebound(env[owner_name], target.attr, value)
+                if rebound is not None:  # `args.x = ...` on an options namespace, read in order
+                    env[owner_name] = rebound
+                    if self._written is not None:
+                        self._written.add(owner_name)
             dotted = _dotted(target)
             if dotted and source is not None and self._builds_model(source):
                 self.models.add(dotted)
@@ -623,7 +656,7 @@ class Collector:
         evaluator = self._evaluator
         if evaluator is None or evaluator.env is not env:
             evaluator = self._evaluator = Evaluator(
-                env, self.names, self.runtime, self._object, self.source, self._bound
+                env, self.names, self.runtime, self._object, self.source, self._bound, self._attribute_of
             )
         return evaluator
 
@@ -631,7 +664,22 @@ class Collector:
         call = self._seen.get(id(node))
         if call is not None and call.kind in _BUILT:
             return Built(call)
+        if self.flow is not None and self._evaluator is not None:
+            value = self.flow.call(node, self._evaluator)
+            if value is not None:
+                return value
         return Unknown(f"the result of `{self.source.segment(node.func)}(...)` is known only when the script runs")
+
+    def _attribute_of(self, base: Any, name: str, expr: ast.Attribute) -> Any:
+        """``args.x`` on an options namespace, ``accelerator.mixed_precision``; UNHANDLED: not known here."""
+        if self.flow is None:
+            return UNHANDLED
+        if isinstance(base, Built) and base.call.kind == "accelerator" and name == "mixed_precision":
+            value, why = self.flow.mixed_precision(base)
+            if why:
+                self.flow.vias[id(expr)] = why
+            return value
+        return self.flow.attribute(base, name, expr, self._function)
 
     def scan(self, expr: ast.expr, env: dict[str, Any], inference: bool, model_target: bool = False) -> None:
         """Record the calls inside ``expr``, innermost first (so an argument built by a call is known)."""
@@ -645,6 +693,10 @@ class Collector:
             method = func.attr if isinstance(func, attribute) else None
             if method == "prepare" and self.accelerated:
                 self.prepared = True  # accelerator.prepare(model, ...): the script trains through accelerate
+            if method == "requires_grad_" and self._written is None and _freezes(node):
+                owner = _dotted(func.value)  # type: ignore[attr-defined]
+                if owner:
+                    self.frozen.add(owner)
             if method == "backward":
                 self.backward = True
                 if self.backward_at is None or node.lineno < self.backward_at:
@@ -708,7 +760,9 @@ class Collector:
             if type(decided) is tuple and type(value) in _DECIDED:
                 call.args[params[index]] = Arg(value, None, None, decided[1], decided[2])
                 continue
-            call.args[params[index]] = Arg(value, None, None, self.at(positional), self.source.segment(positional))
+            call.args[params[index]] = Arg(
+                value, None, None, self.at(positional), self.source.segment(positional), via=self._via(positional)
+            )
         for keyword in node.keywords:
             value = evaluate(keyword.value)
             raw = self.source.segment(keyword.value)
@@ -724,12 +778,18 @@ class Collector:
                     # `dtype = torch.bfloat16` ... `torch_dtype=dtype`: the line that decides it
                     call.args[keyword.arg] = Arg(value, keyword.arg, decided[0], decided[1], decided[2])
                     continue
-                call.args[keyword.arg] = Arg(value, keyword.arg, self.at(keyword), self.at(keyword.value), raw)
+                call.args[keyword.arg] = Arg(
+                    value, keyword.arg, self.at(keyword), self.at(keyword.value), raw, via=self._via(keyword.value)
+                )
             elif isinstance(value, dict):  # **kwargs built from a dict precheck can read
                 for key, item in value.items():
                     call.args[key] = Arg(item, key, self.at(keyword), self.at(keyword.value), f"**{raw}")
             else:
                 self.unknown.append(("**" + raw, self.at(keyword), "keyword arguments not known before the run"))
+
+    def _via(self, expr: ast.expr) -> str | None:
+        """Where an argument's value came from, when an option gave it (``args.mixed_precision``)."""
+        return self.flow.vias.get(id(expr)) if self.flow is not None and type(expr) is ast.Attribute else None
 
     def _cast_kind(self, node: ast.Call, model_target: bool) -> str | None:
         """``model.half()``, ``model.to(torch.bfloat16)``: a cast of the trained model's weights."""
@@ -739,6 +799,8 @@ class Collector:
             return None
         receiver = func.value
         owner = _dotted(receiver)
+        if owner and owner in self.frozen:
+            return None  # a frozen module (a VAE, a text encoder used for inference) cast for speed
         if (owner and owner in self.models) or model_target or self._builds_model(receiver):
             return "cast"
         return None
@@ -800,6 +862,30 @@ def _word_lines(source: Source, names: dict[str, Any]) -> dict[str, list[int]]:
         if lines:
             out[name] = lines
     return out
+
+
+def _code_lines(tree: ast.Module, words: dict[str, list[int]]) -> dict[str, list[int]]:
+    """``words`` without the lines where a name written several times is only in a comment or a
+    text (``# on the main process``): the lines whose code names it (a name, an attribute, a
+    string that is the name alone) are kept. Walked only when some name is written on several lines."""
+    several = {name for name, lines in words.items() if len(lines) > 1}
+    if not several:
+        return words
+    found: dict[str, set[int]] = {name: set() for name in several}
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind is ast.Name:
+            name, line = node.id, node.lineno  # type: ignore[attr-defined]
+        elif kind is ast.Attribute:
+            name, line = node.attr, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        elif kind is ast.Constant and type(node.value) is str:  # type: ignore[attr-defined]
+            name, line = node.value, node.lineno  # type: ignore[attr-defined]
+        else:
+            continue
+        lines = found.get(name)
+        if lines is not None:
+            lines.add(line)
+    return {name: [n for n in lines if n in found[name]] if name in found else lines for name, lines in words.items()}
 
 
 def _callers_first(
@@ -865,6 +951,12 @@ def cast_dtype(call: Call) -> Arg | None:
         if isinstance(arg.value, Dtype):
             return arg
     return None
+
+
+def _freezes(node: ast.Call) -> bool:
+    """``x.requires_grad_(False)`` / ``requires_grad_(requires_grad=False)``."""
+    given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "requires_grad"), None)
+    return isinstance(given, ast.Constant) and given.value is False
 
 
 def _holds_call(expr: ast.expr) -> bool:

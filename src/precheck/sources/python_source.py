@@ -38,7 +38,7 @@ import ast
 import bisect
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -48,6 +48,7 @@ from .nodes import ATTENTION_PATCH, Document, Node, SourceNote
 from .notebook import Cell, code_cells
 from .parsed import parse as parse_once
 from .python_calls import Arg, Built, Call, Collector, cast_dtype, plugin_precision, trainer_dialect
+from .python_options import Flow, Given
 from .python_values import Dtype, Runtime, Unknown
 from .suppressions import scan as scan_suppressions
 
@@ -143,8 +144,11 @@ def _too_much_code(path: str, size: int) -> FileTooLarge:
     )
 
 
-def parse_code(path: str, text: str, kind: str, hardware: Hardware | None) -> list[Document]:
-    """The runs a ``.py`` file (``kind`` "python") or ``.ipynb`` notebook ("notebook") configures."""
+def parse_code(
+    path: str, text: str, kind: str, hardware: Hardware | None, flags: Mapping[str, Given] | None = None
+) -> list[Document]:
+    """The runs a ``.py`` file (``kind`` "python") or ``.ipynb`` notebook ("notebook") configures;
+    ``flags``: the options a launch line gives the script (:mod:`.python_options`)."""
     if kind == "notebook":
         if not _training_words(text):
             return []
@@ -159,7 +163,7 @@ def parse_code(path: str, text: str, kind: str, hardware: Hardware | None) -> li
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         line, column = _error_place(error)
         raise InputError(path, f"Python syntax error: {_error_message(error)}", line, column) from None
-    return _Runs(path, text, code, tree, _identity, hardware).documents()
+    return _Runs(path, text, code, tree, _identity, hardware, Flow(tree, path, flags)).documents()
 
 
 def _notebook(path: str, text: str, hardware: Hardware | None) -> list[Document]:
@@ -244,7 +248,16 @@ def _says_adapters(call: Call) -> bool:
 class _Runs:
     """Turns the collected calls of one module into run documents."""
 
-    def __init__(self, path: str, text: str, code: str, tree: ast.Module, where: Where, hardware: Hardware | None):
+    def __init__(
+        self,
+        path: str,
+        text: str,
+        code: str,
+        tree: ast.Module,
+        where: Where,
+        hardware: Hardware | None,
+        flow: Flow | None = None,
+    ):
         self.path = path
         self.text = text
         self.code = code
@@ -255,7 +268,7 @@ class _Runs:
         # (a function of the path and the answers: a bound method here would be a reference cycle
         # that keeps every script's trees until the cyclic collector runs)
         self.runtime.files = partial(_config_file, path, self.runtime.answers)
-        self.collector = Collector(tree, code, self.runtime)
+        self.collector = Collector(tree, code, self.runtime, flow)
         self.collector.run()
         self.notes: list[SourceNote] = []
         #: per file, not per run (a file of 25,000 TrainingArguments(...) calls is 25,000 runs):
@@ -508,6 +521,8 @@ class _Runs:
         keys. They point at the argument; no fix names it with a dtype it does not take."""
         arg = _precision_arg(call)
         assert arg is not None  # only such calls are passed
+        if arg.value is None and call.kind == "accelerator":
+            arg = self._accelerate_default(call, arg)
         if not _plain(arg.value):
             self._put(root, "autocast", arg)  # a note: the value is not known
             return
@@ -517,7 +532,7 @@ class _Runs:
             return
 
         def at(value: Any) -> Arg:
-            return Arg(value, None, arg.key_at, arg.at, arg.raw)
+            return Arg(value, None, arg.key_at, arg.at, arg.raw, via=arg.via)
 
         if autocast is not None:
             self._put(root, "autocast", at(autocast != "no"))
@@ -527,6 +542,34 @@ class _Runs:
             self._put(root, "torch_dtype", at(Dtype(weights)))
         if scaler and "grad_scaler" not in root:
             self._put(root, "grad_scaler", at(True))
+
+    def _accelerate_default(self, call: Call, arg: Arg) -> Arg:
+        """``Accelerator(mixed_precision=None)``: accelerate's own choice (accelerate 1.15.0
+        ``state.py:926``: ``parse_choice_from_env("ACCELERATE_MIXED_PRECISION", "no")``), "no"
+        for the script run on its own (the environment the script sets counted); unknown
+        under a launch (``accelerate launch`` sets the variable from its config or flag)."""
+        flow = self.collector.flow
+        if flow is None or flow.flags is not None:
+            return Arg(
+                Unknown("accelerate launch decides it (ACCELERATE_MIXED_PRECISION)"),
+                arg.key,
+                arg.key_at,
+                arg.at,
+                arg.raw,
+            )
+        environ = self.collector.environ.get("ACCELERATE_MIXED_PRECISION")
+        if environ is not None:
+            value = environ.value.lower() if isinstance(environ.value, str) else environ.value
+            return Arg(
+                value,
+                arg.key,
+                arg.key_at,
+                arg.at,
+                arg.raw,
+                via=f"ACCELERATE_MIXED_PRECISION set at line {environ.at[0]}",
+            )
+        why = 'accelerate\'s default "no" for the script run on its own (accelerate state.py:926@1.15.0)'
+        return Arg("no", arg.key, arg.key_at, arg.at, arg.raw, via=f"{arg.via}; {why}" if arg.via else why)
 
     # -- the model ---------------------------------------------------------------------------
 
@@ -697,7 +740,7 @@ class _Runs:
         line, column = self.where(arg.at)
         key_line, key_column = self.where(arg.key_at) if arg.key_at is not None else (line, column)
         value = _value(arg.value, line, column)
-        return Node(value, line, column, arg.key, key_line, key_column, raw=arg.raw)
+        return Node(value, line, column, arg.key, key_line, key_column, raw=arg.raw, via=arg.via)
 
     def _filled(self, call: Call, value: Any, named: bool = False) -> Arg:
         """A value the library fills in when the call leaves it out: it points at the call
