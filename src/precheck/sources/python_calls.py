@@ -148,6 +148,8 @@ class Flow(Protocol):
     def attribute(self, base: Any, name: str, expr: ast.Attribute, function: ast.AST | None) -> Any: ...
     def rebound(self, space: Any, name: str, value: Any) -> Any: ...
     def mixed_precision(self, built: Built) -> tuple[Any, str]: ...
+    def cite(self, line: int) -> str: ...
+    def merged(self, values: list[Any], why: str) -> Any: ...
 
 
 @dataclass(slots=True)
@@ -291,6 +293,8 @@ class Collector:
         self.tree = tree
         #: the options the script parses, followed as values (None: not followed)
         self.flow = flow
+        #: why each branch being read was taken, where its test reads an option (innermost last)
+        self._taken: list[str] = []
         #: the function whose body is read now (None: the module's own statements)
         self._function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
         self.source = Source(code)
@@ -503,7 +507,12 @@ class Collector:
         a ``:=`` (:meth:`_bound`) and this merge."""
         known = truth(test) if test is not None else None
         if known is not None and len(bodies) == 2:
+            why = self._branch_why(node, known)
+            if why is not None:
+                self._taken.append(why)
             self.block(bodies[0] if known else bodies[1], env, inference)
+            if why is not None:
+                self._taken.pop()
             return
         outer = self._written
         changed = self._written = set()
@@ -521,13 +530,9 @@ class Collector:
             values = [r.get(name, Unknown(f"`{name}` is not set on every path")) for r in results]
             first = values[0]
             same = all(type(v) is type(first) and v == first for v in values[1:])
-            env[name] = (
-                first
-                if same
-                else Unknown(
-                    f"`{name}` depends on which way the {type(node).__name__.lower()} at line {node.lineno} goes"
-                )
-            )
+            why = f"`{name}` depends on which way the {type(node).__name__.lower()} at line {node.lineno} goes"
+            merged = self.flow.merged(values, why) if not same and self.flow is not None else None
+            env[name] = first if same else merged if merged is not None else Unknown(why)
 
     def bind(self, target: ast.expr, value: Any, source: ast.expr | None, env: dict[str, Any]) -> None:
         if isinstance(target, ast.Name):
@@ -602,7 +607,7 @@ class Collector:
             places = [f for f in found if type(f) is tuple]
             return places[0] if len(places) == 1 else None
         if kind in _DECISIONS:
-            return (self.at(target), self.at(source), self.source.segment(source))
+            return (self.at(target), self.at(source), self.source.segment(source), self._via(source))
         return None
 
     # -- calls -----------------------------------------------------------------------------
@@ -745,7 +750,7 @@ class Collector:
         if type(value) is ast.Name:
             decided = env.get(_DECIDED_AT + value.id)
             return decided if type(decided) is tuple else None
-        return (self.at(key), self.at(value), self.source.segment(value))  # type: ignore[arg-type]
+        return (self.at(key), self.at(value), self.source.segment(value), self._via(value))  # type: ignore[arg-type]
 
     def _arguments(self, call: Call, node: ast.Call, env: dict[str, Any]) -> None:
         evaluate = self.evaluator(env)
@@ -758,7 +763,7 @@ class Collector:
             value = evaluate(positional)
             decided = env.get(_DECIDED_AT + positional.id) if type(positional) is ast.Name else None
             if type(decided) is tuple and type(value) in _DECIDED:
-                call.args[params[index]] = Arg(value, None, None, decided[1], decided[2])
+                call.args[params[index]] = Arg(value, None, None, decided[1], decided[2], via=decided[3])
                 continue
             call.args[params[index]] = Arg(
                 value, None, None, self.at(positional), self.source.segment(positional), via=self._via(positional)
@@ -776,7 +781,7 @@ class Collector:
                 decided = env.get(_DECIDED_AT + keyword.value.id) if type(keyword.value) is ast.Name else None
                 if type(decided) is tuple and type(value) in _DECIDED:
                     # `dtype = torch.bfloat16` ... `torch_dtype=dtype`: the line that decides it
-                    call.args[keyword.arg] = Arg(value, keyword.arg, decided[0], decided[1], decided[2])
+                    call.args[keyword.arg] = Arg(value, keyword.arg, decided[0], decided[1], decided[2], via=decided[3])
                     continue
                 call.args[keyword.arg] = Arg(
                     value, keyword.arg, self.at(keyword), self.at(keyword.value), raw, via=self._via(keyword.value)
@@ -788,8 +793,41 @@ class Collector:
                 self.unknown.append(("**" + raw, self.at(keyword), "keyword arguments not known before the run"))
 
     def _via(self, expr: ast.expr) -> str | None:
-        """Where an argument's value came from, when an option gave it (``args.mixed_precision``)."""
-        return self.flow.vias.get(id(expr)) if self.flow is not None and type(expr) is ast.Attribute else None
+        """Where an argument's value came from, when options gave it: the options it reads
+        (``args.mixed_precision``, ``x if args.bf16 else y``) and the branches taken on them."""
+        flow = self.flow
+        if flow is None or not (flow.vias or self._taken):
+            return None
+        parts = [*self._vias_in(expr), *self._taken]
+        return "; ".join(dict.fromkeys(parts)) if parts else None
+
+    def _vias_in(self, expr: ast.expr) -> list[str]:
+        """The provenance of the option reads in ``expr`` (not inside a call it makes)."""
+        vias = self.flow.vias if self.flow is not None else {}
+        if not vias:
+            return []
+        found: list[str] = []
+        queue: list[ast.AST] = [expr]
+        for node in queue:
+            via = vias.get(id(node)) if type(node) is ast.Attribute else None
+            if via is not None:
+                found.append(via)
+            elif type(node) in _READS:
+                queue.extend(ast.iter_child_nodes(node))
+        return found
+
+    def _branch_why(self, node: ast.stmt, known: bool) -> str | None:
+        """``if args.mixed_precision == "fp16":`` read as ``known``: why that branch, for the
+        values it decides (None: its test reads no option)."""
+        test = getattr(node, "test", None)
+        if self.flow is None or not isinstance(node, ast.If) or test is None:
+            return None
+        reads = self._vias_in(test)
+        if not reads:
+            return None
+        return (
+            f"`if {_cut(self.source.segment(test))}` at {self.flow.cite(node.lineno)} is {known} ({'; '.join(reads)})"
+        )
 
     def _cast_kind(self, node: ast.Call, model_target: bool) -> str | None:
         """``model.half()``, ``model.to(torch.bfloat16)``: a cast of the trained model's weights."""
@@ -951,6 +989,16 @@ def cast_dtype(call: Call) -> Arg | None:
         if isinstance(arg.value, Dtype):
             return arg
     return None
+
+
+#: expressions whose parts an option's value passes through (``a if args.x else b``, ``not args.x``)
+_READS = frozenset(
+    {ast.Attribute, ast.IfExp, ast.BoolOp, ast.UnaryOp, ast.Compare, ast.Subscript, ast.Name, ast.Load, ast.Constant}
+)
+
+
+def _cut(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _freezes(node: ast.Call) -> bool:

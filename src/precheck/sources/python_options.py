@@ -58,6 +58,8 @@ if TYPE_CHECKING:
     from .python_calls import Built
     from .script_schema import Option, Schema
 
+#: an option no path of a branch changed
+_UNCHANGED: Any = object()
 #: the methods that parse the command line into a namespace
 _PARSES = frozenset({"parse_args", "parse_known_args", "parse_args_into_dataclasses"})
 
@@ -202,6 +204,31 @@ class Flow:
             return self._option(base, name, expr, function)
         return UNHANDLED
 
+    def merged(self, values: list[Any], why: str) -> Namespace | None:
+        """The namespaces of the paths of a branch, one namespace: an option set differently on
+        them is unknown (None: they are not the same parse's namespaces)."""
+        first = values[0]
+        if not isinstance(first, Namespace) or not all(
+            isinstance(v, Namespace) and v.options is first.options for v in values
+        ):
+            return None
+        names = {n for v in values for n in v.changed}
+        changed: dict[str, tuple[Any, str | None]] = {}
+        for name in names:
+            seen = [v.changed.get(name, _UNCHANGED) for v in values]
+            if all(s is _UNCHANGED for s in seen):
+                continue
+            one = seen[0]
+            if all(s is not _UNCHANGED and type(s[0]) is type(one[0]) and s[0] == one[0] for s in seen):  # type: ignore[index]
+                changed[name] = one  # type: ignore[assignment]
+            else:
+                changed[name] = (Unknown(f"`.{name}`: {why}"), None)
+        return type(first)(first.what, first.options, changed)
+
+    def cite(self, line: int) -> str:
+        """``path:line`` of a line of the script."""
+        return f"{self.path}:{line}"
+
     def mixed_precision(self, built: Built) -> tuple[Any, str]:
         """``accelerator.mixed_precision`` (:func:`resolved_mixed_precision`)."""
         return resolved_mixed_precision(built, self.flags is not None)
@@ -221,7 +248,7 @@ class Flow:
         if elsewhere is not None:
             return Unknown(f"the script sets `.{name}` at line {elsewhere}")
         flag = self.flags.get(name) if self.flags is not None else None
-        where = self._defined(option)
+        where = defined_at(option)
         if flag is not None:
             self.vias[id(expr)] = f"the launch's --{name} at {flag.where}; {where}"
             return flag.value
@@ -230,15 +257,6 @@ class Flow:
         given = "no launch read gives" if self.flags is None else "the launch does not give"
         self.vias[id(expr)] = f"option default, {given} --{name}; {where}"
         return option.default
-
-    def _defined(self, option: Option) -> str:
-        from .launch_args import shown
-
-        path = shown(option.path)
-        text = f"`--{option.name}` defined at {path}:{option.name_line or option.line}"
-        if option.default_line is not None and option.default_line != (option.name_line or option.line):
-            text += f", its default at {path}:{option.default_line}"
-        return text
 
     def _elsewhere(self, name: str, function: ast.AST | None) -> int | None:
         """A line of another function (or of the module's own statements, read from a
@@ -281,6 +299,23 @@ def resolved_mixed_precision(built: Built, under_launch: bool) -> tuple[Any, str
         f'`{call.name}(mixed_precision=None)` run on its own: accelerate\'s default "no" (ACCELERATE_MIXED_PRECISION '
         "unset; accelerate state.py:926@1.15.0)"
     )
+
+
+def defined_at(option: Option) -> str:
+    """```--x` defined at train.py:356, its default at train.py:358``: the lines that define an option."""
+    from .launch_args import shown
+
+    path = shown(option.path)
+    line = option.name_line or option.line
+    text = f"`--{option.name}` defined at {path}:{line}"
+    if option.default_line is not None and option.default_line != line:
+        text += f", its default at {path}:{option.default_line}"
+    return text
+
+
+def from_flag(via: str | None, name: str) -> bool:
+    """Whether a value's provenance (``via``) is the launch's flag ``--name`` itself."""
+    return via is not None and via.startswith(f"the launch's --{name} at ")
 
 
 def _is_argv(expr: ast.expr) -> bool:
@@ -377,4 +412,4 @@ def _assignments(tree: ast.Module) -> dict[str, list[tuple[int, int]]]:
     return out
 
 
-__all__ = ["Flow", "Given", "Namespace", "resolved_mixed_precision"]
+__all__ = ["Flow", "Given", "Namespace", "defined_at", "from_flag", "resolved_mixed_precision"]

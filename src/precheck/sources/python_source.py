@@ -617,7 +617,7 @@ class _Runs:
         if "attn_implementation" not in args and legacy is not None and legacy.value is True:
             self._put(keys, "attn_implementation", Arg("flash_attention_2", None, legacy.key_at, legacy.at, legacy.raw))
         quantization = args.get("quantization_config")
-        if quantization is not None:
+        if quantization is not None and quantization.value is not None:  # (None: not quantized)
             settings = _settings(quantization.value)
             if settings is None:
                 self._unknown("quantization_config", quantization, "the quantization config is not known")
