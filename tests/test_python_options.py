@@ -1,0 +1,305 @@
+"""Options a training script parses, followed as values into its code (``python_options``).
+
+The excerpts are copied from real repositories (each names its origin) and trimmed to the
+lines that decide the run; the scripts are written to a folder, as the options are read
+from the file a launch or a check names.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from precheck import engine
+from precheck.engine import FileResult
+from precheck.hardware import from_specs
+from precheck.sources import Document
+from precheck.sources.python_source import parse_code
+
+#: huggingface/peft ``examples/lora_dreambooth/train_dreambooth.py`` (the diffusers example
+#: pattern): ``parse_args(input_args=None)`` returns ``parser.parse_args()``, ``main(args)`` builds
+#: the Accelerator from ``args.mixed_precision``, adapters under ``if args.use_lora``, the frozen
+#: text encoder cast to ``weight_dtype``, which ``accelerator.mixed_precision`` decides
+DREAMBOOTH = """
+import argparse
+import os
+
+import torch
+from accelerate import Accelerator
+from peft import LoraConfig, get_peft_model
+from transformers import CLIPTextModel
+from diffusers import UNet2DConditionModel
+
+
+def parse_args(input_args=None):
+    parser = argparse.ArgumentParser(description="Simple example of a training script.")
+    parser.add_argument(
+        "--pretrained_model_name_or_path",
+        type=str,
+        default=None,
+        required=True,
+    )
+    parser.add_argument("--train_text_encoder", action="store_true", help="Whether to train the text encoder")
+    parser.add_argument("--use_lora", action="store_true", help="Whether to use Lora for parameter efficient tuning")
+    parser.add_argument(
+        "--mixed_precision",
+        type=str,
+        default=None,
+        choices=["no", "fp16", "bf16"],
+        help="Whether to use mixed precision. Choose between fp16 and bf16 (bfloat16).",
+    )
+    parser.add_argument("--local_rank", type=int, default=-1, help="For distributed training: local_rank")
+
+    if input_args is not None:
+        args = parser.parse_args(input_args)
+    else:
+        args = parser.parse_args()
+
+    env_local_rank = int(os.environ.get("LOCAL_RANK", "-1"))
+    if env_local_rank != -1 and env_local_rank != args.local_rank:
+        args.local_rank = env_local_rank
+    return args
+
+
+def main(args):
+    accelerator = Accelerator(
+        gradient_accumulation_steps=1,
+        mixed_precision=args.mixed_precision,
+    )
+    text_encoder = CLIPTextModel.from_pretrained(args.pretrained_model_name_or_path, subfolder="text_encoder")
+    unet = UNet2DConditionModel.from_pretrained(args.pretrained_model_name_or_path, subfolder="unet")
+    if args.use_lora:
+        config = LoraConfig(r=8, lora_alpha=32, target_modules=["to_q", "to_v"])
+        unet = get_peft_model(unet, config)
+    if not args.train_text_encoder:
+        text_encoder.requires_grad_(False)
+    params_to_optimize = (
+        itertools.chain(unet.parameters(), text_encoder.parameters()) if args.train_text_encoder else unet.parameters()
+    )
+    optimizer = torch.optim.AdamW(params_to_optimize, lr=1e-4)
+    unet, optimizer = accelerator.prepare(unet, optimizer)
+    weight_dtype = torch.float32
+    if accelerator.mixed_precision == "fp16":
+        weight_dtype = torch.float16
+    elif accelerator.mixed_precision == "bf16":
+        weight_dtype = torch.bfloat16
+    if not args.train_text_encoder:
+        text_encoder.to(accelerator.device, dtype=weight_dtype)
+    for batch in range(10):
+        loss = unet(batch).sum()
+        accelerator.backward(loss)
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    args = parse_args()
+    main(args)
+"""
+
+#: shibing624/MedicalGPT ``training/dpo_training.py``: one dataclass parsed with
+#: ``HfArgumentParser(...).parse_args_into_dataclasses(return_remaining_strings=True)[0]`` in
+#: ``main()``, changed on one path of an ``if`` (``args.device_map = None``), its ``fp16``/``bf16``
+#: handed to ``DPOConfig``, its quantization chosen by ``if args.qlora``
+MEDICALGPT_DPO = """
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+import torch
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig, HfArgumentParser
+from trl import DPOConfig, DPOTrainer
+
+
+@dataclass
+class ScriptArguments:
+    model_name_or_path: Optional[str] = field(default=None, metadata={"help": "The model checkpoint."})
+    load_in_4bit: bool = field(default=False, metadata={"help": "Whether to load the model in 4bit mode or not."})
+    device_map: Optional[str] = field(default="auto", metadata={"help": "Device to map model to."})
+    per_device_train_batch_size: Optional[int] = field(default=4, metadata={"help": "Train batch size"})
+    gradient_checkpointing: Optional[bool] = field(
+        default=True, metadata={"help": "Whether to use gradient checkpointing"}
+    )
+    fp16: Optional[bool] = field(default=True, metadata={"help": "Whether to use fp16"})
+    bf16: Optional[bool] = field(default=False, metadata={"help": "Whether to use bf16"})
+    qlora: bool = field(default=False, metadata={"help": "Whether to use qlora"})
+    output_dir: Optional[str] = field(default="outputs-dpo", metadata={"help": "The output directory"})
+
+
+def main():
+    parser = HfArgumentParser(ScriptArguments)
+    args = parser.parse_args_into_dataclasses(return_remaining_strings=True)[0]
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    ddp = world_size != 1
+    if ddp:
+        args.device_map = None
+    model = AutoModelForCausalLM.from_pretrained(
+        args.model_name_or_path,
+        device_map=args.device_map,
+        quantization_config=BitsAndBytesConfig(
+            load_in_4bit=args.load_in_4bit,
+            bnb_4bit_compute_dtype=torch.float16,
+        ) if args.qlora else None,
+    )
+    training_args = DPOConfig(
+        per_device_train_batch_size=args.per_device_train_batch_size,
+        gradient_checkpointing=args.gradient_checkpointing,
+        output_dir=args.output_dir,
+        bf16=args.bf16,
+        fp16=args.fp16,
+    )
+    trainer = DPOTrainer(model, args=training_args)
+    trainer.train()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return path
+
+
+def read(path: Path) -> Document:
+    found = parse_code(str(path), path.read_text(), "python", None)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def line_of(path: Path, text: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
+def plan_of(paths: list[Path], gpu: str = "V100") -> dict[str, FileResult]:
+    report = engine.run([str(p) for p in paths], from_specs([gpu], {}), env={})
+    assert not report.errors and not report.internal_errors
+    return {r.path: r for r in report.files if r.plan is not None}
+
+
+def values(document: Document) -> dict[str, Any]:
+    return {key: node.plain() for key, node in document.mapping().items()}
+
+
+# --- 1. the namespace flows into functions: main(args), a function returning parse_args() ------
+
+
+def test_dreambooth_options_reach_main_through_parse_args(tmp_path: Path) -> None:
+    script = write(tmp_path, "train_dreambooth.py", DREAMBOOTH)
+    document = read(script)
+    found = values(document)
+    # --mixed_precision's default None: Accelerator falls back on accelerate's "no" run on its own
+    assert found["autocast"] is False
+    assert "use_peft" not in found  # --use_lora is store_true: False when no launch gives it
+    assert not [n for n in document.notes if "parameter of `main`" in n.message]
+    autocast = document.mapping()["autocast"]
+    assert autocast.line == line_of(script, "mixed_precision=args.mixed_precision")
+    assert autocast.via is not None
+    assert f"defined at {script}:{line_of(script, '--mixed_precision')}" in autocast.via
+    assert f"its default at {script}:{line_of(script, '--mixed_precision') + 2}" in autocast.via
+    assert "option default, no launch read gives --mixed_precision" in autocast.via
+    assert "accelerate state.py:926@1.15.0" in autocast.via
+
+
+def test_dataclass_options_reach_the_trainer_config(tmp_path: Path) -> None:
+    script = write(tmp_path, "dpo_training.py", MEDICALGPT_DPO)
+    document = read(script)
+    found = values(document)
+    assert found["fp16"] is True and found["bf16"] is False
+    assert found["per_device_train_batch_size"] == 4 and found["gradient_checkpointing"] is True
+    assert "load_in_4bit" not in found  # `... if args.qlora else None`: qlora's default False
+    fp16 = document.mapping()["fp16"]
+    assert fp16.line == line_of(script, "fp16=args.fp16")
+    assert fp16.via is not None and f"`--fp16` defined at {script}:{line_of(script, 'fp16: Optional')}" in fp16.via
+    # `if ddp: args.device_map = None` changes one option on one path: the others stay known
+    assert not [n for n in document.notes if "depends on which way" in n.message and "output_dir" in n.message]
+
+
+def test_a_parse_given_its_own_arguments_is_not_the_command_line(tmp_path: Path) -> None:
+    script = write(
+        tmp_path,
+        "train.py",
+        DREAMBOOTH.replace("args = parse_args()\n", 'args = parse_args(["--mixed_precision", "bf16"])\n'),
+    )
+    document = read(script)
+    assert "autocast" not in values(document)
+    assert [n for n in document.notes if "mixed_precision=args.mixed_precision" in n.message]
+
+
+def test_an_option_another_function_assigns_is_unknown(tmp_path: Path) -> None:
+    text = DREAMBOOTH.replace(
+        "def main(args):", 'def tune(args):\n    args.mixed_precision = "bf16"\n\n\ndef main(args):'
+    )
+    document = read(write(tmp_path, "train.py", text))
+    assert "autocast" not in values(document)
+    assert [n for n in document.notes if "sets `.mixed_precision` at line" in n.message]
+
+
+# --- 2. conditions on those values: the branch taken, its values cited ---------------------------
+
+
+def test_a_launch_flag_decides_the_branches_and_a_frozen_module_cast_is_not_the_weights(tmp_path: Path) -> None:
+    script = write(tmp_path, "train_dreambooth.py", DREAMBOOTH)
+    launch = write(
+        tmp_path,
+        "train.sh",
+        "accelerate launch train_dreambooth.py --pretrained_model_name_or_path x --use_lora --mixed_precision fp16\n",
+    )
+    results = plan_of([launch])
+    (result,) = [r for r in results.values() if r.path.endswith("train.sh")]
+    assert result.plan is not None
+    # the flag gives Accelerator fp16: autocast float16 with loss scaling, at the flag
+    assert result.plan.autocast_dtype.value == "float16"
+    assert result.plan.autocast_dtype.origin.path is not None and result.plan.autocast_dtype.origin.path.endswith(
+        "train.sh"
+    )
+    # `--use_lora` takes the `if args.use_lora` branch: adapters, trained in float32
+    assert result.plan.param_dtype.value == "float32"
+    # `text_encoder.to(dtype=weight_dtype)` (float16 under fp16) casts the frozen text encoder, not the
+    # trained weights: no pure-fp16 training is reported
+    assert result.plan.load_dtype.value != "float16"
+    assert not [f for f in result.findings if str(f.severity) == "error"]
+    assert script.exists()
+
+
+def test_medicalgpt_branch_on_an_option_default(tmp_path: Path) -> None:
+    script = write(tmp_path, "dpo_training.py", MEDICALGPT_DPO.replace("if args.qlora else None", "if True else None"))
+    found = values(read(script))
+    assert found["load_in_4bit"] is False  # the branch taken is read; its value is the option's default
+
+
+# --- 3. provenance cites the option's definition in the plan ---------------------------------------
+
+
+def test_explain_cites_the_option_definition_lines(tmp_path: Path) -> None:
+    script = write(tmp_path, "dpo_training.py", MEDICALGPT_DPO)
+    (result,) = plan_of([script]).values()
+    assert result.plan is not None
+    source = str(result.plan.autocast_dtype.origin)
+    assert f"{script}:{line_of(script, 'fp16=args.fp16')}" in source
+    assert f"{script}:{line_of(script, 'fp16: Optional')}" in source
+    assert "help" not in source
+
+
+def test_a_launch_flag_cites_the_option_the_script_defines(tmp_path: Path) -> None:
+    script = write(tmp_path, "dpo_training.py", MEDICALGPT_DPO)
+    launch = write(tmp_path, "run_dpo.sh", "python3 dpo_training.py --bf16 True --fp16 False --output_dir o\n")
+    results = plan_of([launch], "8xA100-80GB")
+    (result,) = [r for r in results.values() if r.path.endswith("run_dpo.sh")]
+    assert result.plan is not None
+    source = str(result.plan.autocast_dtype.origin)
+    assert "run_dpo.sh:1" in source and f"{script}:{line_of(script, 'bf16: Optional')}" in source
+
+
+@pytest.mark.parametrize("flags", ["", "--mixed_precision no"])
+def test_no_mixed_precision_gives_no_error_on_a_v100(tmp_path: Path, flags: str) -> None:
+    write(tmp_path, "train_dreambooth.py", DREAMBOOTH)
+    launch = write(
+        tmp_path, "train.sh", f"accelerate launch train_dreambooth.py --pretrained_model_name_or_path x {flags}\n"
+    )
+    for result in plan_of([launch, tmp_path / "train_dreambooth.py"]).values():
+        assert not [f for f in result.findings if str(f.severity) == "error"], result.findings
