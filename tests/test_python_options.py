@@ -303,3 +303,31 @@ def test_no_mixed_precision_gives_no_error_on_a_v100(tmp_path: Path, flags: str)
     )
     for result in plan_of([launch, tmp_path / "train_dreambooth.py"]).values():
         assert not [f for f in result.findings if str(f.severity) == "error"], result.findings
+
+
+# --- the real files, where ../shared is beside the checkout ----------------------------------------
+
+PROJECTS = Path(__file__).resolve().parents[2] / "shared" / "projects"
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize(
+    ("repository", "script", "key", "use", "definition"),
+    [
+        (
+            "huggingface__peft",
+            "examples/lora_dreambooth/train_dreambooth.py",
+            "autocast",
+            "mixed_precision=args.mixed_precision",
+            '"--mixed_precision",',
+        ),
+        ("shibing624__MedicalGPT", "training/dpo_training.py", "fp16", "fp16=args.fp16,", "fp16: Optional[bool]"),
+    ],
+)
+def test_real_scripts_cite_their_option_definitions(
+    repository: str, script: str, key: str, use: str, definition: str
+) -> None:
+    path = PROJECTS / repository / script
+    node = read(path).mapping()[key]
+    assert node.line == line_of(path, use)
+    assert node.via is not None and f"{path}:{line_of(path, definition)}" in node.via
