@@ -507,7 +507,7 @@ class Collector:
         a ``:=`` (:meth:`_bound`) and this merge."""
         known = truth(test) if test is not None else None
         if known is not None and len(bodies) == 2:
-            why = self._branch_why(node, known)
+            why = self._branch_why(node, known, env)
             if why is not None:
                 self._taken.append(why)
             self.block(bodies[0] if known else bodies[1], env, inference)
@@ -801,28 +801,35 @@ class Collector:
         parts = [*self._vias_in(expr), *self._taken]
         return "; ".join(dict.fromkeys(parts)) if parts else None
 
-    def _vias_in(self, expr: ast.expr) -> list[str]:
-        """The provenance of the option reads in ``expr`` (not inside a call it makes)."""
-        vias = self.flow.vias if self.flow is not None else {}
-        if not vias:
+    def _vias_in(self, expr: ast.expr, env: dict[str, Any] | None = None) -> list[str]:
+        """The provenance of the option reads in ``expr`` (not inside a call it makes); with
+        ``env``, of the names it reads that an option gave (a parameter passed ``args.bf16``)."""
+        flow = self.flow
+        if flow is None or not (flow.vias or env):
             return []
+        vias = flow.vias
         found: list[str] = []
         queue: list[ast.AST] = [expr]
         for node in queue:
-            via = vias.get(id(node)) if type(node) is ast.Attribute else None
+            kind = type(node)
+            via = vias.get(id(node)) if kind is ast.Attribute else None
             if via is not None:
                 found.append(via)
-            elif type(node) in _READS:
+            elif kind is ast.Name and env is not None:
+                decided = env.get(_DECIDED_AT + node.id)  # type: ignore[attr-defined]
+                if type(decided) is tuple and decided[3]:
+                    found.append(f"`{node.id}` set at {flow.cite(decided[1][0])}: {decided[3]}")  # type: ignore[attr-defined]
+            elif kind in _READS:
                 queue.extend(ast.iter_child_nodes(node))
         return found
 
-    def _branch_why(self, node: ast.stmt, known: bool) -> str | None:
+    def _branch_why(self, node: ast.stmt, known: bool, env: dict[str, Any]) -> str | None:
         """``if args.mixed_precision == "fp16":`` read as ``known``: why that branch, for the
         values it decides (None: its test reads no option)."""
         test = getattr(node, "test", None)
         if self.flow is None or not isinstance(node, ast.If) or test is None:
             return None
-        reads = self._vias_in(test)
+        reads = self._vias_in(test, env)
         if not reads:
             return None
         return (

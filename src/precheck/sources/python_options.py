@@ -58,6 +58,9 @@ if TYPE_CHECKING:
     from .python_calls import Built
     from .script_schema import Option, Schema
 
+#: transformers' ``TrainingArguments`` fields whose default every release shares, and its line
+#: (``training_args.py``@5.24.0; ``gradient_checkpointing`` changed from False to None, not taken)
+TRAINING_DEFAULTS: dict[str, tuple[Any, int]] = {"bf16": (False, 874), "fp16": (False, 880), "tf32": (None, 898)}
 #: an option no path of a branch changed
 _UNCHANGED: Any = object()
 #: the methods that parse the command line into a namespace
@@ -83,6 +86,8 @@ class Namespace:
     options: Mapping[str, Option]
     #: values set after the parse (``args.x = ...`` read in order): name → value, why
     changed: Mapping[str, tuple[Any, str | None]] = field(default_factory=dict)
+    #: it extends transformers' ``TrainingArguments`` (or a TRL config): their fields are its own
+    framework: bool = False
 
     def __repr__(self) -> str:
         return f"<options of {self.what}>"
@@ -144,7 +149,12 @@ class Flow:
             spaces: list[Any] = []
             for name, (fields, complete) in schema.dataclasses.items():
                 options = {f: schema.options[f] for f in fields if f in schema.options}
-                spaces.append(Namespace(name, options) if complete else _Partial(name, options))
+                framework = name in schema.framework_classes
+                spaces.append(
+                    Namespace(name, options, framework=framework)
+                    if complete
+                    else _Partial(name, options, framework=framework)
+                )
             if any(k.arg == "return_remaining_strings" for k in node.keywords):
                 spaces.append(Unknown("the strings the parser did not read"))
             return tuple(spaces)
@@ -194,7 +204,7 @@ class Flow:
         if not spaces:
             return None
         changes = {n: (Unknown(f"`{function.name}` sets `.{n}` at line {at}"), None) for n, at in changed.items()}
-        return Namespace(f"{function.name}()", spaces[0].options, changes)
+        return Namespace(f"{function.name}()", spaces[0].options, changes, spaces[0].framework)
 
     # -- attributes ------------------------------------------------------------------------------
 
@@ -223,11 +233,28 @@ class Flow:
                 changed[name] = one  # type: ignore[assignment]
             else:
                 changed[name] = (Unknown(f"`.{name}`: {why}"), None)
-        return type(first)(first.what, first.options, changed)
+        return type(first)(first.what, first.options, changed, first.framework)
 
     def cite(self, line: int) -> str:
         """``path:line`` of a line of the script."""
         return f"{self.path}:{line}"
+
+    def _framework_field(self, name: str, expr: ast.Attribute) -> Any:
+        """A field of transformers' ``TrainingArguments`` the parsed class inherits: the launch's
+        flag, else its default where every release has the same one (:data:`TRAINING_DEFAULTS`)."""
+        flag = self.flags.get(name) if self.flags is not None else None
+        if flag is not None:
+            self.vias[id(expr)] = f"the launch's --{name} at {flag.where}; a TrainingArguments field"
+            return flag.value
+        known = TRAINING_DEFAULTS.get(name)
+        if known is None:
+            return Unknown(f"`{name}` is a TrainingArguments field whose default precheck does not take")
+        value, line = known
+        given = "no launch read gives" if self.flags is None else "the launch does not give"
+        self.vias[id(expr)] = (
+            f"TrainingArguments default (transformers training_args.py:{line}@5.24.0), {given} --{name}"
+        )
+        return value
 
     def mixed_precision(self, built: Built) -> tuple[Any, str]:
         """``accelerator.mixed_precision`` (:func:`resolved_mixed_precision`)."""
@@ -240,6 +267,8 @@ class Flow:
                 self.vias[id(expr)] = via
             return value
         option = space.options.get(name)
+        if option is None and space.framework:
+            return self._framework_field(name, expr)
         if option is None:
             if isinstance(space, _Partial):
                 return Unknown(f"`{name}` is a field of `{space.what}` precheck did not read")
@@ -274,7 +303,7 @@ class Flow:
         """The namespace after ``space.name = value`` read in order (None: ``space`` is none)."""
         if not isinstance(space, Namespace):
             return None
-        return type(space)(space.what, space.options, {**space.changed, name: (value, None)})
+        return type(space)(space.what, space.options, {**space.changed, name: (value, None)}, space.framework)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -166,6 +166,27 @@ def parse_code(
     return _Runs(path, text, code, tree, _identity, hardware, Flow(tree, path, flags)).documents()
 
 
+#: the keys of the model a launched Trainer script loads that :func:`model_keys` gives
+_LOADED_KEYS = ("torch_dtype", "load_in_4bit", "load_in_8bit", "bnb_4bit_compute_dtype", "bnb_4bit_quant_type")
+
+
+def model_keys(path: str, text: str, flags: Mapping[str, Given]) -> dict[str, Node]:
+    """The model a script a launch line starts loads (its first ``from_pretrained`` for training),
+    read with the launch's ``flags`` as its options' values: dtype and quantization, each where
+    the script decides it. Empty for a file that holds no training words or does not parse."""
+    if not _training_words(text):
+        return {}
+    code = text.replace("\r\n", "\n").replace("\r", "\n")
+    if len(code) > MAX_CODE:
+        return {}
+    try:
+        tree = parse_once(code, path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    model = _Runs(path, text, code, tree, _identity, None, Flow(tree, path, flags))._model()
+    return {key: node for key, node in model.keys.items() if key in _LOADED_KEYS}
+
+
 def _notebook(path: str, text: str, hardware: Hardware | None) -> list[Document]:
     cells = [c for c in code_cells(path, text) if c.code.strip()]
     size = sum(len(c.code) for c in cells)

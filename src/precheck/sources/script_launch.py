@@ -90,7 +90,27 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
         return found  # no Trainer's arguments: what the script's own loop does with its options is the run
     found.dialect = _dialect(schema, found)
     found.script_own_loop = not schema.frameworks and not _builds_trainer(schema)
+    if path is not None and found.dialect in ("hf-trainer", "trl"):
+        _model_loaded(path, found, given)
     return found
+
+
+def _model_loaded(path: Path, found: Found, given: dict[str, Given]) -> None:
+    """The model the script loads, read with the launch's flags as its options' values
+    (:func:`.python_source.model_keys`): its dtype, quantization and attention where neither
+    a flag nor an option's effect set them (``if bf16: dtype = torch.bfloat16`` in a function
+    the script calls with ``bf16=training_args.bf16``), each at the script's line."""
+    from .python_source import model_keys
+    from .reading import read_text
+
+    name = shown(path)
+    try:
+        keys = model_keys(name, read_text(path, name), given)
+    except InputError:
+        return
+    for key, node in keys.items():
+        if key not in found.root:
+            found.root[key] = with_path(node, name)
 
 
 def _builds_trainer(schema: Schema) -> bool:
@@ -175,11 +195,17 @@ def _defined_at(schema: Schema, root: dict[str, Node]) -> None:
 def _given(schema: Schema, root: dict[str, Node], launched_from: str) -> dict[str, Given]:
     """The launch's flags as the script's parser gives them to its code (:mod:`.python_options`)."""
     out: dict[str, Given] = {}
+    inherited = schema.framework_classes
     for key, node in root.items():
         option = schema.options.get(key)
-        if option is None or node.path is not None:
+        if node.path is not None:
             continue  # (a key from a config file the launch names, not a flag)
-        value = _converted(option, node)
+        if option is None and inherited and isinstance(node.value, (bool, int, float, str)):
+            value: Any = node.value  # a TrainingArguments field the script's class inherits
+        elif option is None:
+            continue
+        else:
+            value = _converted(option, node)
         where = f"{launched_from}:{node.key_line or node.line}"
         out[key] = Given(
             Unknown(f"`--{key}` is given a value precheck cannot read") if value is MISSING else value, where

@@ -117,6 +117,9 @@ class Schema:
     #: each class ``HfArgumentParser`` is given → the fields it has (its own and its local
     #: bases'), and whether they are all of them (False: a base precheck did not read)
     dataclasses: dict[str, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
+    #: the classes ``HfArgumentParser`` is given that extend a framework's training arguments
+    #: (``class TrainingArguments(transformers.TrainingArguments)``): that framework's fields are theirs
+    framework_classes: set[str] = field(default_factory=set)
     #: the modules call a ``TrainingArguments`` class themselves (``TrainingArguments(...)``,
     #: ``Seq2SeqTrainingArguments(...)``, a subclass named so), not only parse into one
     builds_arguments: bool = False
@@ -431,7 +434,12 @@ class _Reader:
             fields: list[str] = []
             closed = self.schema.closed
             self.schema.closed = True
+            frameworks = set(self.schema.frameworks)
+            self.schema.frameworks.clear()
             self._dataclass(name, set(), isinstance(item, ast.Attribute), fields)
+            if self.schema.frameworks:
+                self.schema.framework_classes.add(name)
+            self.schema.frameworks |= frameworks
             self.schema.dataclasses.setdefault(name, (tuple(dict.fromkeys(fields)), self.schema.closed))
             self.schema.closed = closed and self.schema.closed
 
