@@ -130,8 +130,9 @@ class Flow:
         if isinstance(func, ast.Attribute) and func.attr in _PARSES:
             return self._parse(func.attr, node, evaluate)
         if isinstance(func, ast.Name) and func.id == "len" and len(node.args) == 1 and not node.keywords:
-            if _is_argv(node.args[0]) and self.flags is None:
-                return 1  # `python train.py`: no flags, sys.argv holds the script alone
+            if _is_argv(node.args[0]) and self.flags is None and self.schema() is not None:
+                # `python train.py`, as the options' defaults are read: sys.argv holds the script alone
+                return 1
             return None
         if isinstance(func, ast.Name) and func.id in self._functions:
             return self._returned(self._functions[func.id], node, evaluate)
