@@ -340,6 +340,9 @@ class Collector:
         self._module = False
         #: FlashAttention monkey patches the module calls on every path (:func:`flash_patch`)
         self.patches: list[ast.Call] = []
+        #: ``torch.backends.cuda.matmul.allow_tf32 = ...`` / ``torch.set_float32_matmul_precision(...)``,
+        #: the last one read (Unknown when set in a branch precheck cannot decide)
+        self.tf32: Arg | None = None
         #: object → the attention implementation the script sets on it as an attribute
         self.attention: dict[str, Arg] = {}
         #: module-level function name → the lines that name it (:func:`_word_lines`)
@@ -570,6 +573,8 @@ class Collector:
             if isinstance(first, ast.Name) and source is not None and self._builds_model(source):
                 self.models.add(first.id)  # model, tokenizer = FastLanguageModel.from_pretrained(...)
         elif isinstance(target, ast.Attribute):
+            if target.attr == "allow_tf32" and source is not None:
+                self._tf32(target, value, source)
             owner_name = target.value.id if type(target.value) is ast.Name else None
             if owner_name is not None and self.flow is not None and owner_name in env:
                 rebound = self.flow.rebound(env[owner_name], target.attr, value)
@@ -595,6 +600,31 @@ class Collector:
                 self.environ[key] = Arg(value, key, self.at(target), self.at(source), self.source.segment(source))
                 if key == "CUDA_VISIBLE_DEVICES" and isinstance(value, str):
                     self._visible(value)
+
+    def _tf32(self, target: ast.Attribute, value: Any, source: ast.expr) -> None:
+        """``torch.backends.cuda.matmul.allow_tf32 = value``: TF32 matmuls (torch's default False
+        since 1.12), on every path read, or unknown in a branch precheck cannot decide."""
+        if self.names.qualname(target) != "torch.backends.cuda.matmul.allow_tf32":
+            return
+        if self._written is not None:
+            value = Unknown("set in a branch precheck cannot decide")
+        self.tf32 = Arg(
+            value, target.attr, self.at(target), self.at(source), self.source.segment(source), via=self._via(source)
+        )
+
+    def _matmul_precision(self, node: ast.Call, env: dict[str, Any]) -> None:
+        """``torch.set_float32_matmul_precision("high" | "medium")``: TF32 (or bf16) matmuls;
+        ``"highest"``: full float32 (torch ``set_float32_matmul_precision``)."""
+        given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "precision"), None)
+        if given is None:
+            return
+        chosen = self.evaluator(env)(given)
+        value: Any = (
+            chosen in ("high", "medium") if isinstance(chosen, str) else Unknown(f"`{self.source.segment(given)}`")
+        )
+        if self._written is not None:
+            value = Unknown("set in a branch precheck cannot decide")
+        self.tf32 = Arg(value, None, None, self.at(given), self.source.segment(given), via=self._via(given))
 
     def _decided(self, target: ast.Name, source: ast.expr, env: dict[str, Any]) -> Any:
         """Where the value bound to ``target`` is decided: here when ``source`` is a literal or
@@ -708,6 +738,8 @@ class Collector:
                     self.backward_at = node.lineno
             if type(func) is ast.Name and func.id in self._entries:
                 self._site(func.id, node, env)
+            if method == "set_float32_matmul_precision" and qualname_of(func) == "torch.set_float32_matmul_precision":
+                self._matmul_precision(node, env)
             qualname = qualname_of(func) or ""
             kind = kind_of(qualname)
             if kind is None and self.configs and type(func) is ast.Name:

@@ -501,6 +501,8 @@ class _Runs:
             self._put(root, "grad_scaler", scaler.args.get("enabled") or self._filled(scaler, True, named=True))
             if scaler.qualname.endswith("ShardedGradScaler"):
                 self._put(root, "sharded_grad_scaler", self._filled(scaler, True, named=True))
+        if self.collector.tf32 is not None:
+            self._put(root, "tf32", self.collector.tf32)
         distributed = next((c for c in calls if c.kind == "distributed"), None)
         if distributed is not None:
             self._put(root, "distributed", self._filled(distributed, True, named=True))

@@ -218,7 +218,7 @@ def _given(schema: Schema, root: dict[str, Node], launched_from: str) -> dict[st
 _READ_BY_LOOPS = frozenset(
     {"model_name_or_path", "torch_dtype", "autocast", "autocast_dtype", "grad_scaler", "sharded_grad_scaler"}
     | {"distributed", "load_in_4bit", "load_in_8bit", "bnb_4bit_compute_dtype", "attn_implementation", "use_peft"}
-    | {"trainer", "model", "precision", "dtype", "bnb_4bit_quant_type", "gradient_checkpointing"}
+    | {"trainer", "model", "precision", "dtype", "bnb_4bit_quant_type", "gradient_checkpointing", "tf32"}
 )
 #: keys a script's code derives from its options that its own loop's run reads
 _LOOP_KEYS = frozenset(

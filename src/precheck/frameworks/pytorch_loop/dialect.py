@@ -15,6 +15,8 @@ calls into these keys, each at the place in the script that sets it:
 ``load_in_4bit`` ...        the model's bitsandbytes settings, as for HF recipes
 ``use_peft``                ``get_peft_model(...)``: adapters are trained
 ``distributed``             DDP / ``init_process_group``: one process per visible GPU
+``tf32``                    ``torch.backends.cuda.matmul.allow_tf32 = ...`` /
+                            ``torch.set_float32_matmul_precision("high")``
 ==========================  ==================================================================
 
 The dialect never recognises a file by its keys: only the Python source names it.
@@ -37,6 +39,7 @@ class PytorchLoop(Dialect):
         field("grad_scaler", "grad_scaler", convert=to_bool),
         field("quant_compute_dtype", "bnb_4bit_compute_dtype", convert=parse_dtype),
         field("attn_implementation", "attn_implementation"),
+        field("tf32", "tf32", convert=to_bool),
     )
 
     def score(self, doc: Document) -> int:
