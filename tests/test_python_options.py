@@ -331,3 +331,96 @@ def test_real_scripts_cite_their_option_definitions(
     node = read(path).mapping()[key]
     assert node.line == line_of(path, use)
     assert node.via is not None and f"{path}:{line_of(path, definition)}" in node.via
+
+
+# --- TF32 set in code, on an option ---------------------------------------------------------------
+
+#: huggingface/peft ``examples/lora_dreambooth/train_dreambooth.py`` (lines 326-333, 762-763): TF32
+#: switched on by a store_true option; the loop trimmed to what makes it a run
+DREAMBOOTH_TF32 = """
+import argparse
+
+import torch
+from accelerate import Accelerator
+
+
+def parse_args(input_args=None):
+    parser = argparse.ArgumentParser(description="Simple example of a training script.")
+    parser.add_argument(
+        "--allow_tf32",
+        action="store_true",
+        help=(
+            "Whether or not to allow TF32 on Ampere GPUs. Can be used to speed up training."
+        ),
+    )
+    parser.add_argument("--mixed_precision", type=str, default=None, choices=["no", "fp16", "bf16"])
+    return parser.parse_args(input_args)
+
+
+def main(args):
+    accelerator = Accelerator(mixed_precision=args.mixed_precision)
+    if args.allow_tf32 and torch.cuda.is_available():
+        torch.backends.cuda.matmul.allow_tf32 = True
+    loss = model(batch)
+    accelerator.backward(loss)
+
+
+if __name__ == "__main__":
+    args = parse_args()
+    main(args)
+"""
+
+#: karpathy/nanoGPT ``train.py`` (lines 104-112): TF32 on every path, the autocast dtype from a config name
+NANOGPT_TF32 = """
+import torch
+from contextlib import nullcontext
+
+dtype = 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'
+device = 'cuda'
+torch.backends.cuda.matmul.allow_tf32 = True # allow tf32 on matmul
+torch.backends.cudnn.allow_tf32 = True # allow tf32 on cudnn
+device_type = 'cuda' if 'cuda' in device else 'cpu' # for later use in torch.autocast
+ptdtype = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16}[dtype]
+ctx = nullcontext() if device_type == 'cpu' else torch.amp.autocast(device_type=device_type, dtype=ptdtype)
+scaler = torch.cuda.amp.GradScaler(enabled=(dtype == 'float16'))
+with ctx:
+    loss = model(X)
+scaler.scale(loss).backward()
+"""
+
+
+@pytest.mark.parametrize(("default", "expected"), [("", None), ("\n        default=True,", True)])
+def test_tf32_on_an_option_takes_the_branch_its_default_picks(
+    tmp_path: Path, default: str, expected: bool | None
+) -> None:
+    text = DREAMBOOTH_TF32.replace('"--allow_tf32",\n        action="store_true",', f'"--allow_tf32",{default}')
+    text = text if default else DREAMBOOTH_TF32
+    script = write(tmp_path, "train_dreambooth.py", text)
+    (document,) = parse_code(str(script), script.read_text(), "python", from_specs(["A100"], {}))
+    tf32 = document.mapping().get("tf32")
+    if expected is None:
+        assert tf32 is None  # store_true's False: the branch is not taken, torch's default stands
+        return
+    assert tf32 is not None and tf32.value is True
+    assert tf32.line == line_of(script, "matmul.allow_tf32 = True")
+    assert tf32.via is not None and f"at {script}:{line_of(script, 'if args.allow_tf32')} is True" in tf32.via
+    assert f"`--allow_tf32` defined at {script}:{line_of(script, '--allow_tf32')}" in tf32.via
+
+
+def test_tf32_set_on_every_path_is_the_loops(tmp_path: Path) -> None:
+    script = write(tmp_path, "train.py", NANOGPT_TF32)
+    results = plan_of([script], "A100")
+    (result,) = results.values()
+    assert result.plan is not None and result.plan.tf32 is not None
+    assert result.plan.tf32.value is True
+    assert result.plan.tf32.origin.line == line_of(script, "matmul.allow_tf32 = True")
+
+
+def test_tf32_in_an_undecided_branch_is_unknown(tmp_path: Path) -> None:
+    text = NANOGPT_TF32.replace(
+        "torch.backends.cuda.matmul.allow_tf32 = True # allow tf32 on matmul",
+        "if os.environ.get('TF32'):\n    torch.backends.cuda.matmul.allow_tf32 = True",
+    )
+    document = read(write(tmp_path, "train.py", "import os\n" + text))
+    assert "tf32" not in values(document)
+    assert [n for n in document.notes if n.key == "allow_tf32" and "branch" in n.message]
