@@ -424,3 +424,123 @@ def test_tf32_in_an_undecided_branch_is_unknown(tmp_path: Path) -> None:
     document = read(write(tmp_path, "train.py", "import os\n" + text))
     assert "tf32" not in values(document)
     assert [n for n in document.notes if n.key == "allow_tf32" and "branch" in n.message]
+
+
+# --- the Accelerator's precision over a validation function's autocast ------------------------------
+
+#: huggingface/diffusers ``examples/dreambooth/train_dreambooth_lora.py`` (``log_validation`` at 124-166,
+#: ``main`` from 771): the validation pipeline runs under ``torch.amp.autocast``; training through the
+#: Accelerator, whose ``mixed_precision`` an option gives
+DIFFUSERS_VALIDATION = """
+import argparse
+
+import torch
+from accelerate import Accelerator
+
+
+def log_validation(pipeline, args, accelerator, pipeline_args, epoch, torch_dtype, is_final_validation=False):
+    pipeline = pipeline.to(accelerator.device)
+    images = []
+    for _ in range(args.num_validation_images):
+        with torch.amp.autocast(accelerator.device.type):
+            image = pipeline(**pipeline_args).images[0]
+            images.append(image)
+    return images
+
+
+def parse_args(input_args=None):
+    parser = argparse.ArgumentParser(description="Simple example of a training script.")
+    parser.add_argument("--num_validation_images", type=int, default=4)
+    parser.add_argument(
+        "--mixed_precision",
+        type=str,
+        default=MIXED,
+        choices=["no", "fp16", "bf16"],
+    )
+    return parser.parse_args(input_args)
+
+
+def main(args):
+    accelerator = Accelerator(
+        gradient_accumulation_steps=1,
+        mixed_precision=args.mixed_precision,
+    )
+    unet, optimizer = accelerator.prepare(unet, optimizer)
+    for step, batch in enumerate(train_dataloader):
+        loss = unet(batch).sum()
+        accelerator.backward(loss)
+        optimizer.step()
+    log_validation(pipeline, args, accelerator, pipeline_args, 0, torch.float16)
+
+
+if __name__ == "__main__":
+    args = parse_args()
+    main(args)
+"""
+
+#: huggingface/diffusers ``examples/text_to_image/train_text_to_image.py`` (``log_validation`` at
+#: 141-176, ``main`` at 528): ``autocast_ctx = torch.autocast(...)`` in validation, the option read in
+#: ``main`` and rebound to the resolved value (``args.mixed_precision = accelerator.mixed_precision``)
+TEXT_TO_IMAGE_VALIDATION = """
+import argparse
+from contextlib import nullcontext
+
+import torch
+from accelerate import Accelerator
+
+
+def log_validation(vae, text_encoder, tokenizer, unet, args, accelerator, weight_dtype, epoch):
+    images = []
+    for i in range(len(args.validation_prompts)):
+        if torch.backends.mps.is_available():
+            autocast_ctx = nullcontext()
+        else:
+            autocast_ctx = torch.autocast(accelerator.device.type)
+        with autocast_ctx:
+            image = pipeline(args.validation_prompts[i], num_inference_steps=20).images[0]
+        images.append(image)
+    return images
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description="Simple example of a training script.")
+    parser.add_argument("--mixed_precision", type=str, default=MIXED, choices=["no", "fp16", "bf16"])
+    args = parser.parse_args()
+    return args
+
+
+def main():
+    args = parse_args()
+    accelerator = Accelerator(mixed_precision=args.mixed_precision)
+    weight_dtype = torch.float32
+    if accelerator.mixed_precision == "fp16":
+        weight_dtype = torch.float16
+        args.mixed_precision = accelerator.mixed_precision
+    elif accelerator.mixed_precision == "bf16":
+        weight_dtype = torch.bfloat16
+        args.mixed_precision = accelerator.mixed_precision
+    unet, optimizer = accelerator.prepare(unet, optimizer)
+    for step, batch in enumerate(train_dataloader):
+        with accelerator.accumulate(unet):
+            loss = unet(batch).sum()
+            accelerator.backward(loss)
+    log_validation(vae, text_encoder, tokenizer, unet, args, accelerator, weight_dtype, 0)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("excerpt", [DIFFUSERS_VALIDATION, TEXT_TO_IMAGE_VALIDATION], ids=["dreambooth", "text2img"])
+@pytest.mark.parametrize(("mixed", "autocast"), [("None", False), ('"bf16"', True)])
+def test_a_validation_autocast_is_not_the_accelerators_training_precision(
+    tmp_path: Path, excerpt: str, mixed: str, autocast: bool
+) -> None:
+    script = write(tmp_path, "train.py", excerpt.replace("MIXED", mixed))
+    document = read(script)
+    found = values(document)
+    assert found["autocast"] is autocast
+    assert document.mapping()["autocast"].line == line_of(script, "mixed_precision=args.mixed_precision")
+    if autocast:
+        assert found["autocast_dtype"] == "bfloat16"  # not the validation autocast's default float16

@@ -312,6 +312,8 @@ class Collector:
         #: the module constructs an ``Accelerator`` and calls ``.prepare(...)``
         self.accelerated = "Accelerator" in code
         self.prepared = False
+        #: every line that calls ``.backward()``
+        self.backward_lines: list[int] = []
         #: the first line that calls ``.backward()`` (casts after it are for saving, not training)
         self.backward_at: int | None = None
         #: names (``model``, ``self.model``) whose parameters the script trains
@@ -734,6 +736,7 @@ class Collector:
                     self.frozen.add(owner)
             if method == "backward":
                 self.backward = True
+                self.backward_lines.append(node.lineno)
                 if self.backward_at is None or node.lineno < self.backward_at:
                     self.backward_at = node.lineno
             if type(func) is ast.Name and func.id in self._entries:
@@ -823,6 +826,16 @@ class Collector:
                     call.args[key] = Arg(item, key, self.at(keyword), self.at(keyword.value), f"**{raw}")
             else:
                 self.unknown.append(("**" + raw, self.at(keyword), "keyword arguments not known before the run"))
+
+    def in_training_step(self, line: int) -> bool:
+        """Whether ``line`` is at module level or in a function (the innermost holding it) that
+        calls ``.backward()``: not in a validation or sampling function the loop calls."""
+        holders = [f for f in self.index.functions if f.lineno <= line <= (f.end_lineno or f.lineno)]
+        if not holders:
+            return True
+        inner = max(holders, key=lambda f: f.lineno)
+        end = inner.end_lineno or inner.lineno
+        return any(inner.lineno <= at <= end for at in self.backward_lines)
 
     def _via(self, expr: ast.expr) -> str | None:
         """Where an argument's value came from, when options gave it: the options it reads

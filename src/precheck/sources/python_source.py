@@ -465,6 +465,10 @@ class _Runs:
         defaults = [c for c in calls if c.kind == "default-dtype"]
         loaders = [c for c in calls if c.kind in ("model", "unsloth")]
         mixed = [c for c in calls if c.kind in ("accelerator", "trainer-precision") and _precision_arg(c) is not None]
+        if mixed and self.collector.prepared and self.collector.backward_lines:
+            # an autocast in a function that runs no backward (a validation pipeline) is not the
+            # training step's: the Accelerator's mixed precision wraps the prepared model's forward
+            autocasts = [c for c in autocasts if self.collector.in_training_step(c.at[0])]
         precision = autocasts or casts or defaults or any("torch_dtype" in c.args or "dtype" in c.args for c in loaders)
         # a framework object that sets the mixed precision is the run's, loop visible or not
         # (``Accelerator(mixed_precision="bf16")`` raises on a card without bf16 at construction)
