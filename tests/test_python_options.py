@@ -544,3 +544,93 @@ def test_a_validation_autocast_is_not_the_accelerators_training_precision(
     assert document.mapping()["autocast"].line == line_of(script, "mixed_precision=args.mixed_precision")
     if autocast:
         assert found["autocast_dtype"] == "bfloat16"  # not the validation autocast's default float16
+
+
+# --- a function of the module returns the dtype an option names -----------------------------------
+
+#: huggingface/peft ``examples/unilora_finetuning/unilora_finetuning.py`` (``ScriptArguments.bits`` at
+#: line 32, ``get_dtype`` at 52-59, ``dtype=get_dtype(script_args.bits)`` at 71); its SFTTrainer
+#: (``args=script_args``, a parsed SFTConfig) replaced by a loop here, so the script is a run on its own
+UNILORA = """
+from dataclasses import dataclass, field
+from typing import Optional
+
+import torch
+from transformers import AutoModelForCausalLM, HfArgumentParser
+
+
+@dataclass
+class ScriptArguments:
+    base_model_name_or_path: Optional[str] = field(
+        default="meta-llama/Llama-2-7b-hf", metadata={"help": "The name or path of the fp32/fp16/bf16 base model."}
+    )
+    bits: str = field(default="bf16", metadata={"help": "Model dtype to load: bf16, fp16, or fp32."})
+
+
+def get_dtype(bits: str) -> torch.dtype:
+    if bits == "fp16":
+        return torch.float16
+    if bits == "bf16":
+        return torch.bfloat16
+    if bits == "fp32":
+        return torch.float32
+    raise ValueError("UniLoRA example supports only bf16, fp16, and fp32 model loading.")
+
+
+def main() -> None:
+    parser = HfArgumentParser(ScriptArguments)
+    script_args = parser.parse_args_into_dataclasses()[0]
+    model = AutoModelForCausalLM.from_pretrained(
+        script_args.base_model_name_or_path,
+        dtype=get_dtype(script_args.bits),
+        device_map="auto",
+    )
+    optimizer = torch.optim.AdamW(model.parameters())
+    loss = model(batch).loss
+    loss.backward()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+#: huggingface/peft ``examples/psoft_finetuning/psoft_finetuning.py`` (``_dtype_from_bits`` at 87-95,
+#: normalising with ``bits.lower()``; ``torch_dtype = _dtype_from_bits(script_args.bits)`` at 111)
+PSOFT = (
+    UNILORA.replace(
+        "def get_dtype(bits: str) -> torch.dtype:\n    if bits",
+        "def get_dtype(bits: str) -> torch.dtype:\n    bits = bits.lower()\n    if bits",
+    )
+    .replace(
+        "        dtype=get_dtype(script_args.bits),",
+        "        dtype=torch_dtype,",
+    )
+    .replace(
+        "    model = AutoModelForCausalLM",
+        "    torch_dtype = get_dtype(script_args.bits)\n    model = AutoModelForCausalLM",
+    )
+    .replace('default="bf16"', 'default="BF16"')
+)
+
+
+@pytest.mark.parametrize("excerpt", [UNILORA, PSOFT], ids=["unilora", "psoft"])
+def test_a_module_function_returns_the_dtype_an_option_names(tmp_path: Path, excerpt: str) -> None:
+    script = write(tmp_path, "train.py", excerpt)
+    document = read(script)
+    dtype = document.mapping()["torch_dtype"]
+    assert dtype.value == "bfloat16"
+    assert dtype.via is not None
+    assert f"returned by `get_dtype` at {script}:{line_of(script, 'return torch.bfloat16')}" in dtype.via
+    assert f"`--bits` defined at {script}:{line_of(script, 'bits: str = field')}" in dtype.via
+
+
+def test_a_function_whose_path_is_not_known_stays_unknown(tmp_path: Path) -> None:
+    text = UNILORA.replace(
+        '    if bits == "fp16":', "    if os.environ.get('X'):\n        pass\n    if bits == \"fp16\":"
+    )
+    document = read(write(tmp_path, "train.py", "import os\n" + text))
+    assert "torch_dtype" not in values(document)
+    raising = UNILORA.replace('default="bf16"', 'default="int4"')
+    document = read(write(tmp_path, "other.py", raising))
+    assert "torch_dtype" not in values(document)
+    assert [n for n in document.notes if "raises" in n.message]

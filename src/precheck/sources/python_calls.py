@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from .python_index import ModuleIndex
+from .python_returns import returned
 from .python_values import UNHANDLED, Dtype, Evaluator, Names, Runtime, Source, Unknown, truth
 
 #: TrainingArguments and its subclasses that add no precision switches
@@ -295,6 +296,8 @@ class Collector:
         self.flow = flow
         #: why each branch being read was taken, where its test reads an option (innermost last)
         self._taken: list[str] = []
+        #: how many calls deep :meth:`_returned` reads functions now
+        self._depth = 0
         #: the function whose body is read now (None: the module's own statements)
         self._function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
         self.source = Source(code)
@@ -640,6 +643,9 @@ class Collector:
             return places[0] if len(places) == 1 else None
         if kind in _DECISIONS:
             return (self.at(target), self.at(source), self.source.segment(source), self._via(source))
+        if kind is ast.Call and self.flow is not None and id(source) in self.flow.vias:
+            # `dtype = dtype_of(args.bits)`: a function of the module returned it
+            return (self.at(target), self.at(source), self.source.segment(source), self._via(source))
         return None
 
     # -- calls -----------------------------------------------------------------------------
@@ -705,7 +711,50 @@ class Collector:
             value = self.flow.call(node, self._evaluator)
             if value is not None:
                 return value
+            value = self._returned(node)
+            if value is not UNHANDLED:
+                return value
+            value = self._string_method(node)
+            if value is not UNHANDLED:
+                return value
         return Unknown(f"the result of `{self.source.segment(node.func)}(...)` is known only when the script runs")
+
+    def _returned(self, node: ast.Call) -> Any:
+        """What a function of the module returns for this call (:mod:`.python_returns`), read a
+        few calls deep; UNHANDLED where it is not read so."""
+        func = node.func
+        function = self._entries.get(func.id) if type(func) is ast.Name else None  # type: ignore[attr-defined]
+        outer = self._evaluator
+        if function is None or outer is None or self._depth >= 3 or self.flow is None:
+            return UNHANDLED
+        self._depth += 1
+        try:
+            value, line = returned(function, node, outer, self._local_evaluator)
+        finally:
+            self._depth -= 1
+            self._evaluator = outer
+        if value is not UNHANDLED and line is not None:
+            reads = [v for a in [*node.args, *(k.value for k in node.keywords)] for v in self._vias_in(a, outer.env)]
+            said = f"returned by `{function.name}` at {self.flow.cite(line)}"
+            self.flow.vias[id(node)] = "; ".join([said, *reads])
+        return value
+
+    def _string_method(self, node: ast.Call) -> Any:
+        """``bits.lower()`` / ``.upper()`` / ``.strip()`` on a known string (an option's value
+        normalised before it is compared); UNHANDLED otherwise."""
+        func = node.func
+        if type(func) is not ast.Attribute or func.attr not in _STRING_METHODS or node.args or node.keywords:  # type: ignore[attr-defined]
+            return UNHANDLED
+        evaluator = self._evaluator
+        base = evaluator(func.value) if evaluator is not None else None  # type: ignore[attr-defined]
+        return getattr(base, func.attr)() if isinstance(base, str) else UNHANDLED  # type: ignore[attr-defined]
+
+    def _local_evaluator(self, env: dict[str, Any]) -> Evaluator:
+        """An evaluator over a function's own names, while :meth:`_returned` reads its body."""
+        evaluator = self._evaluator = Evaluator(
+            env, self.names, self.runtime, self._object, self.source, None, self._attribute_of
+        )
+        return evaluator
 
     def _attribute_of(self, base: Any, name: str, expr: ast.Attribute) -> Any:
         """``args.x`` on an options namespace, ``accelerator.mixed_precision``; UNHANDLED: not known here."""
@@ -857,7 +906,7 @@ class Collector:
         queue: list[ast.AST] = [expr]
         for node in queue:
             kind = type(node)
-            via = vias.get(id(node)) if kind is ast.Attribute else None
+            via = vias.get(id(node)) if kind is ast.Attribute or kind is ast.Call else None
             if via is not None:
                 found.append(via)
             elif kind is ast.Name and env is not None:
@@ -1051,6 +1100,10 @@ _READS = frozenset(
 
 def _cut(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+#: string methods read on a known string (no argument)
+_STRING_METHODS = frozenset({"lower", "upper", "strip", "casefold"})
 
 
 def _freezes(node: ast.Call) -> bool:
