@@ -142,6 +142,7 @@ class Flow(Protocol):
     """The values of the options a script parses (:class:`.python_options.Flow`)."""
 
     vias: dict[int, str]
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef] | None
     #: the flags a launch gives the script (None: run on its own)
     flags: Mapping[str, Any] | None
 
@@ -306,6 +307,8 @@ class Collector:
         self.names.memo = {}  # the names are fixed from here on; the tree lives as long
         self.runtime = runtime
         self.runtime.unsloth = self.names.imported_from("unsloth")
+        if flow is not None:
+            flow.functions = self.index.functions
         self.calls: list[Call] = []
         self._seen: dict[int, Call] = {}
         #: ``os.environ[NAME] = value`` assignments, last one wins
@@ -373,7 +376,7 @@ class Collector:
     def _run(self) -> None:
         env: dict[str, Any] = {"__name__": "__main__"}
         self._entries = {n.name: n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        self._words = _code_lines(self.tree, _word_lines(self.source, self._entries))
+        self._words = _code_lines(self.source, _word_lines(self.source, self._entries))
         self._module = True
         self.block(self.tree.body, env, inference=False)
         self._module = False
@@ -1003,28 +1006,32 @@ def _word_lines(source: Source, names: dict[str, Any]) -> dict[str, list[int]]:
     return out
 
 
-def _code_lines(tree: ast.Module, words: dict[str, list[int]]) -> dict[str, list[int]]:
-    """``words`` without the lines where a name written several times is only in a comment or a
-    text (``# on the main process``): the lines whose code names it (a name, an attribute, a
-    string that is the name alone) are kept. Walked only when some name is written on several lines."""
-    several = {name for name, lines in words.items() if len(lines) > 1}
-    if not several:
-        return words
-    found: dict[str, set[int]] = {name: set() for name in several}
-    for node in ast.walk(tree):
-        kind = type(node)
-        if kind is ast.Name:
-            name, line = node.id, node.lineno  # type: ignore[attr-defined]
-        elif kind is ast.Attribute:
-            name, line = node.attr, node.end_lineno or node.lineno  # type: ignore[attr-defined]
-        elif kind is ast.Constant and type(node.value) is str:  # type: ignore[attr-defined]
-            name, line = node.value, node.lineno  # type: ignore[attr-defined]
-        else:
+def _code_lines(source: Source, words: dict[str, list[int]]) -> dict[str, list[int]]:
+    """``words`` without the lines where a name written on several lines is only in a comment or
+    a one-line string (``# on the main process``): its text with strings and the comment taken
+    out must still name it, or a string on it be the name alone. (A line inside a longer
+    string still counts: one use too many only keeps a function from being read as called once.)"""
+    lines = source.text_lines
+    out: dict[str, list[int]] = {}
+    for name, found in words.items():
+        if len(found) < 2:
+            out[name] = found
             continue
-        lines = found.get(name)
-        if lines is not None:
-            lines.add(line)
-    return {name: [n for n in lines if n in found[name]] if name in found else lines for name, lines in words.items()}
+        pattern = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+        named = re.compile(rf"""["']{re.escape(name)}["']""")  # a string that is the name (`getattr(m, "main")`)
+        out[name] = [n for n in found if pattern.search(_code_of(lines[n - 1])) or named.search(lines[n - 1])]
+    return out
+
+
+def _code_of(line: str) -> str:
+    """A line's text without its string literals and its comment."""
+    bare = _STRINGS.sub('""', line)
+    cut = bare.find("#")
+    return bare if cut < 0 else bare[:cut]
+
+
+#: one-line string literals (a prefix and escapes included)
+_STRINGS = re.compile(r"""[rRbBuUfF]{0,2}(?:"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')""")
 
 
 def _callers_first(

@@ -45,6 +45,7 @@ decides (``state.py:1063``), not known.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -96,15 +97,23 @@ class Namespace:
 class Flow:
     """Turns a module's parse calls into :class:`Namespace` values, for the collector."""
 
-    def __init__(self, tree: ast.Module, path: str, flags: Mapping[str, Given] | None):
+    def __init__(self, tree: ast.Module, code: str, path: str, flags: Mapping[str, Given] | None):
         self.tree = tree
+        self.code = code
+        self._counts: dict[str, int] = {}
+        #: function name → whether it calls a parse (:meth:`_parses`)
+        self._parsing: dict[str, bool] = {}
         self.path = path
         #: the launch's flags (None: no launch; the options' defaults apply)
         self.flags = flags
         self._schema: Schema | bool | None = False  # False: not read yet
         self._functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        #: option attribute → the lines (and functions) of the module that assign it
-        self._assigned: dict[str, list[tuple[int, int]]] | None = None
+        #: attribute → the lines of the module that assign it (:meth:`_elsewhere`)
+        self._assigned: dict[str, list[int]] | None = None
+        #: every function of the module, when the reader has found them (else walked for)
+        self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] | None = None
+        #: every function's (first line, last line, node), by first line
+        self._spans: list[tuple[int, int, ast.AST]] | None = None
         #: the provenance of the attribute reads, per expression (for the arguments they give)
         self.vias: dict[int, str] = {}
 
@@ -122,6 +131,23 @@ class Flow:
         return self._schema  # type: ignore[return-value]
 
     # -- calls ---------------------------------------------------------------------------------
+
+    def _parses(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether a function of the module calls a parse (its text names one)."""
+        known = self._parsing.get(function.name)
+        if known is None:
+            lines = self.code.split("\n")[function.lineno - 1 : function.end_lineno or function.lineno]
+            text = "\n".join(lines)
+            known = self._parsing[function.name] = any(f".{name}(" in text for name in _PARSES)
+        return known
+
+    def _count(self, callee: str) -> int:
+        """How many times the module's code writes a call of ``callee`` (``ArgumentParser(``, as a
+        word; a comment naming one counts too: more than one is not followed, never a guess)."""
+        counts = self._counts
+        if callee not in counts:
+            counts[callee] = len(re.findall(rf"(?<![\w.]){callee}\s*\(|\.{callee}\s*\(", self.code))
+        return counts[callee]
 
     def call(self, node: ast.Call, evaluate: Any) -> Any:
         """The value of a parse call (or of a module function that returns one); None when
@@ -143,7 +169,7 @@ class Flow:
         if schema is None or not _defaults_only(node, evaluate):
             return None
         if method == "parse_args_into_dataclasses":
-            if not schema.dataclasses or _count(self.tree, "HfArgumentParser") != 1:
+            if not schema.dataclasses or self._count("HfArgumentParser") != 1:
                 return None
             if Path(self.path).with_suffix(".args").exists():
                 return None  # transformers hf_argparser.py:314@5.24.0 reads it (look_for_args_file=True)
@@ -159,10 +185,12 @@ class Flow:
             if any(k.arg == "return_remaining_strings" for k in node.keywords):
                 spaces.append(Unknown("the strings the parser did not read"))
             return tuple(spaces)
-        if "argparse" not in schema.parsers or _count(self.tree, "ArgumentParser") != 1:
+        if "argparse" not in schema.parsers or self._count("ArgumentParser") != 1:
             return None  # several parsers (or none here): which one gives the options is not read
         held = {f for names, _ in schema.dataclasses.values() for f in names}
-        options = {n: o for n, o in schema.options.items() if n not in held}
+        # the options the script itself adds (another module's parser may be another command line)
+        own = schema.script
+        options = {n: o for n, o in schema.options.items() if n not in held and o.path is own}
         space = Namespace(f"{ast.unparse(node.func)}()", options)
         if method == "parse_known_args":
             return (space, Unknown("the flags the parser did not read"))
@@ -171,9 +199,7 @@ class Flow:
     def _returned(self, function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.Call, evaluate: Any) -> Any:
         """``args = parse_args()``: a function of the module whose every ``return`` gives a parse's
         namespace (directly, or a name only ever bound to one), called with no argument list."""
-        if not _defaults_only(node, evaluate) or not any(
-            isinstance(n, ast.Attribute) and n.attr in _PARSES for n in ast.walk(function)
-        ):
+        if not self._parses(function) or not _defaults_only(node, evaluate):
             return None
         bound: dict[str, list[ast.expr]] = {}
         returns: list[ast.expr | None] = []
@@ -290,15 +316,30 @@ class Flow:
 
     def _elsewhere(self, name: str, function: ast.AST | None) -> int | None:
         """A line of another function (or of the module's own statements, read from a
-        function) that assigns ``x.name``: the value read may not be the option's. One in the
-        function read now is read in order (:meth:`rebound`). Any ``x`` but ``self``: which
-        object it is, is not followed."""
+        function) that assigns ``x.name`` (``setattr(x, "name", ...)`` too): the value read may
+        not be the option's. One in the function read now is read in order (:meth:`rebound`).
+        Any ``x`` but ``self``: which object it is, is not followed."""
         if self._assigned is None:
-            self._assigned = _assignments(self.tree)
-        for at, owner in self._assigned.get(name, ()):
-            if owner != id(function):
-                return at
+            self._assigned = _assigning(self.code)
+        for line in self._assigned.get(name, ()):
+            if self._owner(line) is not function:
+                return line
         return None
+
+    def _owner(self, line: int) -> ast.AST | None:
+        """The innermost function that holds ``line`` (None: the module's own statements)."""
+        if self._spans is None:
+            functions = self.functions
+            if functions is None:
+                functions = [n for n in ast.walk(self.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            self._spans = sorted(((n.lineno, n.end_lineno or n.lineno, n) for n in functions), key=lambda s: s[0])
+        owner: ast.AST | None = None
+        for start, end, node in self._spans:
+            if start > line:
+                break
+            if line <= end:
+                owner = node  # (a later start that still holds it is nested inside)
+        return owner
 
     def rebound(self, space: Any, name: str, value: Any) -> Namespace | None:
         """The namespace after ``space.name = value`` read in order (None: ``space`` is none)."""
@@ -346,6 +387,29 @@ def defined_at(option: Option) -> str:
 def from_flag(via: str | None, name: str) -> bool:
     """Whether a value's provenance (``via``) is the launch's flag ``--name`` itself."""
     return via is not None and via.startswith(f"the launch's --{name} at ")
+
+
+#: ``.name = ``, ``.name += `` (not ``==``), and ``setattr(x, "name", ``
+_ASSIGNS = re.compile(r"""\.(\w+)\s*(?:[-+*/|&%@^]|//|\*\*|>>|<<)?=(?!=)|setattr\([^,()]+,\s*["'](\w+)["']""")
+
+
+def _assigning(code: str) -> dict[str, list[int]]:
+    """Attribute name → the lines of ``code`` that assign it (on anything but ``self``)."""
+    out: dict[str, list[int]] = {}
+    line, at = 1, 0
+    for match in _ASSIGNS.finditer(code):
+        start = match.start()
+        name = match.group(1) or match.group(2)
+        if (
+            match.group(1)
+            and code[max(start - 4, 0) : start] == "self"
+            and not code[start - 5 : start - 4].isidentifier()
+        ):
+            continue
+        line += code.count("\n", at, start)  # (the matches come in order: counted once)
+        at = start
+        out.setdefault(name, []).append(line)
+    return out
 
 
 def _is_argv(expr: ast.expr) -> bool:
@@ -396,50 +460,6 @@ def _defaults_only(node: ast.Call, evaluate: Any) -> bool:
     it reads the command line."""
     given = [*node.args, *(k.value for k in node.keywords if k.arg in (None, "args", "input_args"))]
     return all(not isinstance(a, ast.Starred) and evaluate(a) is None for a in given)
-
-
-def _count(tree: ast.Module, callee: str) -> int:
-    """How many calls of ``callee`` (by its last name) the module makes."""
-    count = 0
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-            count += name == callee
-    return count
-
-
-def _assignments(tree: ast.Module) -> dict[str, list[tuple[int, int]]]:
-    """Attribute name → (line, id of the enclosing function, 0 at module level) of every
-    ``x.name = ...`` / ``x.name += ...``; a ``setattr(x, "name", ...)`` too."""
-    out: dict[str, list[tuple[int, int]]] = {}
-
-    def visit(node: ast.AST, owner: int) -> None:
-        for child in ast.iter_child_nodes(node):
-            inner = id(child) if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else owner
-            targets: list[ast.expr] = []
-            if isinstance(child, ast.Assign):
-                targets = child.targets
-            elif isinstance(child, (ast.AugAssign, ast.AnnAssign)):
-                targets = [child.target]
-            for target in targets:
-                if isinstance(target, ast.Attribute) and not (
-                    isinstance(target.value, ast.Name) and target.value.id == "self"
-                ):
-                    out.setdefault(target.attr, []).append((target.lineno, owner))
-            if (
-                isinstance(child, ast.Call)
-                and isinstance(child.func, ast.Name)
-                and child.func.id == "setattr"
-                and len(child.args) >= 2
-                and isinstance(child.args[1], ast.Constant)
-                and isinstance(child.args[1].value, str)
-            ):
-                out.setdefault(child.args[1].value, []).append((child.lineno, owner))
-            visit(child, inner)
-
-    visit(tree, id(None))
-    return out
 
 
 __all__ = ["Flow", "Given", "Namespace", "defined_at", "from_flag", "resolved_mixed_precision"]

@@ -163,7 +163,7 @@ def parse_code(
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         line, column = _error_place(error)
         raise InputError(path, f"Python syntax error: {_error_message(error)}", line, column) from None
-    return _Runs(path, text, code, tree, _identity, hardware, Flow(tree, path, flags)).documents()
+    return _Runs(path, text, code, tree, _identity, hardware, Flow(tree, code, path, flags)).documents()
 
 
 #: the keys of the model a launched Trainer script loads that :func:`model_keys` gives
@@ -183,7 +183,7 @@ def model_keys(path: str, text: str, flags: Mapping[str, Given]) -> dict[str, No
         tree = parse_once(code, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
-    model = _Runs(path, text, code, tree, _identity, None, Flow(tree, path, flags))._model()
+    model = _Runs(path, text, code, tree, _identity, None, Flow(tree, code, path, flags))._model()
     return {key: node for key, node in model.keys.items() if key in _LOADED_KEYS}
 
 
