@@ -1008,19 +1008,51 @@ def _word_lines(source: Source, names: dict[str, Any]) -> dict[str, list[int]]:
 
 def _code_lines(source: Source, words: dict[str, list[int]]) -> dict[str, list[int]]:
     """``words`` without the lines where a name written on several lines is only in a comment or
-    a one-line string (``# on the main process``): its text with strings and the comment taken
-    out must still name it, or a string on it be the name alone. (A line inside a longer
-    string still counts: one use too many only keeps a function from being read as called once.)"""
+    a text (``# on the main process``, a model card in a triple-quoted string): the line's text
+    with its strings and comment taken out must still name it, or a string on it be the name
+    alone. (One use too many only keeps a function from being read as called once.)"""
     lines = source.text_lines
+    inside: set[int] | None = None
     out: dict[str, list[int]] = {}
     for name, found in words.items():
         if len(found) < 2:
             out[name] = found
             continue
+        if inside is None:
+            inside = _text_lines(source.code)
         pattern = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
         named = re.compile(rf"""["']{re.escape(name)}["']""")  # a string that is the name (`getattr(m, "main")`)
-        out[name] = [n for n in found if pattern.search(_code_of(lines[n - 1])) or named.search(lines[n - 1])]
+        out[name] = [
+            n
+            for n in found
+            if n not in inside and (pattern.search(_code_of(lines[n - 1])) or named.search(lines[n - 1]))
+        ]
     return out
+
+
+#: what the scan of :func:`_text_lines` steps over: a comment, a one-line string, a triple quote
+_TOKENS = re.compile(r"""#[^\n]*|[rRbBuUfF]{0,2}(?:"{3}|'{3}|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')""")
+
+
+def _text_lines(code: str) -> set[int]:
+    """The lines wholly inside a triple-quoted string (after its first line, before its last)."""
+    out: set[int] = set()
+    position = 0
+    while True:
+        match = _TOKENS.search(code, position)
+        if match is None:
+            return out
+        token = match.group().lstrip("rRbBuUfF")
+        if token in ('"' * 3, "'" * 3):
+            end = code.find(token, match.end())
+            if end < 0:
+                return out
+            first = code.count("\n", 0, match.start()) + 1
+            last = first + code.count("\n", match.start(), end)
+            out.update(range(first + 1, last))
+            position = end + 3
+        else:
+            position = match.end()
 
 
 def _code_of(line: str) -> str:
