@@ -45,10 +45,11 @@ decides (``state.py:1063``), not known.
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -374,14 +375,20 @@ def resolved_mixed_precision(built: Built, under_launch: bool) -> tuple[Any, str
 
 def defined_at(option: Option) -> str:
     """```--x` defined at train.py:356, its default at train.py:358``: the lines that define an option."""
-    from .launch_args import shown
-
-    path = shown(option.path)
+    path = _shown(option.path, os.getcwd())
     line = option.name_line or option.line
     text = f"`--{option.name}` defined at {path}:{line}"
     if option.default_line is not None and option.default_line != line:
         text += f", its default at {path}:{option.default_line}"
     return text
+
+
+@lru_cache(maxsize=256)
+def _shown(path: Path, cwd: str) -> str:
+    """``launch_args.shown(path)`` (resolving a path is slow: once per file and folder)."""
+    from .launch_args import shown
+
+    return shown(path)
 
 
 def from_flag(via: str | None, name: str) -> bool:
