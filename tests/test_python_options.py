@@ -634,3 +634,15 @@ def test_a_function_whose_path_is_not_known_stays_unknown(tmp_path: Path) -> Non
     document = read(write(tmp_path, "other.py", raising))
     assert "torch_dtype" not in values(document)
     assert [n for n in document.notes if "raises" in n.message]
+
+
+def test_defaults_that_train_nothing_are_not_the_run() -> None:
+    """DeepSpeedExamples ``training/BingBertGlue/run_glue_classifier_bert_base.py`` trains under
+    ``if args.do_train:`` (store_true): run with no flags it trains nothing, so it is read as
+    before, each branch on an option both ways (``if args.fp16: model.half()`` included)."""
+    path = (
+        Path(__file__).parent
+        / "fixtures/fresh/DeepSpeedExamples/training/BingBertGlue/run_glue_classifier_bert_base.py"
+    )
+    found = values(read(path))
+    assert found["torch_dtype"] == "float16"

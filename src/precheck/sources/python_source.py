@@ -163,7 +163,13 @@ def parse_code(
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         line, column = _error_place(error)
         raise InputError(path, f"Python syntax error: {_error_message(error)}", line, column) from None
-    return _Runs(path, text, code, tree, _identity, hardware, Flow(tree, code, path, flags)).documents()
+    flow = Flow(tree, code, path, flags)
+    documents = _Runs(path, text, code, tree, _identity, hardware, flow).documents()
+    if not documents and flags is None and flow.vias:
+        # its options' defaults train nothing (`if args.do_train:` with store_true's False): not
+        # the run anyone checks; read as before, each branch on an option both ways
+        documents = _Runs(path, text, code, tree, _identity, hardware).documents()
+    return documents
 
 
 #: the keys of the model a launched Trainer script loads that :func:`model_keys` gives
