@@ -203,6 +203,9 @@ def test_dreambooth_options_reach_main_through_parse_args(tmp_path: Path) -> Non
     assert f"its default at {script}:{line_of(script, '--mixed_precision') + 2}" in autocast.via
     assert "option default, no launch read gives --mixed_precision" in autocast.via
     assert "accelerate state.py:926@1.15.0" in autocast.via
+    # `required=True`: its default never applies (the parser refuses a command line without it)
+    assert "model_name_or_path" not in found
+    assert [n for n in document.notes if "`--pretrained_model_name_or_path` is required" in n.message]
 
 
 def test_dataclass_options_reach_the_trainer_config(tmp_path: Path) -> None:

@@ -309,8 +309,9 @@ class Flow:
         if flag is not None:
             self.vias[id(expr)] = f"the launch's --{name} at {flag.where}; {where}"
             return flag.value
-        if option.default is MISSING:
-            return Unknown(f"`--{name}` has no default precheck can read ({where})")
+        if option.default is MISSING or option.required:
+            why = "is required" if option.required else "has no default precheck can read"
+            return Unknown(f"`--{name}` {why} ({where})")
         given = "no launch read gives" if self.flags is None else "the launch does not give"
         self.vias[id(expr)] = f"option default, {given} --{name}; {where}"
         return option.default

@@ -87,6 +87,8 @@ class Option:
     #: field) and where its ``default=`` is (the same line when written on one)
     name_line: int | None = None
     default_line: int | None = None
+    #: argparse ``required=True``: the parser refuses a command line without it (its default is never used)
+    required: bool = False
 
 
 @dataclass(slots=True, eq=False, repr=False)
@@ -532,6 +534,7 @@ class _Reader:
             type_name,
             name_line=written.lineno if written is not None else call.lineno,
             default_line=keywords["default"].lineno if "default" in keywords else None,
+            required="required" in keywords and _true(keywords["required"]),
         )
 
     def _deepspeed_arguments(self, path: Path, call: ast.Call) -> None:
