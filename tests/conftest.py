@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+import precheck.frameworks  # noqa: F401  (fills the registries lower stages read, as the CLI does)
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 #: what the ``[hf]`` extra brings; tests marked ``hf`` need all of it

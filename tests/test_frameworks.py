@@ -189,6 +189,7 @@ LAUNCHES = {
     "openrlhf": "deepspeed --module openrlhf.cli.train_dpo --ds.zero_stage 3 --ds.param_dtype bf16\n",
     "llm-foundry": "composer -n 8 train.py cfg.yaml precision=amp_fp16\n",
     "gpt-neox": "python ./deepy.py train.py cfg\n",
+    "xtuner": "NPROC_PER_NODE=8 xtuner train cfg.py --deepspeed deepspeed_zero2\n",
 }
 CONFIG_FOR = {
     "llama-factory": "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\nbf16: true\n",
@@ -196,7 +197,11 @@ CONFIG_FOR = {
     "torchtune": "model:\n  _component_: torchtune.models.llama3_2.lora_llama3_2_1b\ndtype: fp32\n",
     "llm-foundry": "model:\n  name: mpt_causal_lm\nmax_duration: 1ba\nglobal_train_batch_size: 8\ntrain_loader: {}\n",
     "gpt-neox": "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 2\nprecision: bfloat16\n",
+    "xtuner": "model = dict(type='SupervisedFinetune', llm=dict(pretrained_model_name_or_path='m'))\n"
+    "optim_wrapper = dict(type='AmpOptimWrapper')\n",
 }
+#: the config file each launch names (deepy.py adds .yml to a name without .yml/.json; xtuner's is Python)
+CONFIG_NAME = {"gpt-neox": "cfg.yml", "xtuner": "cfg.py"}
 
 
 def test_every_framework_with_a_command_line_has_a_launch_here() -> None:
@@ -206,8 +211,7 @@ def test_every_framework_with_a_command_line_has_a_launch_here() -> None:
 
 @pytest.mark.parametrize("name", sorted(LAUNCHES))
 def test_a_frameworks_launch_names_its_dialect(name: str, tmp_path: Path) -> None:
-    # deepy.py adds .yml to a config name without .yml/.json (NeoXArgs.consume_deepy_args)
-    (tmp_path / ("cfg.yml" if name == "gpt-neox" else "cfg.yaml")).write_text(CONFIG_FOR.get(name, "unused: 1\n"))
+    (tmp_path / CONFIG_NAME.get(name, "cfg.yaml")).write_text(CONFIG_FOR.get(name, "unused: 1\n"))
     script = tmp_path / "train.sh"
     script.write_text("#!/bin/bash\n" + LAUNCHES[name])
     docs = load_runs(script, str(script), A100)

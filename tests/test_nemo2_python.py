@@ -52,3 +52,73 @@ def test_an_fp16_plugin_runs_on_a_v100(tmp_path: Path) -> None:
 def test_a_plugin_variable_is_read(tmp_path: Path) -> None:
     code = f"{HEAD}\nplugin = nl.MegatronMixedPrecision(precision='bf16-mixed')\ntrainer = nl.Trainer(plugins=plugin)\n"
     assert errors(tmp_path, code, "1xT4") == ["PC101"]
+
+
+@pytest.mark.parametrize(
+    "plugins",
+    ['run.Config(nl.MegatronMixedPrecision, precision="bf16-mixed")', "bf16_mixed()"],
+)
+def test_nemo_run_config_of_a_trainer_is_that_trainer(tmp_path: Path, plugins: str) -> None:
+    # NeMo-Run's run.Config(cls, **kwargs) builds cls(**kwargs) later (nemo_run/config.py): the same run
+    code = f"import nemo_run as run\n{HEAD}{RECIPES}\n"
+    code += (
+        f"trainer = run.Config(nl.Trainer, devices=8, strategy=run.Config(nl.MegatronStrategy), plugins={plugins})\n"
+    )
+    code += "recipe = run.Partial(llm.finetune, model=None, data=None, trainer=trainer)\nrun.run(recipe)\n"
+    assert errors(tmp_path, code, "1xV100") == ["PC101"]
+    assert errors(tmp_path, code, "8xH100") == []
+    fp16 = code.replace('precision="bf16-mixed"', 'precision="16-mixed"').replace("bf16_mixed()", "fp16_mixed()")
+    assert errors(tmp_path, fp16, "1xV100") == []
+
+
+@pytest.mark.parametrize(
+    "plugins",
+    ["bf16_with_fp8_mixed()", 'nl.MegatronMixedPrecision(precision="bf16-mixed", fp8="hybrid")'],
+)
+def test_transformer_engine_fp8_needs_sm89(tmp_path: Path, plugins: str) -> None:
+    # TE refuses fp8 below sm_89 ("Device compute capability 8.9 or higher required for FP8 execution")
+    code = f"{HEAD}from nemo.collections.llm.recipes.precision.mixed_precision import bf16_with_fp8_mixed\n"
+    code += f"trainer = nl.Trainer(devices=1, plugins={plugins})\n"
+    assert errors(tmp_path, code, "1xA100") == ["PC104"]
+    assert errors(tmp_path, code, "1xL40S") == []
+    assert errors(tmp_path, code.replace('fp8="hybrid"', "fp8=None"), "1xA100") == (
+        [] if "fp8=" in plugins else ["PC104"]
+    )
+
+
+RECIPE = (
+    "import nemo_run as run\nfrom nemo.collections import llm\n\n"
+    'recipe = llm.{model}.finetune_recipe(name="r", dir="/ckpt", num_nodes=1, num_gpus_per_node=8{extra})\n'
+    "recipe.trainer.max_steps = 100\n{after}run.run(recipe, executor=run.LocalExecutor())\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("model", "extra", "after", "v100"),
+    [
+        # finetune_default.py:145 (plugins=bf16_mixed()); qwen2.py:89 (precision: str = "bf16-mixed")
+        ("llama3_8b", "", "", ["PC101"]),
+        ("qwen2_7b", "", "", ["PC101"]),
+        ("qwen2_7b", ', precision="16-mixed"', "", []),  # the recipe's own precision parameter
+        # the trainer changed afterwards: not followed, so the factory's default is not the run's
+        ("llama3_8b", "", "recipe.trainer.plugins = fp16_mixed()\n", []),
+        # the HF AutoModel recipe sets no precision plugin (hf_auto_model_for_causal_lm.py:109-120)
+        ("hf_auto_model_for_causal_lm", "", "", []),
+    ],
+)
+def test_recipe_factory_builds_its_trainer_in_bf16(
+    tmp_path: Path, model: str, extra: str, after: str, v100: list[str]
+) -> None:
+    code = RECIPE.format(model=model, extra=extra, after=after)
+    script = tmp_path / "train.py"
+    script.write_text(code)
+    done = subprocess.run(
+        [sys.executable, "-m", "precheck", str(script), "--gpu", "1xV100", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    report = json.loads(done.stdout)
+    assert sorted(f["rule"] for f in report["findings"] if f["severity"] == "error") == v100
+    if v100:
+        assert errors(tmp_path, code, "8xH100") == []

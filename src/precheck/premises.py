@@ -23,6 +23,9 @@ Values assumed:
   with no ``cfg.yaml``): the settings it would hold are unknown;
 * a script that imports Unsloth and leaves ``bf16``/``fp16`` unset: Unsloth's patched
   config and trainer choose them, not TRL's defaults;
+* a config checked without its launch, of a framework whose launch option replaces the
+  config's mixed precision (``Traits.amp_replaced_by_launch``: xtuner's ``--deepspeed``
+  replaces mmengine's ``AmpOptimWrapper``): whether the config's AMP runs is the launch's;
 * a value the run sets at run time (``bf16=args.bf16`` in a script, ``--bf16 $BF16`` with
   ``BF16`` not set in the shell script): precheck left it out, so the default that stands in
   for it is an assumption.
@@ -31,7 +34,7 @@ Values assumed:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -63,6 +66,11 @@ class Premise:
     field: str
     alternatives: tuple[Any, ...]
     assumption: str
+    #: the run as it would be otherwise, where that is more than one field's value (a launch
+    #: that attaches a file): applied instead of setting ``field``
+    otherwise: Callable[[TrainingConfig], TrainingConfig] | None = None
+    #: warnings rest on it too (they say so; their severity stays)
+    judges_warnings: bool = False
 
 
 def consumer_unread(document: Document, config: TrainingConfig) -> str | None:
@@ -146,6 +154,25 @@ def premises(document: Document, config: TrainingConfig, context: Context) -> li
         else:
             why = f"`{flag}` at TRL's default, but Unsloth's patched config and trainer choose it"
         out.append(Premise(flag, values, f"{why}; state `{flag}`"))
+    replaced_by = config.traits.amp_replaced_by_launch
+    if (
+        replaced_by
+        and document.format == "python"
+        and "deepspeed" not in config.attached
+        and config.amp is not None
+        and config.amp.value
+    ):
+        otherwise = _launched_with(config.framework)
+        out.append(
+            Premise(
+                "amp",
+                (False,) if otherwise is None else ("launched",),
+                f"the config's mixed-precision optimizer wrapper runs, as when launched without `{replaced_by}` "
+                f"(with it, the launch's DeepSpeed file decides the precision); check the launch line that starts it",
+                otherwise,
+                judges_warnings=otherwise is not None,
+            )
+        )
     patch = next((n for n in config.notes if n.kind == ATTENTION_PATCH), None)
     attention = config.attn_implementation
     if patch is not None and attention is not None and attention.value == "flash_attention_2":
@@ -154,6 +181,14 @@ def premises(document: Document, config: TrainingConfig, context: Context) -> li
         where = f"`{runtime['train_type']}` is set at run time" if "train_type" in runtime else f"{script} is not read"
         out.append(Premise("train_type", ("lora",), f"a full fine-tune, as {where}; state it (e.g. TRL's `use_peft`)"))
     return out
+
+
+def _launched_with(framework: str) -> Callable[[TrainingConfig], TrainingConfig] | None:
+    """The framework's ``launched_with`` function, if it declares one."""
+    from . import frameworks
+
+    declared = frameworks.named(framework)
+    return declared.as_launched if declared is not None else None
 
 
 def rest_on_facts(finding: Finding) -> Finding:
@@ -172,6 +207,8 @@ def rest_on_facts(finding: Finding) -> Finding:
 def judge(findings: list[Finding], premises_: list[Premise], context: Context, rules: Iterable[Rule]) -> list[Finding]:
     """Errors that go away when an assumed value changes rest on that assumption: a warning naming it."""
     errors = [f for f in findings if f.severity is Severity.ERROR and not f.assumptions]
+    if any(p.judges_warnings for p in premises_):
+        errors += [f for f in findings if f.severity is Severity.WARNING and not f.assumptions]
     if not errors or not premises_:
         return findings
     by_code = {r.code: r for r in rules}
@@ -180,8 +217,11 @@ def judge(findings: list[Finding], premises_: list[Premise], context: Context, r
     def what_if(premise: Premise, value: Any) -> Context | None:
         key = (premise.field, value)
         if key not in contexts:
-            config = replace(context.config)
-            setattr(config, premise.field, Sourced(value, Origin.default("what-if")))
+            if premise.otherwise is not None:
+                config = premise.otherwise(context.config)
+            else:
+                config = replace(context.config)
+                setattr(config, premise.field, Sourced(value, Origin.default("what-if")))
             try:
                 plan = resolve.resolve(config, context.hardware, context.versions)
             except Exception:  # a combination the resolver refuses: the value stays a premise
@@ -206,10 +246,12 @@ def judge(findings: list[Finding], premises_: list[Premise], context: Context, r
         if finding not in errors or rule is None:
             out.append(finding)
             continue
+        warning = finding.severity is Severity.WARNING
         assumed = tuple(
             p.assumption
             for p in premises_
-            if not (p.field == "train_type" and finding.rule in _NAMES_METHOD)
+            if (p.judges_warnings or not warning)
+            and not (p.field == "train_type" and finding.rule in _NAMES_METHOD)
             and not all(persists(finding, rule, what_if(p, value)) for value in p.alternatives)
         )
         out.append(rest_on_facts(replace(finding, assumptions=assumed)) if assumed else finding)

@@ -25,6 +25,14 @@ class Traits:
     honours_accelerate_env: bool = False
     #: the launch fills a DeepSpeed file's ``"auto"`` values (HF Trainer, accelerate)
     fills_deepspeed_auto: bool = False
+    #: the launch fills a DeepSpeed file's ``fp16``/``bf16`` ``"auto"`` from the device (CUDA
+    #: present, ``is_bf16_supported()``), not from the run's own flags; the framework's resolver
+    #: puts the device's answer in the plan's autocast dtype (:mod:`precheck.resolve.deepspeed_device`)
+    deepspeed_auto_dtype_by_device: bool = False
+    #: a launch option that replaces the config's mixed precision (xtuner's ``--deepspeed``
+    #: replaces mmengine's ``AmpOptimWrapper``): for a config checked without its launch, what
+    #: the config's AMP settings do is an assumption (:func:`precheck.premises.premises`)
+    amp_replaced_by_launch: str | None = None
     #: known to hand a DeepSpeed file over without filling its ``"auto"`` values
     keeps_deepspeed_auto: bool = False
     #: the training method defaults to LoRA when the files do not say (the memory estimate

@@ -12,7 +12,7 @@ from precheck import frameworks, resolve
 from precheck.engine import run
 from precheck.hardware import from_specs
 from precheck.sources import load_runs
-from precheck.versions import Versions
+from precheck.versions import Versions, parse_assumptions
 
 from .samples import ROOT, at, read_file
 
@@ -64,8 +64,16 @@ def test_amp_wrapper_bf16_and_plain_wrapper(tmp_path: Path) -> None:
     )
     path = tmp_path / "cfg.py"
     path.write_text(base + "optim_wrapper = dict(type=AmpOptimWrapper, dtype='bfloat16')\n")
+    # alone, the config's AmpOptimWrapper runs only if the launch passes no --deepspeed; with it,
+    # xtuner fills bf16 from is_bf16_supported(), true on a V100 from torch 2.3: bf16 either way
     assert errors(path, "V100") == {("PC101", 5)}
-    assert errors(path, "A100") == set()
+    old_torch = parse_assumptions(["torch==2.2.2"])  # there --deepspeed would fill fp16: an assumption
+    report = run([str(path)], from_specs(["V100"], {}), env={}, assumed_versions=old_torch)
+    pc101 = [f for f in report.findings if f.rule == "PC101"]
+    assert pc101 and all(f.severity.name == "WARNING" and "--deepspeed" in " ".join(f.assumptions) for f in pc101)
+    (tmp_path / "run.sh").write_text("xtuner train cfg.py\n")  # launched without --deepspeed: it runs
+    assert errors(tmp_path, "V100") == {("PC101", 5)}
+    assert errors(tmp_path, "A100") == set()
     path.write_text(base + "optim_wrapper = dict(type=OptimWrapper)\n")
     plan = resolve.resolve(read_file(path, "xtuner"), from_specs(["V100"], {}), Versions())
     assert plan.autocast_dtype.value is None and plan.grad_scaler.value is False

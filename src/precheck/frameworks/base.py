@@ -73,6 +73,10 @@ class Framework:
     #: imported the first time a launch line is read, so a run of config files never loads
     #: the launch parsers. None: nothing starts it by name
     launch: str | None = None
+    #: ``module:function`` giving a config checked on its own as the framework's usual launch runs
+    #: it, when that launch replaces the config's mixed precision (``Traits.amp_replaced_by_launch``):
+    #: the what-if a finding on the config's own AMP path is judged against
+    launched_with: str | None = None
     #: older names accepted wherever a user types a name
     aliases: tuple[str, ...] = ()
     #: top-level keys that only this framework's files have: the generic HF Trainer dialect
@@ -88,6 +92,14 @@ class Framework:
     #: one of :attr:`python_trainer_packages`) and the precision each sets (None: its
     #: ``precision=`` argument)
     python_precision_plugins: tuple[tuple[str, str | None], ...] = ()
+    #: calls (dotted, as imported) that build another call later, the callee their first
+    #: positional argument and its keywords theirs (``run.Config(Trainer, plugins=...)``): a
+    #: training script's such call is read as the call it defers
+    python_deferred_calls: tuple[str, ...] = ()
+    #: factories that build a run with its trainer (a recipe), as a regular expression over the
+    #: call's dotted name, and the precision their trainer takes when the call passes none
+    #: (its ``precision=`` argument, where it has one, names it in the same words)
+    python_recipe_defaults: tuple[tuple[str, str], ...] = ()
     #: model base classes (the last dotted name) a training script's model may derive from
     python_model_bases: tuple[str, ...] = ()
     #: other distributions released with this one under the same version numbers: a pin of
@@ -117,6 +129,15 @@ class Framework:
 
         declared: tuple[ModuleEntry, ...] = importlib.import_module(self.launch).MODULES if self.launch else ()
         return tuple(ModuleEntry(m.pattern, module_named_by(self.name, m.handler)) for m in declared)
+
+    @cached_property
+    def as_launched(self) -> Callable[[TrainingConfig], TrainingConfig] | None:
+        """The function :attr:`launched_with` names, imported the first time it is asked for."""
+        if self.launched_with is None:
+            return None
+        module, _, name = self.launched_with.partition(":")
+        found: Callable[[TrainingConfig], TrainingConfig] = getattr(importlib.import_module(module), name)
+        return found
 
     @property
     def dialect(self) -> Dialect:

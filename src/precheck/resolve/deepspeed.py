@@ -17,6 +17,7 @@ from ..hardware import Hardware
 from ..provenance import Origin, Sourced
 from ..versions import Versions
 from .deepspeed_accelerate import ACCELERATE_IGNORED, IGNORED_BESIDE_FILE, accelerate_switches
+from .deepspeed_device import device_switches
 from .deepspeed_engine import Switches, engine, power_of_two, standalone_switches
 from .deepspeed_hf_trainer import hf_switches
 from .plan import PrecisionPlan
@@ -44,6 +45,8 @@ def apply(plan: PrecisionPlan, main: TrainingConfig, ds: TrainingConfig, version
         switches, overrides = hf_switches(plan, main, ds, versions)
     elif main.framework == "accelerate":
         switches, overrides = accelerate_switches(main, ds)
+    elif main.traits.deepspeed_auto_dtype_by_device:
+        switches, overrides = device_switches(plan, ds), []
     else:
         switches, overrides = standalone_switches(ds), []
     fields, refused = engine(ds, switches, versions, plan.param_dtype)

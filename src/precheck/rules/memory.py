@@ -151,6 +151,9 @@ def premises(ctx: Context, dims: Dims, limit: float, *, states_only: bool) -> tu
                 "(state it in the run's config, e.g. TRL's `use_peft`, `load_in_4bit`)"
             )
     sharded = run_value(config, "zero_stage") is not None or bool(run_value(config, "fsdp"))
+    offloaded = _launcher_offload(ctx, dims, limit, states_only=states_only)
+    if offloaded is not None:
+        out.append(offloaded)
     if not ctx.hardware.count_known and (sharded or config.traits.launcher_shards):
         # more devices shard more: the count matters (unsharded runs hold the same on each)
         model = ctx.hardware.all_devices[0].model
@@ -160,6 +163,33 @@ def premises(ctx: Context, dims: Dims, limit: float, *, states_only: bool) -> tu
             f"(state the machine: --gpu {shlex.quote('1x' + card)}, --gpu {shlex.quote('8x' + card)})"
         )
     return tuple(out)
+
+
+def _launcher_offload(ctx: Context, dims: Dims, limit: float, *, states_only: bool) -> str | None:
+    """The assumption that the launcher shards without offloading, when the run's files set no
+    sharding, its framework's launcher adds it (``launcher_shards``), and ZeRO-3 with the
+    optimizer states and parameters offloaded to the CPU would fit: the launch decides that too
+    (xtuner's ``--deepspeed deepspeed_zero3_offload``, a DeepSpeed file passed to the HF
+    Trainer), so the estimate's best case without offload is not a fact."""
+    config = ctx.config
+    devices = used_devices(ctx)
+    sharded = run_value(config, "zero_stage") is not None or bool(run_value(config, "fsdp"))
+    if sharded or not config.traits.launcher_shards or len(devices) < 2:
+        return None
+    offload = replace(
+        config,
+        zero_stage=_default(3, "what-if"),
+        offload_optimizer=_default("cpu", "what-if"),
+        offload_param=_default("cpu", "what-if"),
+    )
+    best = estimate(offload, ctx.plan, dims, len(devices))
+    if (best.states if states_only else best.total) > limit:
+        return None
+    return (
+        "the launcher shards without CPU offload: no file precheck read sets the sharding, and ZeRO-3 with "
+        f"the optimizer states and parameters offloaded to the CPU would hold {gib(best.total)} per device "
+        "(state the launch's DeepSpeed/FSDP config)"
+    )
 
 
 def _finding(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
@@ -186,6 +186,20 @@ _DECIDED_AT = "\0at "
 FLASH_PATCH = re.compile(r"(?i)^(?!is_|has_|check|disable|unpatch|restore|remove).*flash_?(?:attn|attention)")
 
 
+def _deferred(node: ast.Call, qualname_of: Callable[[ast.expr], str | None]) -> tuple[ast.Call, ast.expr, str]:
+    """A deferred construction (``Config(Trainer, plugins=...)``, as the frameworks declare them:
+    ``Framework.python_deferred_calls``) as the call it defers, ``Trainer(plugins=...)`` (the same
+    node positions, the class as the callee); the node itself when the class is not a name."""
+    target = node.args[0]
+    qualname = qualname_of(target) if isinstance(target, (ast.Name, ast.Attribute)) else None
+    if not qualname:
+        return node, node.func, qualname_of(node.func) or ""
+    deferred = ast.Call(func=target, args=node.args[1:], keywords=node.keywords)
+    ast.copy_location(deferred, node)
+    deferred.end_lineno, deferred.end_col_offset = node.end_lineno, node.end_col_offset
+    return deferred, target, qualname
+
+
 def flash_patch(expr: ast.expr) -> bool:
     """Whether a statement's expression is a call of a FlashAttention monkey patch."""
     if not isinstance(expr, ast.Call):
@@ -223,6 +237,23 @@ def _declared() -> tuple[Mapping[str, str], tuple[str, ...], Mapping[str, str | 
     from . import registered  # the registry's table (the registry imports the sources)
 
     return registered.trainer_packages, registered.model_bases, registered.precision_plugins
+
+
+@lru_cache(maxsize=1)
+def _deferred_calls() -> frozenset[str]:
+    """The calls that build another later, its callee first (``Framework.python_deferred_calls``)."""
+    from . import registered  # the registry's table (the registry imports the sources)
+
+    return frozenset(registered.deferred_calls)
+
+
+@lru_cache(maxsize=4096)
+def recipe_default(qualname: str) -> str | None:
+    """The precision a recipe factory's trainer takes when the call passes none
+    (``Framework.python_recipe_defaults``); None for any other call."""
+    from . import registered  # the registry's table (the registry imports the sources)
+
+    return next((default for pattern, default in registered.recipe_defaults if pattern.match(qualname)), None)
 
 
 def plugin_precision(call: Call) -> str | None:
@@ -281,6 +312,8 @@ def kind_of(qualname: str) -> str | None:
         return "accelerator"
     if last in ("Trainer", "Fabric") and parts[0] in _declared()[0]:
         return "trainer-precision"
+    if parts[0] in _declared()[0] and recipe_default(qualname) is not None:
+        return "trainer-precision"  # a recipe: the run with its trainer
     if last in _declared()[2] and parts[0] in _declared()[0]:
         return "precision-plugin"
     if last.endswith("Trainer"):
@@ -796,6 +829,9 @@ class Collector:
             if method == "set_float32_matmul_precision" and qualname_of(func) == "torch.set_float32_matmul_precision":
                 self._matmul_precision(node, env)
             qualname = qualname_of(func) or ""
+            original = node
+            if node.args and qualname in _deferred_calls():
+                node, func, qualname = _deferred(node, qualname_of)
             kind = kind_of(qualname)
             if kind is None and self.configs and type(func) is ast.Name:
                 kind = self.configs.get(func.id)
@@ -809,7 +845,7 @@ class Collector:
                 at = self._place(func.end_lineno, func.end_col_offset - len(func.attr.encode("utf-8")))
             call = Call(kind, self.source.segment(func), qualname, at, inference=inference)
             self._arguments(call, node, env)
-            self._seen[id(node)] = call
+            self._seen[id(original)] = call
             self.calls.append(call)
 
     def _site(self, name: str, node: ast.Call, env: dict[str, Any]) -> None:

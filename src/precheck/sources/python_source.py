@@ -47,7 +47,7 @@ from ..errors import FileTooLarge, InputError
 from .nodes import ATTENTION_PATCH, Document, Node, SourceNote
 from .notebook import Cell, code_cells
 from .parsed import parse as parse_once
-from .python_calls import Arg, Built, Call, Collector, cast_dtype, plugin_precision, trainer_dialect
+from .python_calls import Arg, Built, Call, Collector, cast_dtype, plugin_precision, recipe_default, trainer_dialect
 from .python_options import Flow, Given
 from .python_values import Dtype, Runtime, Unknown
 from .suppressions import scan as scan_suppressions
@@ -92,7 +92,19 @@ def _training_words(text: str) -> bool:
         return True
     if "_mixed" in text and any(f"{name}(" in text for name in _named_plugins()):
         return True  # a trainer's precision plugin that sets the precision by its name (``bf16_mixed()``)
+    if "_recipe" in text and _RECIPE_CALL.search(text) and _declares_recipes():
+        return True  # a recipe factory that builds the run with its trainer (``finetune_recipe(...)``)
     return "Config" in text and any(_config_name(text, m.start()) for m in _CONFIG_END.finditer(text))
+
+
+#: a call of a recipe factory, by the spelling the frameworks' declared patterns end with
+_RECIPE_CALL = re.compile(r"\w_recipe\s*\(")
+
+
+def _declares_recipes() -> bool:
+    from . import registered  # the registry's table
+
+    return bool(registered.recipe_defaults)
 
 
 def _named_plugins() -> tuple[str, ...]:
@@ -471,6 +483,10 @@ class _Runs:
         defaults = [c for c in calls if c.kind == "default-dtype"]
         loaders = [c for c in calls if c.kind in ("model", "unsloth")]
         mixed = [c for c in calls if c.kind in ("accelerator", "trainer-precision") and _precision_arg(c) is not None]
+        if _RECIPE_TRAINER_CHANGED.search(self.code):
+            # a recipe whose trainer the script changes afterwards (`recipe.trainer.plugins = ...`):
+            # its factory's precision is not the run's, and the change is not followed
+            mixed = [c for c in mixed if recipe_default(c.qualname) is None or "precision" in c.args]
         if mixed and self.collector.prepared and self.collector.backward_lines:
             # an autocast in a function that runs no backward (a validation pipeline) is not the
             # training step's: the Accelerator's mixed precision wraps the prepared model's forward
@@ -575,6 +591,9 @@ class _Runs:
             self._put(root, "torch_dtype", at(Dtype(weights)))
         if scaler and "grad_scaler" not in root:
             self._put(root, "grad_scaler", at(True))
+        fp8 = _fp8_arg(call)
+        if fp8 is not None:
+            self._put(root, "fp8", fp8)
 
     def _accelerate_default(self, call: Call, arg: Arg) -> Arg:
         """``Accelerator(mixed_precision=None)``: accelerate's own choice (accelerate 1.15.0
@@ -860,6 +879,10 @@ def _precision_arg(call: Call) -> Arg | None:
     precision plugin (``plugins=Plugin(precision="bf16-mixed")``, or a helper that sets one by
     its name), as the frameworks declare them (``Framework.python_precision_plugins``)."""
     own = call.args.get(_MIXED_KEY[call.kind])
+    if own is None and call.kind == "trainer-precision":
+        default = recipe_default(call.qualname)
+        if default is not None:  # a recipe factory's trainer, in the precision it builds it with
+            return Arg(default, None, None, call.at, f"{call.name}()")
     if own is not None or call.kind != "trainer-precision" or "plugins" not in call.args:
         return own
     plugins = call.args["plugins"].value
@@ -869,6 +892,29 @@ def _precision_arg(call: Call) -> Arg | None:
             if implied is None:
                 return value.call.args.get("precision")
             return Arg(implied, None, None, value.call.at, f"{value.call.name}()")
+    return None
+
+
+#: an assignment that changes a built run's trainer or its precision plugin (``recipe.trainer =``,
+#: ``recipe.trainer.plugins =``, ``recipe.trainer.plugins.precision =``)
+_RECIPE_TRAINER_CHANGED = re.compile(r"\.(?:trainer|plugins(?:\.\w+)?)\s*=(?!=)")
+
+
+def _fp8_arg(call: Call) -> Arg | None:
+    """Transformer Engine fp8 a trainer's precision plugin adds on top of its 16-bit precision:
+    a declared helper whose name says fp8 (``bf16_with_fp8_mixed()``: a plugin with
+    ``fp8="hybrid"``), or the plugin's own ``fp8=`` set to a recipe name (None: off)."""
+    if call.kind != "trainer-precision" or "plugins" not in call.args:
+        return None
+    plugins = call.args["plugins"].value
+    for value in plugins if isinstance(plugins, (list, tuple)) else (plugins,):
+        if not (isinstance(value, Built) and value.call.kind == "precision-plugin"):
+            continue
+        if plugin_precision(value.call) is not None and "fp8" in value.call.name.rsplit(".", 1)[-1]:
+            return Arg(f"transformer-engine ({value.call.name}())", None, None, value.call.at, f"{value.call.name}()")
+        own = value.call.args.get("fp8")
+        if own is not None and isinstance(own.value, str) and own.value:
+            return Arg(f"transformer-engine (fp8={own.value!r})", own.key, own.key_at, own.at, own.raw)
     return None
 
 

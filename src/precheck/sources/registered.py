@@ -14,6 +14,7 @@ to import it fails loudly rather than reading files as if no framework existed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,10 @@ detect: Callable[[Document], str | None]
 trainer_packages: Mapping[str, str]
 #: a precision plugin's callee (last dotted name) → the precision it sets (None: its ``precision=``)
 precision_plugins: Mapping[str, str | None]
+#: calls that build another call later, its callee their first argument (``run.Config(cls, **kw)``)
+deferred_calls: frozenset[str]
+#: recipe factories (a pattern over the call's dotted name) → the precision their trainer takes by default
+recipe_defaults: tuple[tuple[re.Pattern[str], str], ...]
 #: the model base classes (last dotted name) a training script's model may derive from
 model_bases: tuple[str, ...]
 #: dialect name → every top-level key it reads (the HF trainer argument classes' fields)

@@ -44,6 +44,16 @@ FRAMEWORK = Framework(
     # NeMo 2 (``nemo.lightning.Trainer``, a Lightning Trainer) takes its precision as a plugin
     python_trainer_packages=("lightning", "pytorch_lightning", "lightning_fabric", "nemo"),
     python_precision_plugins=NEMO2_PRECISION_PLUGINS,
+    # NeMo-Run's deferred constructions (``nemo_run/config.py``: ``Config(cls, **kwargs)`` builds
+    # ``cls(**kwargs)``, ``Partial(fn, **kwargs)`` calls ``fn``): recipes build their Trainer so
+    # NeMo 2's recipe factories (``llm.llama3_8b.finetune_recipe(...)``) build their Trainer with
+    # ``plugins=bf16_mixed()`` (``recipes/finetune_default.py:145``, ``llama3_8b.py:138``@8cfedd7) or a
+    # ``precision: str = "bf16-mixed"`` parameter (``qwen2.py:89``, ``bert.py:69``...); the HF AutoModel
+    # recipe sets no plugin (``hf_auto_model_for_causal_lm.py:109-120``): left out
+    python_recipe_defaults=(
+        (r"nemo\.collections\.llm\.(?:recipes\.)?(?!hf_auto_model)\w+\.(?:finetune|pretrain)_recipe$", "bf16-mixed"),
+    ),
+    python_deferred_calls=("nemo_run.Config", "nemo_run.Partial", "nemo_run.config.Config", "nemo_run.config.Partial"),
     python_model_bases=("LightningModule",),
     # pytorch-lightning X.Y.Z is the Trainer of lightning X.Y.Z: both are built from
     # Lightning-AI/pytorch-lightning (src/lightning, src/pytorch_lightning), released together

@@ -17,6 +17,9 @@ calls into these keys, each at the place in the script that sets it:
 ``distributed``             DDP / ``init_process_group``: one process per visible GPU
 ``tf32``                    ``torch.backends.cuda.matmul.allow_tf32 = ...`` /
                             ``torch.set_float32_matmul_precision("high")``
+``fp8``                     Transformer Engine fp8 a trainer's precision plugin adds (a plugin
+                            with ``fp8="hybrid"``, or a declared helper named for fp8: the
+                            frameworks' ``python_precision_plugins``)
 ==========================  ==================================================================
 
 The dialect never recognises a file by its keys: only the Python source names it.
@@ -40,6 +43,7 @@ class PytorchLoop(Dialect):
         field("quant_compute_dtype", "bnb_4bit_compute_dtype", convert=parse_dtype),
         field("attn_implementation", "attn_implementation"),
         field("tf32", "tf32", convert=to_bool),
+        field("fp8", "fp8"),
     )
 
     def score(self, doc: Document) -> int:

@@ -9,8 +9,17 @@ from .label import NAME
 FRAMEWORK = Framework(
     name=NAME,
     distribution=NAME,
-    traits=Traits(label=NAME, adapters_follow_peft=True, launcher_shards=True),
+    traits=Traits(
+        label=NAME,
+        adapters_follow_peft=True,
+        launcher_shards=True,
+        fills_deepspeed_auto=True,
+        deepspeed_auto_dtype_by_device=True,
+        amp_replaced_by_launch="--deepspeed",
+    ),
     dialect_class=dialect.MmengineConfig,
     resolver=LazyResolver(f"{__name__}.resolve"),
     priority=Priority.OWN_SCHEMA,
+    launch=f"{__name__}.launch",
+    launched_with=f"{__name__}.launch:with_deepspeed",
 )

@@ -17,15 +17,19 @@ Read upstream (xtuner 0.2.0, mmengine 0.10.7, the configs of ``xtuner/configs``)
   scales the loss with a ``GradScaler`` (``loss_scale='dynamic'`` by default, always a
   scaler); ``dtype`` must be one of float16, bfloat16, float32, float64. A plain
   ``OptimWrapper`` has no autocast.
-- ``xtuner train CONFIG --deepspeed NAME`` (``tools/train.py``) replaces ``optim_wrapper``
-  with a ``DeepSpeedOptimWrapper`` and trains in the DeepSpeed JSON's fp16/bf16: this reader
-  reads the config on its own, the path without ``--deepspeed``.
+- ``xtuner train CONFIG --deepspeed NAME`` (``tools/train.py:289-370``@0.2.0) replaces
+  ``optim_wrapper`` with a ``DeepSpeedOptimWrapper`` and trains in the DeepSpeed JSON's
+  fp16/bf16: a launch read by :mod:`.launch` attaches that file (``deepspeed``); a config
+  checked on its own is the path without ``--deepspeed``, which the launch decides: what the
+  ``AmpOptimWrapper`` does is then an assumption (``Traits.amp_replaced_by_launch``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ...config import TrainingConfig
-from ...dialects.base import Dialect
+from ...dialects.base import Dialect, read_attachments
 from ...dtypes import parse_dtype
 from ...provenance import Origin, Sourced
 from ...sources import Document, Node
@@ -34,6 +38,10 @@ from ...sources import Document, Node
 AMP_WRAPPER = "AmpOptimWrapper"
 #: ``AmpOptimWrapper.valid_dtypes``
 AMP_DTYPES = ("float16", "bfloat16", "float32", "float64")
+
+
+def _above_one(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 1
 
 
 def _type(node: Node | None) -> str | None:
@@ -52,13 +60,30 @@ class MmengineConfig(Dialect):
             return 0
         root = doc.mapping()
         model = root.get("model")
-        llm = model.get("llm") if model is not None else None
-        if llm is None or not isinstance(llm.value, dict) or "optim_wrapper" not in root:
+        if model is None or not isinstance(model.value, dict) or "optim_wrapper" not in root:
             return 0
-        return self.priority + 2
+        llm = model.get("llm")
+        if llm is not None and isinstance(llm.value, dict):
+            return self.priority + 2
+        # a model class that loads its own checkpoint (InternVL_V1_5(model_path=...)): still
+        # mmengine's runner and optimizer wrapper, never TrainingArguments
+        return self.priority + 1 if "type" in model.value else 0
+
+    def read(self, doc: Document, env: Mapping[str, str]) -> TrainingConfig:
+        config = super().read(doc, env)
+        read_attachments(self, doc, config, env, {"deepspeed": "deepspeed"})  # `--deepspeed` of a launch
+        parallel = self.node(doc, "sequence_parallel_size")
+        if "deepspeed" not in config.attached and isinstance(parallel, Node) and _above_one(parallel.value):
+            # sequence parallelism runs only under DeepSpeed: without `--deepspeed`, check_cfg
+            # asserts sequence_parallel_size == 1 (tools/train.py:132-138@0.2.0); the file is the
+            # launch's, the README's deepspeed_zero2 is taken (its "auto" dtypes filled from the device)
+            from .launch import with_deepspeed  # only for such a config
+
+            config = with_deepspeed(config)
+        return config
 
     def finish(self, doc: Document, config: TrainingConfig) -> None:
-        name = self.node(doc, "model.llm.pretrained_model_name_or_path")
+        name = self.node(doc, "model.llm.pretrained_model_name_or_path") or self.node(doc, "model.model_path")
         if name is not None and isinstance(name.value, str):
             self.put(config, "model", name.value, doc, name)
         dtype = self.node(doc, "model.llm.torch_dtype")

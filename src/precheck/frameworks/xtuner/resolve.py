@@ -8,6 +8,12 @@
   non-quantized parameters; PEFT's adapters are fp32); otherwise the loaded weights train.
 - ``AmpOptimWrapper``: autocast in its ``dtype`` (float16 when unset) with a GradScaler;
   ``OptimWrapper``: no autocast, no scaler.
+- launched with ``--deepspeed`` (a DeepSpeed file attached): the optimizer wrapper is
+  DeepSpeed's (``tools/train.py:367-370``@0.2.0) and its ``"auto"`` dtypes are filled from the
+  device (``tools/utils.py:157-175``@0.2.0): the plan's autocast dtype here is the device's
+  answer, bf16 where ``is_bf16_supported()``, else fp16, for
+  :mod:`precheck.resolve.deepspeed_device` to fill the file with; the DeepSpeed engine then
+  decides the dtypes.
 """
 
 from __future__ import annotations
@@ -43,7 +49,16 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
     autocast: Sourced[str | None]
     scaling: Sourced[str]
     scaler: Sourced[bool]
-    if amp is not None and amp.value:
+    if "deepspeed" in config.attached:
+        bf16, why = frameworks_see_bf16(hardware, versions)
+        origin = Origin.default(
+            f"xtuner train --deepspeed (the launch's, or the README's deepspeed_zero2 where sequence_parallel_size > 1 "
+            f"requires one: check_cfg) replaces the optimizer wrapper and fills the DeepSpeed file's "
+            f"fp16/bf16 `auto` from the device (auto_dtype_of_deepspeed_config): is_bf16_supported: {why}"
+        )
+        autocast = Sourced("bfloat16" if bf16 else "float16", origin)
+        scaling, scaler = Sourced("none", origin), Sourced(False, origin)
+    elif amp is not None and amp.value:
         autocast = config.amp_dtype or Sourced(
             "float16", amp.origin.derived("AmpOptimWrapper without dtype: torch's cuda autocast default, float16")
         )
