@@ -64,7 +64,10 @@ class Origin:
         return cls("default", detail=detail)
 
     def derived(self, detail: str) -> Origin:
-        """The same place, read as the source of a value derived from it."""
+        """The same place, read as the source of a value derived from it (a file value's own
+        detail, where it came from before this place, is kept after it)."""
+        if self.kind == "file" and self.detail:
+            detail = f"{detail} ({self.detail})"
         return Origin(
             "derived", self.path, self.line, self.column, self.key, detail, self.written, self.format, self.through
         )
@@ -102,6 +105,8 @@ class Origin:
         where = f"{self.location()} ({self.key})" if self.key else self.location()
         if self.kind == "derived" and self.detail:
             return f"{self.detail}, from {where}" if where else self.detail
+        if self.kind == "file" and self.detail:  # a value read where it is used, from elsewhere (an option)
+            return f"{where}: {self.detail}" if where else self.detail
         return where
 
 

@@ -42,6 +42,9 @@ class Node:
     #: other places the value flows through: (file, or None for the node's own file; line)
     #: (:attr:`precheck.provenance.Origin.through`)
     through: tuple[tuple[str | None, int], ...] = ()
+    #: where the value came from when not from where it stands: a script's option it is read
+    #: from (``mixed_precision=args.mixed_precision``: the option's default and its lines)
+    via: str | None = None
 
     @property
     def anchor(self) -> tuple[int, int]:

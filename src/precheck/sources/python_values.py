@@ -44,6 +44,16 @@ class Unknown:
     reason: str
 
 
+class _Unhandled:
+    """What a hook answers for a value it does not know of (None is a value)."""
+
+    def __repr__(self) -> str:
+        return "UNHANDLED"
+
+
+UNHANDLED: Any = _Unhandled()
+
+
 @dataclass(frozen=True, slots=True)
 class Dtype:
     """A ``torch.dtype`` written as ``torch.bfloat16`` (``name``: ``bfloat16``)."""
@@ -336,6 +346,7 @@ class Evaluator:
         objects: Objects,
         source: Source,
         bound: Callable[[str, Any], None] | None = None,
+        attributes: Callable[[Any, str, ast.Attribute], Any] | None = None,
     ):
         self.env = env
         self.names = names
@@ -345,6 +356,8 @@ class Evaluator:
         self.source = source
         #: told of each name a ``:=`` binds in ``env``
         self.bound = bound
+        #: the attribute of a value the caller knows (an options namespace's ``args.x``), else None
+        self.attributes = attributes
 
     def text(self, expr: ast.AST) -> str:
         return self.source.segment(expr)
@@ -448,6 +461,10 @@ class Evaluator:
             return base[expr.attr]
         if isinstance(base, Unknown):
             return base
+        if self.attributes is not None:
+            known = self.attributes(base, expr.attr, expr)
+            if known is not UNHANDLED:
+                return known
         return Unknown(f"`{self.text(expr)}` cannot be computed without running the script")
 
     def _boolean(self, expr: ast.BoolOp) -> Any:

@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from .launch_args import locate, searched_from, shown, with_path
 from .nodes import ATTENTION_PATCH, Document, Node, SourceNote
+from .python_options import Given, defined_at, from_flag
+from .python_values import Unknown
 from .script_effects import SAME, UNKNOWN, Effect, effects, holds
 from .script_formulas import Formula, Settled, settle
 from .script_schema import HF_CLASSES, MISSING, TRL_CLASSES, Option, Schema, read_schema
@@ -64,6 +66,7 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
     # TRL's configs have more fields than precheck lists: a TRL schema is never closed
     found.script_closed = schema.closed and "trl" not in schema.frameworks
     _defaults(schema, found.root)
+    _defined_at(schema, found.root)
     before = set(found.root)
     if schema.effects is None:
         schema.effects = effects(schema.modules, set(schema.options), schema.commands)
@@ -80,11 +83,37 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
     derived = set(found.root) - before
     # an option the code passes on as it is (``Accelerator(mixed_precision=args.mixed_precision)``): its flag
     derived |= {e.key for e in schema.effects if e.value is SAME and e.source == e.key and not e.when}
-    if not schema.frameworks and path is not None and not _builds_arguments(schema) and _own_loop(path, found, derived):
+    given = _given(schema, found.root, launch.builder.path)
+    if (
+        not schema.frameworks
+        and path is not None
+        and not _builds_arguments(schema)
+        and _own_loop(path, found, derived, given)
+    ):
         return found  # no Trainer's arguments: what the script's own loop does with its options is the run
     found.dialect = _dialect(schema, found)
     found.script_own_loop = not schema.frameworks and not _builds_trainer(schema)
+    if path is not None and found.dialect in ("hf-trainer", "trl"):
+        _model_loaded(path, found, given)
     return found
+
+
+def _model_loaded(path: Path, found: Found, given: dict[str, Given]) -> None:
+    """The model the script loads, read with the launch's flags as its options' values
+    (:func:`.python_source.model_keys`): its dtype, quantization and attention where neither
+    a flag nor an option's effect set them (``if bf16: dtype = torch.bfloat16`` in a function
+    the script calls with ``bf16=training_args.bf16``), each at the script's line."""
+    from .python_source import model_keys
+    from .reading import read_text
+
+    name = shown(path)
+    try:
+        keys = model_keys(name, read_text(path, name), given)
+    except InputError:
+        return
+    for key, node in keys.items():
+        if key not in found.root:
+            found.root[key] = with_path(node, name)
 
 
 def _builds_trainer(schema: Schema) -> bool:
@@ -103,7 +132,7 @@ def _builds_trainer(schema: Schema) -> bool:
     return False
 
 
-def _own_loop(path: Path, found: Found, derived: set[str] | None = None) -> bool:
+def _own_loop(path: Path, found: Found, derived: set[str] | None = None, given: dict[str, Given] | None = None) -> bool:
     """A launched script that sets its precision in its own code (``Accelerator(mixed_precision=
     "bf16")``, ``torch.autocast`` and a ``GradScaler``, a cast of the model): the run is what
     that code does, as the script is read on its own (:mod:`.python_source`), its keys marked
@@ -111,13 +140,15 @@ def _own_loop(path: Path, found: Found, derived: set[str] | None = None) -> bool
     ``--model_name_or_path`` (the checkpoint, by the name every Hugging Face script gives it) and
     the keys its code derives from them (``derived``: ``--mixed_precision fp16`` passed to
     ``Accelerator(mixed_precision=args.mixed_precision)``, a ``torch_dtype`` an option picks).
+    The script's code is read with the launch's flags as its options' values (``given``:
+    :mod:`.python_options`; None: the script's options are not known, read as on its own).
     Whether it was such a script."""
     from .python_source import mixed_precision_keys, parse_code
     from .reading import read_text
 
     name = shown(path)
     try:
-        runs = parse_code(name, read_text(path, name), "python", None)
+        runs = parse_code(name, read_text(path, name), "python", None, given if given is not None else {})
     except InputError:
         return False  # (the script itself, checked on its own, reports why it cannot be read)
     loops = [run for run in runs if run.dialect == "pytorch" or (run.dialect and "trainer" in run.mapping())]
@@ -134,9 +165,14 @@ def _own_loop(path: Path, found: Found, derived: set[str] | None = None) -> bool
             found.root[key] = node
     if loop.dialect == "pytorch":
         for key in sorted((derived or set()) & _LOOP_KEYS):
-            found.root.setdefault(key, flags[key])
+            if key in flags and (key not in found.root or from_flag(found.root[key].via, key)):
+                found.root[key] = flags[key]  # the option's own value: changed at its flag
         chosen = flags.get("mixed_precision") if "mixed_precision" in (derived or set()) else None
-        if chosen is not None and "autocast" not in found.root and "torch_dtype" not in found.root:
+        autocast = found.root.get("autocast")
+        if chosen is not None and (
+            ("autocast" not in found.root and "torch_dtype" not in found.root)
+            or (autocast is not None and from_flag(autocast.via, "mixed_precision"))
+        ):
             found.root.update(mixed_precision_keys(chosen))
     model = flags.get("model_name_or_path")
     if model is None or not isinstance(model.value, str):
@@ -151,12 +187,41 @@ def _own_loop(path: Path, found: Found, derived: set[str] | None = None) -> bool
     return True
 
 
+def _defined_at(schema: Schema, root: dict[str, Node]) -> None:
+    """Each flag of one of the script's options also cites where the script defines it."""
+    for key, node in root.items():
+        option = schema.options.get(key)
+        if option is not None and node.via is None and node.path is None:
+            node.via = f"the script's {defined_at(option)}"
+
+
+def _given(schema: Schema, root: dict[str, Node], launched_from: str) -> dict[str, Given]:
+    """The launch's flags as the script's parser gives them to its code (:mod:`.python_options`)."""
+    out: dict[str, Given] = {}
+    inherited = schema.framework_classes
+    for key, node in root.items():
+        option = schema.options.get(key)
+        if node.path is not None:
+            continue  # (a key from a config file the launch names, not a flag)
+        if option is None and inherited and isinstance(node.value, (bool, int, float, str)):
+            value: Any = node.value  # a TrainingArguments field the script's class inherits
+        elif option is None:
+            continue
+        else:
+            value = _converted(option, node)
+        where = f"{launched_from}:{node.key_line or node.line}"
+        out[key] = Given(
+            Unknown(f"`--{key}` is given a value precheck cannot read") if value is MISSING else value, where
+        )
+    return out
+
+
 #: the keys a loop's run reads (``frameworks/pytorch_loop/dialect.py``; a framework Trainer's ``trainer``/``model``):
 #: a flag of the same name is the script's own option, not one of them
 _READ_BY_LOOPS = frozenset(
     {"model_name_or_path", "torch_dtype", "autocast", "autocast_dtype", "grad_scaler", "sharded_grad_scaler"}
     | {"distributed", "load_in_4bit", "load_in_8bit", "bnb_4bit_compute_dtype", "attn_implementation", "use_peft"}
-    | {"trainer", "model", "precision", "dtype", "bnb_4bit_quant_type", "gradient_checkpointing"}
+    | {"trainer", "model", "precision", "dtype", "bnb_4bit_quant_type", "gradient_checkpointing", "tf32"}
 )
 #: keys a script's code derives from its options that its own loop's run reads
 _LOOP_KEYS = frozenset(
@@ -247,8 +312,10 @@ def _defaults(schema: Schema, root: dict[str, Node]) -> None:
     for name, option in schema.options.items():
         if name not in _CARRIED or name in root or not isinstance(option.default, bool):
             continue
-        node = Node(option.default, option.line, 1, name, option.line, 1, raw=repr(option.default))
+        line = option.default_line or option.name_line or option.line
+        node = Node(option.default, line, 1, name, line, 1, raw=repr(option.default))
         node.path = shown(option.path)
+        node.via = f"option default, the launch does not give --{name}; {defined_at(option)}"
         root[name] = node
 
 
@@ -363,12 +430,13 @@ def _evaluate(schema: Schema, root: dict[str, Node], effect: Effect) -> tuple[An
         key = trigger.key if effect.value is SAME else None
         made = Node(value, trigger.line, trigger.column, key, trigger.key_line, trigger.key_column)
         made.raw = trigger.raw if effect.value is SAME else None
-        made.quoted, made.path = trigger.quoted, trigger.path
+        made.quoted, made.path, made.via = trigger.quoted, trigger.path, trigger.via
         made.through = (*trigger.through, *_script_lines(effect, True))  # the script's line that turns the flag into it
         return value, made
     made = Node(value, effect.line, effect.column, effect.key, effect.line, effect.column, raw=repr(value))
     made.path = shown(effect.path)
     made.through = _script_lines(effect, False)
+    made.via = _defaults_read(schema, effect)
     return value, made
 
 
@@ -391,6 +459,19 @@ def _through_script(schema: Schema, root: dict[str, Node], effect: Effect) -> No
         if value is MISSING or holds((name, expected), value) is not True:
             return
     root[effect.key] = replace(node, through=tuple(dict.fromkeys((*node.through, *_script_lines(effect, True)))))
+
+
+def _defaults_read(schema: Schema, effect: Effect) -> str | None:
+    """Which options' defaults an effect no flag triggers rests on (its conditions, its source)."""
+    names = [name for name, _ in effect.when]
+    if effect.value is SAME and effect.source is not None:
+        names.append(effect.source)
+    parts = [
+        f"option default, the launch does not give --{name}; {defined_at(schema.options[name])}"
+        for name in dict.fromkeys(names)
+        if name in schema.options
+    ]
+    return "; ".join(parts) if parts else None
 
 
 def _option_value(schema: Schema, root: dict[str, Node], name: str) -> tuple[Any, Node | None]:
