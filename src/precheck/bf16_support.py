@@ -11,7 +11,8 @@ from .versions import Versions
 #: torch 2.3.0 made ``is_bf16_supported()`` fall back to allocating a bf16 tensor
 #: (``_check_bf16_tensor_supported``, pytorch#115924), which succeeds on pre-Ampere GPUs;
 #: up to 2.2.2 it was ``major >= 8 and cuda >= 11``. transformers' ``is_torch_bf16_gpu_available``
-#: and accelerate's ``is_bf16_available`` return it as is.
+#: (from 4.35.0; up to 4.34 it tests ``major < 8`` itself, rules/device.py) and accelerate's
+#: ``is_bf16_available`` return it as is.
 BF16_CHECK_COUNTS_EMULATION = span("torch.bf16_check_counts_emulation")
 
 

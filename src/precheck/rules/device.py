@@ -10,11 +10,16 @@ from ..bf16_support import (
     frameworks_see_bf16,
     runtime_check_answer,
 )
-from ..facts import quote
+from ..facts import quote, span
 from ..hardware import Device, devices_label
 from ..provenance import Origin
 from ..training_method import is_adapter_training
 from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule, unknown_version_note
+
+#: ``is_torch_bf16_gpu_available`` up to 4.34 returns False below compute capability 8 by itself
+#: (``utils/import_utils.py:313@4.34.0``); from 4.35.0 it returns ``torch.cuda.is_bf16_supported()``
+#: (``utils/import_utils.py:308@4.35.0``), which counts emulation from torch 2.3
+TRANSFORMERS_CHECKS_CAPABILITY = span("transformers.bf16_gpu_checks_capability")
 
 
 def used_devices(ctx: Context) -> list[Device]:
@@ -93,6 +98,18 @@ def _what_happens(ctx: Context) -> str:
                 f"with torch {torch.version} ({torch.source}) the run stops at start: "
                 f'"{quote("transformers.bf16_unsupported")}"'
             )
+    transformers = ctx.versions.get("transformers")
+    if (
+        not script
+        and ctx.config.dialect in ("hf-trainer", "trl")
+        and transformers is not None
+        and TRANSFORMERS_CHECKS_CAPABILITY.contains(transformers.version)
+    ):
+        # transformers < 4.35 tests the compute capability itself, whatever torch counts
+        return (
+            f"transformers {transformers.version} ({transformers.source}) tests the compute capability "
+            f'itself (major < 8: no bf16), so the run stops at start: "{quote("transformers.bf16_unsupported")}"'
+        )
     known = (
         f"torch {torch.version} ({torch.source})"
         if torch
@@ -120,7 +137,10 @@ def bf16_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     tensor (`_check_bf16_tensor_supported`, pytorch#115924), which succeeds on a V100 or
     T4; 2.4.0 named that `including_emulation=True`, the default. Up to 2.2.2 it returned
     `major >= 8 and cuda >= 11`, so transformers stopped such runs at start ("Your setup
-    doesn't support bf16/gpu."). The message names which case applies when the torch
+    doesn't support bf16/gpu."). transformers up to 4.34 tests `major < 8` itself
+    (`utils/import_utils.py:313@4.34.0`), so an HF Trainer run pinned to it stops at start
+    whatever the torch version; 4.35.0 returns `torch.cuda.is_bf16_supported()`
+    (`utils/import_utils.py:308@4.35.0`). The message names which case applies when the torch
     version is known. A framework whose `pure_bf16` leaves `TrainingArguments.bf16` False
     and checks bf16 support itself stops such a run with torch < 2.3 (PC713), not transformers.
     Where the script itself chose bf16 with `torch.cuda.is_bf16_supported()` (emulation
