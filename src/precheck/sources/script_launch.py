@@ -513,7 +513,9 @@ def _apply_overrides(schema: Schema, root: dict[str, Node], notes: list[SourceNo
     from .nodes import OVERRIDDEN
     from .script_overrides import AFTER_INIT, ASSIGNED, HARD_CODED, UNREAD, overrides
 
-    found = overrides(schema.modules, set(schema.options))
+    if schema.overrides is None:  # (the schema is cached per file version: read once)
+        schema.overrides = overrides(schema.modules, set(schema.options))
+    found = schema.overrides
     if not found:
         return
     decided = {effect.key for effect in schema.effects or ()}
