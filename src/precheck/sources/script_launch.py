@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 #: TrainingArguments fields whose default a script's own subclass may change
 #: (``bf16: bool = field(default=True)``): carried into the run where no flag sets them
-_CARRIED = frozenset({"fp16", "bf16", "tf32"})
+_CARRIED = frozenset({"fp16", "bf16", "tf32", "load_in_4bit", "load_in_8bit"})
 
 
 def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Found:
