@@ -54,7 +54,7 @@ def run_case(case: Case) -> list[Finding]:
 
 def _run_case(case: Case, folder: Path) -> list[Finding]:
     path = f"config.{case.fmt}"
-    if case.fmt in ("py", "ipynb"):  # a training script: its (first) run, read as the engine does
+    if case.fmt in ("py", "ipynb", "sh"):  # a script: its (first) run, read as the engine does
         script = write(folder, path, case.text)
         doc = load_runs(script, path, hardware_for(case.gpus, case.env))[0]
     else:

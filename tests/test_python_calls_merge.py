@@ -30,10 +30,13 @@ class _Reference(Collector):
             self.block(bodies[0] if known else bodies[1], env, inference)
             return
         results = []
+        outer = self._written  # (the Collector also knows it reads an undecided branch: `requires_grad_(False)`)
+        self._written = set()
         for body in bodies:
             local = dict(env)
             self.block(body, local, inference)
             results.append(local)
+        self._written = outer
         changed = {n for r in results for n, v in r.items() if v is not env.get(n, _ABSENT)}
         changed.update(n for n, v in env.items() if not v == v)  # noqa: SIM201
         for name in changed:

@@ -41,6 +41,9 @@ class TrainingConfig:
     torch_dtype: SDtype = None
     #: a 4-/8-bit quantised base model (QLoRA)
     quantization_bits: Sourced[int] | None = None
+    #: the file turns 4-/8-bit loading off itself (``load_in_4bit: false``): where the
+    #: unquantized base model is decided
+    quantization_off: SBool = None
     #: "lora", "full", ... when the file says
     train_type: SStr = None
 

@@ -28,6 +28,8 @@ def origin_json(origin: Origin) -> dict[str, Any]:
         value = getattr(origin, name)
         if value is not None:
             out[name] = value
+    if origin.through:  # the other lines the value flows through
+        out["through"] = [{"path": path, "line": line} for path, line in origin.through]
     return out
 
 

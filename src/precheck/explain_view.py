@@ -17,6 +17,7 @@ from .escape import printable, shorten
 
 if TYPE_CHECKING:
     from .engine import FileResult, Report
+    from .provenance import Origin
     from .resolve.plan import PrecisionPlan
     from .rules.base import Finding
 
@@ -49,6 +50,14 @@ _COLOURS = {
     "CUDA context": "white",
 }
 _DTYPE_STYLE = {"bfloat16": "magenta", "float16": "yellow", "float32": "green", "none": "dim"}
+
+
+def source_text(origin: Origin) -> str:
+    """Where a value came from, and the other lines it flows through (``through FILE:LINE``)."""
+    if not origin.through:
+        return str(origin)
+    places = [f"line {line}" if path == origin.path else f"{path}:{line}" for path, line in origin.through]
+    return f"{origin} through {', '.join(places)}"
 
 
 def value_text(value: Any) -> str:
@@ -123,7 +132,7 @@ def _reads(result: FileResult) -> list[tuple[str, str]]:
         out.append((attached.path, kind))
     for shown in result.attached:
         if not any(a.path == shown for a in result.config.attached.values()):
-            out.append((shown, "the model's own config"))
+            out.append((shown, "the launched code" if shown.endswith(".py") else "the model's own config"))
     return out
 
 
@@ -166,10 +175,10 @@ def render_plain(report: Report) -> str:
             if item is None:
                 continue
             step = label if index == 0 else f" -> {label}"
-            lines.append(f"    {step:<20} {value_text(item.value):<10} {item.origin}")
+            lines.append(f"    {step:<20} {value_text(item.value):<10} {source_text(item.origin)}")
         lines.append("  other settings")
         for name, item in _other_fields(result.plan).items():
-            lines.append(f"    {name:<22} {value_text(item.value):<10} {item.origin}")
+            lines.append(f"    {name:<22} {value_text(item.value):<10} {source_text(item.origin)}")
         if result.plan.overrides:
             lines.append("  overridden")
             for o in result.plan.overrides:
@@ -230,11 +239,11 @@ def print_rich(report: Report, width: int | None = None) -> None:
             arrow = "[cyan]●[/]" if index == 0 else "[cyan]↓[/]"
             style = _DTYPE_STYLE.get(value, "bold")
             console.print(f"    {arrow} [bold]{label:<17}[/] [{style}]{escape(value)}[/]")
-            console.print(Padding(Text(str(item.origin), style="dim"), (0, 0, 0, 8), expand=False))
+            console.print(Padding(Text(source_text(item.origin), style="dim"), (0, 0, 0, 8), expand=False))
         console.print("  [bold]other settings[/]")
         for name, item in _other_fields(result.plan).items():
             console.print(f"    {name:<23} {escape(value_text(item.value))}")
-            console.print(Padding(Text(str(item.origin), style="dim"), (0, 0, 0, 8), expand=False))
+            console.print(Padding(Text(source_text(item.origin), style="dim"), (0, 0, 0, 8), expand=False))
         if result.plan.overrides:
             console.print("  [bold]overridden[/]")
             for o in result.plan.overrides:

@@ -56,6 +56,15 @@ FAMILIES: tuple[Family, ...] = (
         "printed it on load); THUDM/GLM-4 finetune/finetune.py:333 loads it with torch_dtype=torch.bfloat16",
     ),
     Family(
+        "Baichuan2-13B",
+        # Baichuan2-13B-Base/-Chat; not Baichuan-13B (v1) and not Baichuan2-7B (its config.json not confirmed)
+        re.compile(r"baichuan-?2-13b"),
+        "bfloat16",
+        'baichuan-inc/Baichuan2-13B-Chat config.json:24 "torch_dtype": "bfloat16" (revision 670d17ee, quoted in '
+        "baichuan-inc/Baichuan2#50, where Baichuan answers that fp16 in cli_demo.py is for cards without bf16); "
+        "Baichuan2's own fine-tune recipe trains with --bf16 True (README.md:504@ed1cf0f)",
+    ),
+    Family(
         "Mistral",
         re.compile(r"mistral|mixtral"),
         "bfloat16",

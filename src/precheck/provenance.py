@@ -26,6 +26,10 @@ class Origin:
     written: str | None = field(default=None, compare=False)
     #: the format of the document the key is in (``Document.format``), for fixes
     format: str | None = field(default=None, compare=False)
+    #: the other places (file, line) the value flows through on its way here: the keyword
+    #: that passes a name decided above (``load_in_4bit=load_in_4bit``), the branch of an
+    #: ``x if c else y`` taken, a launched script's line that turns a flag into a setting
+    through: tuple[tuple[str, int], ...] = field(default=(), compare=False)
 
     def __init__(
         self,
@@ -37,6 +41,7 @@ class Origin:
         detail: str | None = None,
         written: str | None = None,
         format: str | None = None,
+        through: tuple[tuple[str, int], ...] = (),
     ) -> None:
         # the generated frozen __init__'s, through the slots themselves rather than
         # object.__setattr__ (a third of the time; every key read makes one)
@@ -48,6 +53,7 @@ class Origin:
         _set_detail(self, detail)
         _set_written(self, written)
         _set_format(self, format)
+        _set_through(self, through)
 
     @classmethod
     def env(cls, name: str) -> Origin:
@@ -58,8 +64,29 @@ class Origin:
         return cls("default", detail=detail)
 
     def derived(self, detail: str) -> Origin:
-        """The same place, read as the source of a value derived from it."""
-        return Origin("derived", self.path, self.line, self.column, self.key, detail, self.written, self.format)
+        """The same place, read as the source of a value derived from it (a file value's own
+        detail, where it came from before this place, is kept after it)."""
+        if self.kind == "file" and self.detail:
+            detail = f"{detail} ({self.detail})"
+        return Origin(
+            "derived", self.path, self.line, self.column, self.key, detail, self.written, self.format, self.through
+        )
+
+    def with_through(self, places: tuple[tuple[str, int], ...]) -> Origin:
+        """The same origin, citing ``places`` too (each once, not its own place)."""
+        own = (self.path, self.line)
+        added = tuple(p for p in dict.fromkeys((*self.through, *places)) if p != own)
+        if added == self.through:
+            return self
+        return Origin(
+            self.kind, self.path, self.line, self.column, self.key, self.detail, self.written, self.format, added
+        )
+
+    @property
+    def places(self) -> tuple[tuple[str, int], ...]:
+        """Its own place in a file (when it has one) and the places it flows through."""
+        own = ((self.path, self.line),) if self.path is not None and self.line is not None else ()
+        return (*own, *self.through)
 
     @property
     def in_file(self) -> bool:
@@ -78,6 +105,8 @@ class Origin:
         where = f"{self.location()} ({self.key})" if self.key else self.location()
         if self.kind == "derived" and self.detail:
             return f"{self.detail}, from {where}" if where else self.detail
+        if self.kind == "file" and self.detail:  # a value read where it is used, from elsewhere (an option)
+            return f"{where}: {self.detail}" if where else self.detail
         return where
 
 
@@ -102,5 +131,6 @@ _set_key = Origin.__dict__["key"].__set__
 _set_detail = Origin.__dict__["detail"].__set__
 _set_written = Origin.__dict__["written"].__set__
 _set_format = Origin.__dict__["format"].__set__
+_set_through = Origin.__dict__["through"].__set__
 _set_value = Sourced.__dict__["value"].__set__
 _set_origin = Sourced.__dict__["origin"].__set__

@@ -21,8 +21,9 @@ from typing import Any
 from .config import TrainingConfig
 
 #: the note kinds that mean "read, and left out": a value not known before the run, a
-#: script or call not followed
-KINDS = frozenset({"unresolved-value", "unresolved", "not-followed"})
+#: script or call not followed, a flag the launched script's code overrides, flags bash cut
+#: off a launch
+KINDS = frozenset({"unresolved-value", "unresolved", "not-followed", "overridden", "cut-off"})
 #: ``train.py:12`` in a message: written ``train.py line 12`` in ``why``
 _CITE = re.compile(r"([\w./+@-]+\.(?:py|sh|bash|slurm|sbatch|ya?ml|json|toml|ipynb|cfg|env)):(\d+)")
 

@@ -76,3 +76,148 @@ def test_generic_rules_need_no_change_bf16_on_a_v100() -> None:
     assert [f.dialect for f in report.files] == ["openrlhf"]
     found = {(f.rule, f.origin.line) for f in report.findings}
     assert ("PC101", 19) in found  # bf16 on sm_70, pointing at --ds.param_dtype
+
+
+# -- train_ppo_ray, packing, and the entry module's own defaults ------------------------------------
+
+#: excerpt of OpenRLHF examples/scripts/train_ppo_with_reward_fn.sh (OpenRLHF main, 2025): a Ray
+#: job whose command follows ``--``, packing on and no attention flag
+PPO_RAY_JOB = """\
+set -x
+
+ray job submit --address="http://127.0.0.1:8265" \\
+   --runtime-env-json='{"working_dir": "/openrlhf"}' \\
+   -- python3 -m openrlhf.cli.train_ppo_ray \\
+   --ref.num_nodes 1 \\
+   --actor.num_gpus_per_node 2 \\
+   --vllm.num_engines 2 \\
+   --actor.model_name_or_path OpenRLHF/Llama-3-8b-sft-mixture \\
+   --train.micro_batch_size 8 \\
+   --data.max_len 2048 \\
+   --ds.zero_stage 3 \\
+   --ds.param_dtype bf16 \\
+   --actor.gradient_checkpointing_enable \\
+   --ds.packing_samples
+"""
+
+#: excerpt of OpenRLHF examples/scripts/train_vlm_math_hybrid_engine.sh: ``python3 -m`` itself,
+#: eager attention and no packing (VLM training refuses packing)
+PPO_VLM = """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.model_name_or_path Qwen/Qwen2.5-VL-3B-Instruct \\
+   --ds.zero_stage 3 \\
+   --ds.param_dtype bf16 \\
+   --actor.gradient_checkpointing_enable \\
+   --ds.attn_implementation eager
+"""
+
+
+def test_ppo_ray_through_a_ray_job_is_openrlhf(tmp_path: Path) -> None:
+    script = tmp_path / "train_ppo_with_reward_fn.sh"
+    script.write_text(PPO_RAY_JOB)
+    config = read_file(script, "openrlhf")
+    assert at(config.model) == ("OpenRLHF/Llama-3-8b-sft-mixture", 9, "--actor.model_name_or_path")
+    assert at(config.precision) == ("bf16", 13, "--ds.param_dtype")
+    assert at(config.gradient_checkpointing) == (True, 14, "--actor.gradient_checkpointing_enable")
+    assert at(config.attached["deepspeed"].zero_stage) == (3, 12, "--ds.zero_stage")
+
+
+def test_ppo_ray_launched_directly_keeps_its_attention(tmp_path: Path) -> None:
+    script = tmp_path / "train_vlm_math_hybrid_engine.sh"
+    script.write_text(PPO_VLM)
+    config = read_file(script, "openrlhf")
+    assert at(config.attn_implementation) == ("eager", 6, "--ds.attn_implementation")  # no packing: as written
+    assert at(config.gradient_checkpointing) == (True, 5, "--actor.gradient_checkpointing_enable")
+    report = run([str(script)], from_specs(["V100"], {}), env={})
+    assert "PC105" not in {f.rule for f in report.findings}
+    assert ("PC101", 4) in {(f.rule, f.origin.line) for f in report.findings}
+
+
+def test_packing_replaces_a_non_flash_attention(tmp_path: Path) -> None:
+    """``cli/train_sft.py:324-328@0.11.2``: packing sets ``flash_attention_2`` over ``sdpa``;
+    the finding points at the packing switch, and no fix writes an attention into it."""
+    script = tmp_path / "train_ppo_with_reward_fn.sh"
+    script.write_text(
+        PPO_RAY_JOB.replace("--ds.packing_samples", "--ds.attn_implementation sdpa \\\n   --ds.packing_samples")
+    )
+    config = read_file(script, "openrlhf")
+    attention = config.attn_implementation
+    assert attention is not None and attention.value == "flash_attention_2"
+    assert attention.origin.line == 16 and attention.origin.key is None and "`sdpa`" in str(attention.origin)
+    report = run([str(script)], from_specs(["V100"], {}), env={})
+    (flash,) = [f for f in report.findings if f.rule == "PC105"]
+    assert flash.origin.line == 16 and (flash.fix is None or not flash.fix.edits)
+
+
+def test_dynamic_batch_turns_packing_on(tmp_path: Path) -> None:
+    """``train_ppo_ray.py:691-694@0.11.2`` (excerpt of examples/scripts/train_reinforce_baseline_hybrid_engine.sh)."""
+    script = tmp_path / "train.sh"
+    script.write_text(
+        "python3 -m openrlhf.cli.train_ppo_ray \\\n"
+        "   --actor.model_name_or_path Qwen/Qwen3-4B \\\n"
+        "   --ds.attn_implementation eager \\\n"
+        "   --train.dynamic_batch_enable\n"
+    )
+    attention = read_file(script, "openrlhf").attn_implementation
+    assert attention is not None and (attention.value, attention.origin.line) == ("flash_attention_2", 4)
+
+
+#: excerpt of OpenRLHF openrlhf/cli/train_sft.py (OpenRLHF main, as in 0.11.2: lines 178-193)
+TRAIN_SFT_OPTIONS = """\
+import argparse
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ds.zero_stage", type=int, default=2, help="DeepSpeed ZeRO stage")
+    parser.add_argument(
+        "--ds.param_dtype",
+        type=str,
+        default="fp16",
+        choices=["bf16", "fp16"],
+        help="Model data type",
+    )
+    parser.add_argument(
+        "--ds.attn_implementation",
+        type=str,
+        default="flash_attention_2",
+    )
+    parser.add_argument("--model.model_name_or_path", type=str, default=None)
+    args = parser.parse_args()
+"""
+
+
+def test_the_repositorys_own_entry_module_gives_the_defaults(tmp_path: Path) -> None:
+    """OpenRLHF's own checkout: the flags a launch leaves out take the ``default=`` of the
+    module it runs (here changed to fp16, to tell it from precheck's known default bf16)."""
+    cli = tmp_path / "openrlhf" / "cli"
+    cli.mkdir(parents=True)
+    (cli / "train_sft.py").write_text(TRAIN_SFT_OPTIONS)
+    script = tmp_path / "examples" / "train_sft.sh"
+    script.parent.mkdir()
+    # excerpt of examples/scripts/train_sft.sh, without its --ds.param_dtype and --ds.attn_implementation
+    script.write_text(
+        "cd ..\n"
+        "deepspeed --module openrlhf.cli.train_sft \\\n"
+        "   --model.model_name_or_path meta-llama/Meta-Llama-3-8B \\\n"
+        "   --ds.zero_stage 3\n"
+    )
+    config = read_file(script, "openrlhf")
+    assert config.precision is not None and config.precision.value == "fp16"
+    assert config.precision.origin.path is not None and config.precision.origin.path.endswith("train_sft.py")
+    # the add_argument call, or its default= line where the schema reader records that
+    assert config.precision.origin.line in (6, 9)
+    attention = config.attn_implementation
+    assert attention is not None and attention.value == "flash_attention_2"
+    assert attention.origin.line in (13, 16) and attention.origin.key == "--ds.attn_implementation"
+    assert at(config.attached["deepspeed"].zero_stage) == (3, 4, "--ds.zero_stage")  # the flag beats the default
+
+
+def test_vllm_engines_on_a_v100_whatever_the_param_dtype(tmp_path: Path) -> None:
+    """PC718 on a second real script: the Ray job's ``--vllm.num_engines 2``
+    (vllm_engine.py:273@0.11.2 starts them in bf16)."""
+    script = tmp_path / "train_ppo_with_reward_fn.sh"
+    script.write_text(PPO_RAY_JOB.replace("--ds.param_dtype bf16", "--ds.param_dtype fp16"))
+    report = run([str(script)], from_specs(["V100"], {}), env={})
+    found = {(f.rule, f.origin.line) for f in report.findings}
+    assert ("PC718", 8) in found and not any(rule == "PC101" for rule, _ in found)
+    assert not [f for f in run([str(script)], from_specs(["A100"], {}), env={}).findings if f.rule == "PC718"]

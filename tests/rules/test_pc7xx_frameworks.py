@@ -203,6 +203,16 @@ use_fp16: {fp16}
 pure_bf16: true
 """
 
+#: excerpt of OpenRLHF examples/scripts/train_ppo_ray_hybrid_engine.sh (main), in fp16
+OPENRLHF_PPO = (
+    "python3 -m openrlhf.cli.train_ppo_ray \\\n"
+    "   --vllm.num_engines 4 \\\n"
+    "   --vllm.tensor_parallel_size 2 \\\n"
+    "   --actor.model_name_or_path OpenRLHF/Llama-3-8b-sft-mixture \\\n"
+    "   --ds.zero_stage 3 \\\n"
+    "   --ds.param_dtype fp16\n"
+)
+
 CASES = [
     # PC701: torchtune refuses fp16
     Case("torchtune fp16 on A100", "PC701", TORCHTUNE.format(dtype="fp16"), ["A100"], {(10, 1)}),
@@ -501,6 +511,16 @@ CASES = [
         "lightning fsdp clip by value",
         "PC706",
         FSDP_CLIP.format(strategy="fsdp", clip="1.0").replace("1.0\n", "1.0\n  gradient_clip_algorithm: Value\n"),
+    ),
+    # PC718: OpenRLHF PPO's vLLM engines are bf16 (excerpt of examples/scripts/train_ppo_ray_hybrid_engine.sh)
+    Case("openrlhf vLLM engines on V100, fp16 actor", "PC718", OPENRLHF_PPO, ["V100"], {(2, 4)}, fmt="sh"),
+    Case("fixed: openrlhf vLLM engines on A100", "PC718", OPENRLHF_PPO, ["A100"], fmt="sh"),
+    Case(
+        "fixed: openrlhf without vLLM engines",
+        "PC718",
+        OPENRLHF_PPO.replace("--vllm.num_engines 4", "--vllm.num_engines 0"),
+        ["V100"],
+        fmt="sh",
     ),
 ]
 

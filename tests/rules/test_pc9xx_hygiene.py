@@ -27,6 +27,27 @@ DOC_CASES = [
 ]
 CASES += DOC_CASES
 
+#: MiniCPM finetune/sft_finetune.sh's shape: a comment above each flag of the launch
+CUT_OFF = (
+    "accelerate launch --mixed_precision fp16 train.py \\\n"
+    "    # the precision\n"
+    "    --bf16 True \\\n"
+    "    --output_dir out\n"
+)
+CUT_OFF_CASES = [
+    Case("flags after a comment in a launch", "PC908", CUT_OFF, [], {(3, 5)}, fmt="sh"),
+    Case(
+        "flags after a blank line in a launch",
+        "PC908",
+        CUT_OFF.replace("    # the precision\n", "\n"),
+        [],
+        {(3, 5)},
+        fmt="sh",
+    ),
+    Case("fixed: no comment inside the launch", "PC908", CUT_OFF.replace("    # the precision\n", ""), fmt="sh"),
+]
+CASES += CUT_OFF_CASES
+
 DS = '{"train_micro_batch_size_per_gpu": "auto", "bf16": {"enabled": "auto"}, "zero_optimization": {"stage": 2}}'
 REFERENCE_CASES = [
     Case("a DeepSpeed file that is not there", "PC904", BASE + "deepspeed: configs/ds.json\n", [], {(4, 1)}),

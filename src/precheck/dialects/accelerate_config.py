@@ -46,6 +46,7 @@ from typing import Any
 
 from ..config import TrainingConfig
 from ..counts import decimal
+from ..dtypes import parse_load_dtype
 from ..facts import quote
 from ..provenance import Origin, Sourced
 from ..sources import Document, Node, SourceNote
@@ -313,6 +314,15 @@ class AccelerateConfig(Dialect):
         if kind == "FSDP":
             self._fsdp(doc, config)
         self._fp8(doc, config)
+        self._script_weights(doc, config)
+
+    def _script_weights(self, doc: Document, config: TrainingConfig) -> None:
+        """The dtype of the model the launched script hands ``accelerator.prepare``: a key the launch
+        takes from the script's own loop (``sources.launchers``), marked with the script's path."""
+        node = _script_weights(self.root(doc))
+        dtype = parse_load_dtype(node.value) if node is not None else None
+        if node is not None and dtype is not None:
+            self.put(config, "torch_dtype", dtype, doc, node)
 
     def _distributed_type(self, doc: Document, config: TrainingConfig) -> str | None:
         node = self.node(doc, "distributed_type")
@@ -459,7 +469,8 @@ class AccelerateConfig(Dialect):
         environment = root.get("compute_environment")
         sagemaker = environment is not None and environment.value not in (None, "LOCAL_MACHINE")
         known = SAGEMAKER_KEYS if sagemaker else CLUSTER_KEYS
-        refused = sorted(k for k in root if k not in known)
+        script = _script_weights(root)
+        refused = sorted(k for k in root if k not in known and root[k] is not script)
         notes = []
         candidates = tuple(sorted(known))
         for key in refused:
@@ -481,6 +492,12 @@ class AccelerateConfig(Dialect):
         if not sagemaker:
             notes.extend(_nested_unknown(root))
         return notes
+
+
+def _script_weights(root: Mapping[str, Node]) -> Node | None:
+    """``torch_dtype`` from the launched script (a node of another file), not one the config wrote."""
+    node = root.get("torch_dtype")
+    return node if node is not None and node.path is not None else None
 
 
 def _nested_unknown(root: Mapping[str, Node]) -> list[SourceNote]:

@@ -51,7 +51,15 @@ def field(name: str, *paths: str, convert: Converter = to_str) -> Field:
 def origin_of(doc: Document, node: Node) -> Origin:
     line, column = node.anchor
     fmt = doc.format if node.path is None else None  # a node from another file: not its format
-    return Origin("file", node.path or doc.path, line, column, node.key, written=node.raw, format=fmt)
+    path = node.path or doc.path
+    through = _through(node, path) if node.through else ()
+    return Origin("file", path, line, column, node.key, node.via, written=node.raw, format=fmt, through=through)
+
+
+def _through(node: Node, path: str) -> tuple[tuple[str, int], ...]:
+    """A node's :attr:`Node.through` with each place's file named (None: the node's own)."""
+    own = (node.path, node.anchor[0])  # (not its own line again)
+    return tuple((other or path, line) for other, line in node.through if (other or node.path, line) != own)
 
 
 def _sourced_keys(doc: Document, root: Mapping[str, Node]) -> dict[str, Sourced[Any]]:
@@ -63,7 +71,9 @@ def _sourced_keys(doc: Document, root: Mapping[str, Node]) -> dict[str, Sourced[
         line, column = node.anchor
         other = node.path
         fmt = own_format if other is None else None  # a node from another file: not its format
-        origin = Origin("file", other or own_path, line, column, node.key, written=node.raw, format=fmt)
+        path = other or own_path
+        through = _through(node, path) if node.through else ()
+        origin = Origin("file", path, line, column, node.key, node.via, written=node.raw, format=fmt, through=through)
         out[key] = Sourced(node.value, origin)
     return out
 
@@ -258,13 +268,31 @@ class Dialect:
     def read_model_loading(self, doc: Document, config: TrainingConfig) -> None:
         """``load_in_4bit``/``load_in_8bit`` (QLoRA) and TRL's ``use_peft`` (LoRA or a full
         fine-tune), as HF-style configs and scripts spell them."""
-        for key, bits in (("load_in_4bit", 4), ("load_in_8bit", 8)):
-            node = self.node(doc, key)
-            if node is not None and to_bool(node.value):
-                self.put(config, "quantization_bits", bits, doc, node)
+        self.quantization_switches(doc, config, "")
         peft = self.node(doc, "use_peft")
         if peft is not None and to_bool(peft.value) is not None:
             self.put(config, "train_type", "lora" if to_bool(peft.value) else "full", doc, peft)
+
+    def quantization_switches(self, doc: Document, config: TrainingConfig, prefix: str) -> None:
+        """``load_in_4bit``/``load_in_8bit`` under ``prefix``: the one set is the quantization;
+        the other, written off beside it (``load_in_4bit=True, load_in_8bit=False``), is cited
+        too (bitsandbytes refuses both on: both decide which one it is)."""
+        nodes = {bits: self.node(doc, f"{prefix}load_in_{bits}bit") for bits in (4, 8)}
+        off = [node for node in nodes.values() if node is not None and to_bool(node.value) is False]
+        if off and not any(node is not None and to_bool(node.value) for node in nodes.values()):
+            self.put(config, "quantization_off", True, doc, off[0])  # (`load_in_4bit=False`: not quantized)
+            if len(off) > 1 and config.quantization_off is not None:
+                turned = config.quantization_off
+                config.quantization_off = Sourced(True, turned.origin.with_through(origin_of(doc, off[1]).places))
+        for bits, node in nodes.items():
+            if node is None or not to_bool(node.value):
+                continue
+            self.put(config, "quantization_bits", bits, doc, node)
+            other = nodes[12 - bits]
+            if other is not None and to_bool(other.value) is False and config.quantization_bits is not None:
+                item = config.quantization_bits
+                also = origin_of(doc, other)
+                config.quantization_bits = Sourced(item.value, item.origin.with_through(also.places))
 
     def node(self, doc: Document, path: str) -> Node | None:
         """The node at a dotted key path, keys compared after :meth:`normalise_key`."""

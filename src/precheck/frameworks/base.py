@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -125,10 +125,10 @@ class Framework:
     @cached_property
     def modules(self) -> tuple[ModuleEntry, ...]:
         """The Python modules that start it, each with the parser of its arguments."""
-        from ..sources.launchers import ModuleEntry, module_named_by
+        from ..sources.launchers import module_named_by
 
         declared: tuple[ModuleEntry, ...] = importlib.import_module(self.launch).MODULES if self.launch else ()
-        return tuple(ModuleEntry(m.pattern, module_named_by(self.name, m.handler)) for m in declared)
+        return tuple(replace(m, handler=module_named_by(self.name, m.handler)) for m in declared)
 
     @cached_property
     def as_launched(self) -> Callable[[TrainingConfig], TrainingConfig] | None:

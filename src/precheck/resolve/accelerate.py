@@ -81,6 +81,7 @@ from ..sources import Node
 from ..versions import Versions
 from .deepspeed import ACCELERATE_IGNORED, IGNORED_BESIDE_FILE, Switches, engine
 from .deepspeed_accelerate import from_config_file
+from .fsdp_upcast import upcast_skipped
 from .plan import Override, OverrideKind, PrecisionPlan
 
 HALF = {"fp16": "float16", "bf16": "bfloat16", "fp8": "bfloat16"}
@@ -413,17 +414,49 @@ def _fsdp_version(config: TrainingConfig) -> Sourced[int]:
     return Sourced(1, _default("fsdp_version defaults to 1 (`--fsdp_version` default)"))
 
 
+def _script_weights(config: TrainingConfig) -> Sourced[str]:
+    """The weights the launched script hands ``accelerator.prepare`` (its ``from_pretrained(torch_dtype=...)``
+    or cast, :mod:`precheck.sources.script_prepared`), else float32: accelerate does not cast a model."""
+    dtype = config.torch_dtype
+    if dtype is not None and isinstance(dtype.value, str) and dtype.origin.in_file:
+        return Sourced(dtype.value, dtype.origin)
+    return Sourced("float32", SCRIPT_BUILDS)
+
+
 def _fsdp(
     config: TrainingConfig,
     load: Sourced[str],
     mixed: Sourced[str],
     fp8: Sourced[str | None] | None,
     overrides: list[Override],
+    versions: Versions,
 ) -> dict[str, Any]:
     version = _fsdp_version(config)
     v = version.value
     dtype = FSDP_POLICY_DTYPE.get(mixed.value)
     fields: dict[str, Any] = {}
+    skipped = upcast_skipped(v, versions) if load.value in ("float16", "bfloat16") else None
+    if dtype is not None and skipped is not None:
+        params = Sourced(load.value, _derive(load, f"FSDP{v} with mixed precision: {skipped}"))
+        fields.update(
+            param_dtype=params,
+            grad_dtype=Sourced(
+                load.value, _derive(load, f"FSDP casts each reduced gradient shard to the {load.value} parameters")
+            ),
+            optimizer_state_dtype=Sourced(load.value, params.origin),
+            autocast_dtype=Sourced(
+                "float16" if mixed.value == "fp16" else "bfloat16",
+                _derive(mixed, f"FSDP{v} MixedPrecision policy {dtype} and accelerate's autocast"),
+            ),
+            reduce_dtype=Sourced(
+                dtype, _derive(mixed, f"FullyShardedDataParallelPlugin.set_mixed_precision: reduce_dtype {dtype}")
+            ),
+        )
+        fields.update(
+            _scaling(_derive(mixed, "accelerate creates a GradScaler for fp16") if mixed.value == "fp16" else None)
+        )
+        fields["sharding"] = _fsdp_sharding(config, version, overrides)
+        return fields
     if dtype is None:
         params = Sourced(load.value, _derive(load, "FSDP without mixed precision keeps the parameters as built"))
         fields.update(
@@ -650,7 +683,7 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
     cpu = _cpu(config, written_kind)
     kind = _launch_env(config, written_kind, cpu is not None, overrides)
     mixed, fp8 = _fp8(config, mixed, cpu is not None, hardware, overrides)
-    load = Sourced("float32", SCRIPT_BUILDS)
+    load = _script_weights(config)
     if kind.value == "DEEPSPEED" and "deepspeed" in config.references:
         _refused_beside_file(config, overrides)
         fields = _deepspeed(load, mixed)  # the DeepSpeed file, once attached, decides (resolve.deepspeed.apply)
@@ -658,7 +691,7 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         fields, refused = _plugin_fields(_deepspeed_plugin(config, overrides), mixed, load, versions)
         overrides.extend(refused)
     elif kind.value == "FSDP":
-        fields = _fsdp(config, load, mixed, fp8, overrides)
+        fields = _fsdp(config, load, mixed, fp8, overrides, versions)
     elif kind.value == "MEGATRON_LM":
         fields = _megatron(load, mixed)
     else:

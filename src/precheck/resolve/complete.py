@@ -10,8 +10,10 @@ Each default names the library that decides it:
 - ``initial_scale``: ``torch.amp.GradScaler(init_scale=2.0**16)``.
 - ``tf32``: ``torch.backends.cuda.matmul.allow_tf32`` is False since torch 1.12;
   ``NVIDIA_TF32_OVERRIDE=0`` forces TF32 off whatever the code asks.
-- ``quantization``: bitsandbytes ``BitsAndBytesConfig(bnb_4bit_compute_dtype=None)`` computes
-  in float32.
+- ``quantization``: ``BitsAndBytesConfig(bnb_4bit_compute_dtype=None)`` computes in float32
+  (transformers ``utils/quantization_config.py:413-414@4.51.3``: ``if bnb_4bit_compute_dtype is
+  None: self.bnb_4bit_compute_dtype = torch.float32``). The value cites the compute dtype and,
+  through :attr:`~precheck.provenance.Origin.through`, the switch that quantizes.
 - ``devices``: a resolver's default "every visible GPU" is the launcher's workers when the
   launch says how many it starts on the machine (``LOCAL_WORLD_SIZE``: torchrun
   ``--nproc_per_node``, accelerate ``num_processes``): worker ``LOCAL_RANK`` computes on
@@ -60,15 +62,25 @@ def _tf32(config: TrainingConfig) -> Sourced[bool]:
     return Sourced(False, Origin.default("torch default since 1.12: matmul allow_tf32 = False"))
 
 
+def quantized(bits: Sourced[int], compute: Sourced[Any]) -> Sourced[str]:
+    """``"4-bit, compute float16"`` at the compute dtype, citing the line that quantizes
+    (``load_in_4bit=True``) too: both decide the value."""
+    origin = compute.origin.with_through(bits.origin.places) if bits.origin.in_file else compute.origin
+    return Sourced(f"{bits.value}-bit, compute {compute.value}", origin)
+
+
 def _quantization(config: TrainingConfig) -> Sourced[str]:
     if config.quantization_bits is None:
+        off = config.quantization_off
+        if off is not None and off.origin.in_file:  # the file turns it off itself
+            return Sourced("none", off.origin.derived("base weights are not quantized"))
         return Sourced("none", Origin.default("base weights are not quantized"))
     bits = config.quantization_bits
     compute = config.quant_compute_dtype
     if bits.value == 8:
         return Sourced("8-bit (LLM.int8)", bits.origin)
     if compute is not None:
-        return Sourced(f"4-bit, compute {compute.value}", compute.origin)
+        return quantized(bits, compute)
     return Sourced(
         "4-bit, compute float32",
         bits.origin.derived("bitsandbytes bnb_4bit_compute_dtype defaults to float32")

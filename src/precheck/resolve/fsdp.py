@@ -52,6 +52,7 @@ from ..facts import quote, span
 from ..hardware import Hardware
 from ..provenance import Origin, Sourced
 from ..versions import VersionRange, Versions
+from .fsdp_upcast import upcast_skipped
 from .plan import Override, PrecisionPlan, same_dtype_plan
 
 #: transformers reads ``fsdp_config['version']`` from 5.0.0 (default 1); the default became 2
@@ -212,7 +213,8 @@ def fsdp_plan_fields(
         detail = f"FullyShardedDataParallelPlugin.set_mixed_precision: FSDP{v} {policy}_dtype {dtype.value}"
         fields["reduce_dtype"] = Sourced(dtype.value, _derive(dtype, detail))
         quantized = main.quantization_bits is not None and main.quantization_bits.value == 4
-        if plan.param_dtype.value in ("float16", "bfloat16") and not (v == 2 and quantized):
+        skipped = upcast_skipped(v, versions)  # accelerate < 0.30 (FSDP1), 1.13.x (FSDP2): none
+        if plan.param_dtype.value in ("float16", "bfloat16") and not (v == 2 and quantized) and skipped is None:
             fp32 = Sourced(
                 "float32",
                 _derive(

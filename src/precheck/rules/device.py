@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..bf16_support import BF16_CHECK_COUNTS_EMULATION, frameworks_see_bf16
+from ..bf16_support import (
+    BF16_CHECK_COUNTS_EMULATION,
+    emulation_counted_check,
+    frameworks_see_bf16,
+    runtime_check_answer,
+)
 from ..facts import quote
 from ..hardware import Device, devices_label
 from ..provenance import Origin
@@ -118,6 +123,10 @@ def bf16_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     doesn't support bf16/gpu."). The message names which case applies when the torch
     version is known. A framework whose `pure_bf16` leaves `TrainingArguments.bf16` False
     and checks bf16 support itself stops such a run with torch < 2.3 (PC713), not transformers.
+    Where the script itself chose bf16 with `torch.cuda.is_bf16_supported()` (emulation
+    counted: the default), the finding says what the check answers on that GPU under the
+    run's torch (`torch/cuda/__init__.py:141@2.3.0`); under a known torch < 2.3 the check
+    answers False, the script takes its other branch, and nothing is reported.
     From 2.3 the frameworks that rely on it (transformers' "Your setup doesn't support
     bf16/gpu", accelerate's "bf16 mixed precision requires PyTorch >= 1.10 and a
     supported device") do not stop the run. What follows is emulated bf16: matmuls
@@ -153,9 +162,15 @@ def bf16_unsupported_gpu(ctx: Context) -> Iterator[Finding]:
     origin = _bf16_origin(ctx) if ctx.plan.uses_bf16 or compute is None else compute.origin
     names = devices_label(lacking)
     source = f" (from {origin})" if origin.kind != "file" else ""
+    chosen = ""
+    if emulation_counted_check(origin.written):  # the script asks torch, whose answer depends on its version
+        answer, said = runtime_check_answer(lacking[0].name, ctx.versions)
+        if not answer:
+            return  # under this torch the check says no: the script takes its other branch
+        chosen = f"{said}, so the script picks bf16; "
     yield Finding(
         anchor(ctx.config.path, origin),
-        f"the plan uses bf16{source}, but {names} has no native bf16 (needs sm_80+); {_what_happens(ctx)}"
+        f"{chosen}the plan uses bf16{source}, but {names} has no native bf16 (needs sm_80+); {_what_happens(ctx)}"
         + unknown_version_note(origin),
         _switch_to_fp16(ctx),
     )

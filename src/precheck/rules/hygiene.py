@@ -110,6 +110,39 @@ def multiple_documents(ctx: Context) -> Iterator[Finding]:
         yield Finding(origin, message, Fix("keep one YAML document per config file"))
 
 
+@rule("PC908", "launch-flags-cut-off", Severity.WARNING)
+def launch_flags_cut_off(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds flags that bash never passes to the launch above them.
+
+    ## What it does
+    Reports the lines of a launch script that start with a flag (`--bf16 True`) right after a
+    launch command was ended by a comment line or a blank line inside its backslash
+    continuation.
+
+    ## Why is this bad?
+    In bash a backslash joins a line to the next one only: a comment (`# the model`) or a
+    blank line after it ends the command. The launch then runs without every flag below that
+    line (the training script's defaults apply: no `--bf16`, no `--deepspeed`), and bash runs
+    each following line as a command of its own (`--bf16: command not found`), which a script
+    without `set -e` ignores.
+
+    ## Example
+    ```bash
+    torchrun --nproc_per_node 8 train.py \\
+        # the precision
+        --bf16 True \\
+        --output_dir out
+    ```
+    Use instead: the comments above or below the command, or none inside it.
+
+    ## Fix
+    Remove the comment and blank lines inside the launch command.
+    """
+    for origin, message in _notes(ctx, "cut-off"):
+        yield Finding(origin, message, Fix("remove the comment and blank lines inside the launch command"))
+
+
 @rule("PC904", "missing-reference", Severity.WARNING)
 def missing_reference(ctx: Context) -> Iterator[Finding]:
     """

@@ -51,7 +51,7 @@ def fp16_on_bf16_model(ctx: Context) -> Iterator[Finding]:
     folder, or else looks the model up in precheck's table of popular families
     (`precheck.models`, each with the `torch_dtype` its publisher saved in `config.json`
     and where that was read), and reports fp16 autocast or fp16 weights for a family released in bfloat16
-    (Llama 3, TinyLlama, Qwen2, Mistral). Llama 2 was released in float16 and is not
+    (Llama 3, TinyLlama, Qwen2, GLM-4, Baichuan2-13B, Mistral). Llama 2 was released in float16 and is not
     reported. A config that trains nothing (a recipe framework's generation, evaluation and
     quantization configs, which build no optimizer; PC701 exempts them too) is not reported.
     Also reports weights the file loads in bf16 under fp16 autocast (a

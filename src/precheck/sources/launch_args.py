@@ -164,6 +164,14 @@ class Field:
     def looks_like_option(self) -> bool:
         return self.text.startswith("-") and len(self.text) > 1 and not _NEGATIVE.match(self.text)
 
+    def readable_option(self) -> bool:
+        """An option whose name is written out: resolved, or ``--name=$VALUE`` where only the value
+        is unknown (``--num_processes=$(( 8 * $SLURM_JOB_NUM_NODES ))``: bash passes one word, and the
+        launcher reads it as ``--num_processes`` whatever the value)."""
+        if not self.looks_like_option():
+            return False
+        return not self.unresolved or "=" in self.text.split("$", 1)[0]
+
 
 def program_name(text: str) -> str:
     """``PurePosixPath(text).name``: the program a command's first word names
@@ -241,7 +249,7 @@ def split_options(args: list[Field], *, greedy: bool = True) -> Parsed:
         if text == "--":
             parsed.positionals.extend(args[i + 1 :])
             break
-        if arg.looks_like_option() and not arg.unresolved:
+        if arg.readable_option():
             body = text.lstrip("-")
             dashes = len(text) - len(body)
             name, eq, _ = body.partition("=")

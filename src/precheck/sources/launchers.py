@@ -133,7 +133,7 @@ def launcher_options(args: list[Field], flags: set[str], *, short: dict[str, str
     i = 0
     while i < len(args):
         arg = args[i]
-        if not arg.looks_like_option() or arg.unresolved:
+        if not arg.readable_option():
             break
         if arg.text == "--":
             i += 1
@@ -234,7 +234,12 @@ def script(launch: Launch, name: Field, module: bool, args: list[Field]) -> Foun
     dotted = dotted if module else re.sub(r"\.py$", "", dotted).replace("/", ".")
     for entry in modules():
         if entry.pattern.search(dotted):
-            return entry.handler(launch, args)
+            found = entry.handler(launch, args)
+            if found is not None and entry.source_defaults:
+                from .entry_defaults import source_defaults  # read only where such a module runs
+
+                source_defaults(found.root, name.text, module, launch.bases)
+            return found
     if args and not args[0].looks_like_option() and args[0].text.lower().endswith(CONFIG_SUFFIXES):
         # ``python train.py cfg.yaml``: HfArgumentParser.parse_yaml_file, or a read_args that merges key=value overrides
         root = launch.load(args[0], "config") or {}
@@ -411,6 +416,16 @@ ACCELERATE_PARADIGMS = {
 }
 
 
+def _prepared_weights(loop: Found, config: dict[str, Node]) -> None:
+    """The dtype of the weights the script's own loop builds and hands ``accelerator.prepare``
+    (``from_pretrained(torch_dtype=torch.bfloat16)``, ``model.to(torch.bfloat16)``), kept on the
+    accelerate config's run: accelerate does not cast a model (``prepare_model``); what FSDP or
+    DeepSpeed then make of those weights is the accelerate resolver's."""
+    weights = loop.root.get("torch_dtype")
+    if weights is not None and weights.path is not None:
+        config.setdefault("torch_dtype", weights)
+
+
 def accelerate(launch: Launch) -> Found | None:
     builder = launch.builder
     parsed, index = launcher_options(launch.args, ACCELERATE_FLAGS, short={"-m": "module", "-q": "quiet", "-t": "tee"})
@@ -454,6 +469,8 @@ def accelerate(launch: Launch) -> Found | None:
         # a script precheck cannot read, or its own loop under an engine that shards and casts
         # it (DeepSpeed, FSDP, Megatron: the loop's reading knows none of them): the run is the
         # accelerate config the launch builds
+        if config and found is not None and found.dialect == "pytorch":
+            _prepared_weights(found, config)
         return Found("accelerate", config) if config else None
     found.env.update(_accelerate_env(launch, config))
     chosen = config.get("mixed_precision")
@@ -557,6 +574,9 @@ class ModuleEntry:
     #: searched in the dotted module name (``a/b/train.py`` reads as ``a.b.train``)
     pattern: re.Pattern[str]
     handler: ModuleHandler
+    #: its options' defaults are read from its source where the repository holds it
+    #: (argparse definitions; :mod:`.entry_defaults`): the flags it leaves out get them
+    source_defaults: bool = False
 
 
 def named_by(name: str, handler: Handler) -> Handler:

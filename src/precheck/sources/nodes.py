@@ -11,6 +11,12 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
+#: the note kind of flags bash runs as a command of their own after a launch (a comment or a
+#: blank line after a backslash ended the launch): read, never passed to it (PC908)
+CUT_OFF = "cut-off"
+#: the note kind of a flag the launched script's code overrides (``training_args.bf16 = True``
+#: after parsing, ``TrainingArguments(bf16=True)``): read, and not what the run uses
+OVERRIDDEN = "overridden"
 #: the note kind of a FlashAttention monkey patch taken as the model's attention: which
 #: attention the model uses is its own code, so the flash attention is assumed (premises.py)
 ATTENTION_PATCH = "attention-patch"
@@ -33,6 +39,12 @@ class Node:
     #: the file this node was read from, when it is not the document's own file (a shell
     #: script's launch command merges the YAML file it names with its command-line overrides)
     path: str | None = None
+    #: other places the value flows through: (file, or None for the node's own file; line)
+    #: (:attr:`precheck.provenance.Origin.through`)
+    through: tuple[tuple[str | None, int], ...] = ()
+    #: where the value came from when not from where it stands: a script's option it is read
+    #: from (``mixed_precision=args.mixed_precision``: the option's default and its lines)
+    via: str | None = None
 
     @property
     def anchor(self) -> tuple[int, int]:

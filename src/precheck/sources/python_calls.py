@@ -15,10 +15,12 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from .python_index import ModuleIndex
-from .python_values import Dtype, Evaluator, Names, Runtime, Source, Unknown, truth
+from .python_prepared import prepared_names
+from .python_returns import returned
+from .python_values import UNHANDLED, Dtype, Evaluator, Names, Runtime, Source, Unknown, truth
 
 #: TrainingArguments and its subclasses that add no precision switches
 HF_ARGUMENTS = {"TrainingArguments", "Seq2SeqTrainingArguments", "UnslothTrainingArguments"}
@@ -133,6 +135,27 @@ class Arg:
     raw: str
     #: the dict literal the value was written as, when it still holds (for the place of each key)
     literal: ast.Dict | None = field(default=None, repr=False, compare=False)
+    #: the other code lines the value flows through on its way to the call (the keyword that
+    #: passes a name decided above, the branch of a choice taken): cited with it
+    through: tuple[int, ...] = field(default=(), compare=False)
+    #: where the value came from when not from this line (an option's default, a launch's flag)
+    via: str | None = None
+
+
+class Flow(Protocol):
+    """The values of the options a script parses (:class:`.python_options.Flow`)."""
+
+    vias: dict[int, str]
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef] | None
+    #: the flags a launch gives the script (None: run on its own)
+    flags: Mapping[str, Any] | None
+
+    def call(self, node: ast.Call, evaluate: Any) -> Any: ...
+    def attribute(self, base: Any, name: str, expr: ast.Attribute, function: ast.AST | None) -> Any: ...
+    def rebound(self, space: Any, name: str, value: Any) -> Any: ...
+    def mixed_precision(self, built: Built) -> tuple[Any, str]: ...
+    def cite(self, line: int) -> str: ...
+    def merged(self, values: list[Any], why: str) -> Any: ...
 
 
 @dataclass(slots=True)
@@ -198,11 +221,19 @@ _ATTENTION_ATTRIBUTES = frozenset({"_attn_implementation", "_attn_implementation
 _DECISIONS = frozenset({ast.Constant, ast.Attribute, ast.IfExp, ast.BoolOp, ast.UnaryOp, ast.Compare})
 #: the dict literal a name was bound to (``ds_config = {...}``), while it holds: the place of each key
 _LITERAL = "\0dict "
+#: the other lines the value a name holds flows through after :data:`_DECIDED_AT`'s place
+#: (:meth:`Collector._lines_through`), while it holds
+_THROUGH = "\0through "
+#: the keys set on a dict a name holds (``model_kwargs["attn_implementation"] = "flash_attention_2"``),
+#: while they hold: key → (the key's place, the value's place, the value as written)
+_KEYS_AT = "\0keys "
 #: the values whose assignment is the place a setting is decided
 _DECIDED = frozenset({str, bool, int, float, type(None), Dtype})
 
 #: the calls whose value is kept as a :class:`Built` (an argument of a later call reads it)
-_BUILT = frozenset(("bnb", "lora-config", "model", "unsloth", "model-config", "hf-trainer", "precision-plugin"))
+_BUILT = frozenset(
+    ("bnb", "lora-config", "model", "unsloth", "model-config", "hf-trainer", "precision-plugin", "accelerator")
+)
 
 #: the values that are always equal to themselves (unlike a float NaN)
 _EQUAL_TO_ITSELF = frozenset({str, int, bool, type(None), Unknown, Dtype, Built})
@@ -303,14 +334,24 @@ def kind_of(qualname: str) -> str | None:
 class Collector:
     """Reads a module's statements in order and collects the :class:`Call` records."""
 
-    def __init__(self, tree: ast.Module, code: str, runtime: Runtime):
+    def __init__(self, tree: ast.Module, code: str, runtime: Runtime, flow: Flow | None = None):
         self.tree = tree
+        #: the options the script parses, followed as values (None: not followed)
+        self.flow = flow
+        #: why each branch being read was taken, where its test reads an option (innermost last)
+        self._taken: list[str] = []
+        #: how many calls deep :meth:`_returned` reads functions now
+        self._depth = 0
+        #: the function whose body is read now (None: the module's own statements)
+        self._function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
         self.source = Source(code)
         self.index = ModuleIndex(tree, code)  # one walk: what the rest looks up in the tree
         self.names = Names.of(tree, self.index.bindings)
         self.names.memo = {}  # the names are fixed from here on; the tree lives as long
         self.runtime = runtime
         self.runtime.unsloth = self.names.imported_from("unsloth")
+        if flow is not None:
+            flow.functions = self.index.functions
         self.calls: list[Call] = []
         self._seen: dict[int, Call] = {}
         #: ``os.environ[NAME] = value`` assignments, last one wins
@@ -320,10 +361,16 @@ class Collector:
         #: the module constructs an ``Accelerator`` and calls ``.prepare(...)``
         self.accelerated = "Accelerator" in code
         self.prepared = False
+        #: every line that calls ``.backward()``
+        self.backward_lines: list[int] = []
         #: the first line that calls ``.backward()`` (casts after it are for saving, not training)
         self.backward_at: int | None = None
         #: names (``model``, ``self.model``) whose parameters the script trains
         self.models: set[str] = set(_parameter_owners(self.index.parameter_calls))
+        self.models |= prepared_names(tree, code)  # accelerator.prepare(self.model): the trained model
+        #: modules the script freezes on every path it takes (``vae.requires_grad_(False)``): not
+        #: trained, so a cast of one (``vae.to(dtype=weight_dtype)``) is not of the trained weights
+        self.frozen: set[str] = set()
         #: classes the file defines that subclass ``nn.Module``
         self.modules = {c.name for c in self.index.classes if _is_module(c, self.names)}
         #: classes the file defines that subclass a training config class (``class
@@ -345,6 +392,9 @@ class Collector:
         self._module = False
         #: FlashAttention monkey patches the module calls on every path (:func:`flash_patch`)
         self.patches: list[ast.Call] = []
+        #: ``torch.backends.cuda.matmul.allow_tf32 = ...`` / ``torch.set_float32_matmul_precision(...)``,
+        #: the last one read (Unknown when set in a branch precheck cannot decide)
+        self.tf32: Arg | None = None
         #: object → the attention implementation the script sets on it as an attribute
         self.attention: dict[str, Arg] = {}
         #: module-level function name → the lines that name it (:func:`_word_lines`)
@@ -370,7 +420,7 @@ class Collector:
     def _run(self) -> None:
         env: dict[str, Any] = {"__name__": "__main__"}
         self._entries = {n.name: n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        self._words = _word_lines(self.source, self._entries)
+        self._words = _code_lines(self.source, _word_lines(self.source, self._entries))
         self._module = True
         self.block(self.tree.body, env, inference=False)
         self._module = False
@@ -389,7 +439,9 @@ class Collector:
                     else:
                         local[param.arg] = Unknown(f"`{param.arg}` is a parameter of `{node.name}`")
                 inference = any(self._no_grad(d) for d in node.decorator_list)
+                self._function = node
                 self.block(node.body, local, inference)
+                self._function = None
 
     def _called_once(self, node: ast.FunctionDef | ast.AsyncFunctionDef, env: dict[str, Any]) -> dict[str, Any] | None:
         """The parameters of a module-level function the module's own code calls once, and
@@ -510,7 +562,12 @@ class Collector:
         a ``:=`` (:meth:`_bound`) and this merge."""
         known = truth(test) if test is not None else None
         if known is not None and len(bodies) == 2:
+            why = self._branch_why(node, known, env)
+            if why is not None:
+                self._taken.append(why)
             self.block(bodies[0] if known else bodies[1], env, inference)
+            if why is not None:
+                self._taken.pop()
             return
         outer = self._written
         changed = self._written = set()
@@ -528,13 +585,9 @@ class Collector:
             values = [r.get(name, Unknown(f"`{name}` is not set on every path")) for r in results]
             first = values[0]
             same = all(type(v) is type(first) and v == first for v in values[1:])
-            env[name] = (
-                first
-                if same
-                else Unknown(
-                    f"`{name}` depends on which way the {type(node).__name__.lower()} at line {node.lineno} goes"
-                )
-            )
+            why = f"`{name}` depends on which way the {type(node).__name__.lower()} at line {node.lineno} goes"
+            merged = self.flow.merged(values, why) if not same and self.flow is not None else None
+            env[name] = first if same else merged if merged is not None else Unknown(why)
 
     def bind(self, target: ast.expr, value: Any, source: ast.expr | None, env: dict[str, Any]) -> None:
         if isinstance(target, ast.Name):
@@ -543,6 +596,11 @@ class Collector:
                 self._written.add(target.id)
             where = _DECIDED_AT + target.id
             decided = self._decided(target, source, env) if source is not None and type(value) in _DECIDED else None
+            through = self._lines_through(target, source, env) if decided is not None and source is not None else ()
+            if through or _THROUGH + target.id in env:
+                env[_THROUGH + target.id] = through
+                if self._written is not None:
+                    self._written.add(_THROUGH + target.id)
             if decided is not None:
                 env[where] = decided
             elif where in env:
@@ -560,6 +618,8 @@ class Collector:
                 literal = ""
             if literal and self._written is not None:
                 self._written.add(literal)
+            if _KEYS_AT + target.id in env:  # a new value: the keys set on the old one are not its
+                self._rebind_keys(target.id, None, env)
             if type(value) not in _EQUAL_TO_ITSELF and not value == value:  # noqa: SIM201 (NaN)
                 self._unequal = True
             if source is not None and self._builds_model(source):
@@ -572,6 +632,15 @@ class Collector:
             if isinstance(first, ast.Name) and source is not None and self._builds_model(source):
                 self.models.add(first.id)  # model, tokenizer = FastLanguageModel.from_pretrained(...)
         elif isinstance(target, ast.Attribute):
+            if target.attr == "allow_tf32" and source is not None:
+                self._tf32(target, value, source)
+            owner_name = target.value.id if type(target.value) is ast.Name else None
+            if owner_name is not None and self.flow is not None and owner_name in env:
+                rebound = self.flow.rebound(env[owner_name], target.attr, value)
+                if rebound is not None:  # `args.x = ...` on an options namespace, read in order
+                    env[owner_name] = rebound
+                    if self._written is not None:
+                        self._written.add(owner_name)
             dotted = _dotted(target)
             if dotted and source is not None and self._builds_model(source):
                 self.models.add(dotted)
@@ -583,13 +652,38 @@ class Collector:
                     value, target.attr, self.at(target), self.at(source), self.source.segment(source)
                 )
         elif isinstance(target, ast.Subscript) and self.names.qualname(target.value) != "os.environ":
-            self._store(target, value, env)
+            self._store(target, value, env, source)
         elif isinstance(target, ast.Subscript) and self.names.qualname(target.value) == "os.environ":
             key = self.evaluator(env)(target.slice)
             if isinstance(key, str) and source is not None:
                 self.environ[key] = Arg(value, key, self.at(target), self.at(source), self.source.segment(source))
                 if key == "CUDA_VISIBLE_DEVICES" and isinstance(value, str):
                     self._visible(value)
+
+    def _tf32(self, target: ast.Attribute, value: Any, source: ast.expr) -> None:
+        """``torch.backends.cuda.matmul.allow_tf32 = value``: TF32 matmuls (torch's default False
+        since 1.12), on every path read, or unknown in a branch precheck cannot decide."""
+        if self.names.qualname(target) != "torch.backends.cuda.matmul.allow_tf32":
+            return
+        if self._written is not None:
+            value = Unknown("set in a branch precheck cannot decide")
+        self.tf32 = Arg(
+            value, target.attr, self.at(target), self.at(source), self.source.segment(source), via=self._via(source)
+        )
+
+    def _matmul_precision(self, node: ast.Call, env: dict[str, Any]) -> None:
+        """``torch.set_float32_matmul_precision("high" | "medium")``: TF32 (or bf16) matmuls;
+        ``"highest"``: full float32 (torch ``set_float32_matmul_precision``)."""
+        given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "precision"), None)
+        if given is None:
+            return
+        chosen = self.evaluator(env)(given)
+        value: Any = (
+            chosen in ("high", "medium") if isinstance(chosen, str) else Unknown(f"`{self.source.segment(given)}`")
+        )
+        if self._written is not None:
+            value = Unknown("set in a branch precheck cannot decide")
+        self.tf32 = Arg(value, None, None, self.at(given), self.source.segment(given), via=self._via(given))
 
     def _decided(self, target: ast.Name, source: ast.expr, env: dict[str, Any]) -> Any:
         """Where the value bound to ``target`` is decided: here when ``source`` is a literal or
@@ -602,12 +696,39 @@ class Collector:
             places = [f for f in found if type(f) is tuple]
             return places[0] if len(places) == 1 else None
         if kind in _DECISIONS:
-            return (self.at(target), self.at(source), self.source.segment(source))
+            return (self.at(target), self.at(source), self.source.segment(source), self._via(source))
+        if kind is ast.Call and self.flow is not None and id(source) in self.flow.vias:
+            # `dtype = dtype_of(args.bits)`: a function of the module returned it
+            return (self.at(target), self.at(source), self.source.segment(source), self._via(source))
         return None
+
+    def _lines_through(self, target: ast.Name, source: ast.expr, env: dict[str, Any]) -> tuple[int, ...]:
+        """The other lines a value :meth:`_decided` places flows through to ``target``: the
+        name it translates and this line (``ptdtype = {...}[dtype]``), the test and branch
+        taken of a choice over lines."""
+        kind = type(source)
+        if kind is ast.Name or kind is ast.Subscript:
+            names = [n.id for n in ast.walk(source) if type(n) is ast.Name]
+            found = [n for n in names if type(env.get(_DECIDED_AT + n)) is tuple]
+            return _through(env, found[0], target.lineno) if len(found) == 1 else ()
+        return self._choice_lines(source, env) if kind is ast.IfExp else ()
+
+    def _choice_lines(self, expr: ast.expr, env: dict[str, Any]) -> tuple[int, ...]:
+        """The lines of a choice (``a if test else b``, over lines) that decide its value: the
+        test's and the branch's taken, through nested choices; none where the test is not known."""
+        lines: list[int] = []
+        while type(expr) is ast.IfExp:
+            test = truth(self.evaluator(env)(expr.test))
+            if test is None:
+                return ()
+            lines.append(expr.test.lineno)
+            expr = expr.body if test else expr.orelse
+            lines.append(expr.lineno)
+        return tuple(dict.fromkeys(lines))
 
     # -- calls -----------------------------------------------------------------------------
 
-    def _store(self, target: ast.Subscript, value: Any, env: dict[str, Any]) -> None:
+    def _store(self, target: ast.Subscript, value: Any, env: dict[str, Any], source: ast.expr | None = None) -> None:
         """``config["fp16"]["enabled"] = True`` on a dict the script built: the dict with it (a
         copy along the way: other branches keep theirs); a key not known spoils the dict."""
         keys: list[ast.expr] = []
@@ -618,10 +739,15 @@ class Collector:
         if type(node) is not ast.Name or not isinstance(env.get(node.id), dict):
             return
         name, old = node.id, env[node.id]
+        places = self._key_places(node, env) if len(keys) == 1 and source is not None else {}
         evaluate = self.evaluator(env)
         path = [evaluate(k) for k in reversed(keys)]
         new = _stored(old, path, value) if all(isinstance(k, str) for k in path) else None
         self._rebind(name, new if new is not None else Unknown(f"`{name}` is changed at a key not known"), env)
+        if new is not None and len(path) == 1 and source is not None:
+            # where the key is set: an argument spread from the dict (`**model_kwargs`) cites it
+            places[path[0]] = (self.at(target), self.at(source), self.source.segment(source))
+            self._rebind_keys(name, places, env)
         for other, held in list(env.items()):
             if held is old and other != name:  # another name for the same dict
                 self._rebind(other, Unknown(f"`{other}` is changed through `{name}`"), env)
@@ -631,6 +757,13 @@ class Collector:
         env[_LITERAL + name] = None  # (its literal no longer says what it holds)
         if self._written is not None:
             self._written.update((name, _LITERAL + name))
+        if not isinstance(value, dict) and _KEYS_AT + name in env:
+            self._rebind_keys(name, None, env)
+
+    def _rebind_keys(self, name: str, keys: dict[str, Any] | None, env: dict[str, Any]) -> None:
+        env[_KEYS_AT + name] = keys
+        if self._written is not None:
+            self._written.add(_KEYS_AT + name)
 
     def _changed_in_place(self, expr: ast.expr, env: dict[str, Any]) -> None:
         """``config.update(...)``, ``config["x"].setdefault(...)``: a dict changed by a method."""
@@ -656,7 +789,7 @@ class Collector:
         evaluator = self._evaluator
         if evaluator is None or evaluator.env is not env:
             evaluator = self._evaluator = Evaluator(
-                env, self.names, self.runtime, self._object, self.source, self._bound
+                env, self.names, self.runtime, self._object, self.source, self._bound, self._attribute_of
             )
         return evaluator
 
@@ -664,7 +797,65 @@ class Collector:
         call = self._seen.get(id(node))
         if call is not None and call.kind in _BUILT:
             return Built(call)
+        if self.flow is not None and self._evaluator is not None:
+            value = self.flow.call(node, self._evaluator)
+            if value is not None:
+                return value
+            value = self._returned(node)
+            if value is not UNHANDLED:
+                return value
+            value = self._string_method(node)
+            if value is not UNHANDLED:
+                return value
         return Unknown(f"the result of `{self.source.segment(node.func)}(...)` is known only when the script runs")
+
+    def _returned(self, node: ast.Call) -> Any:
+        """What a function of the module returns for this call (:mod:`.python_returns`), read a
+        few calls deep; UNHANDLED where it is not read so."""
+        func = node.func
+        function = self._entries.get(func.id) if type(func) is ast.Name else None  # type: ignore[attr-defined]
+        outer = self._evaluator
+        if function is None or outer is None or self._depth >= 3 or self.flow is None:
+            return UNHANDLED
+        self._depth += 1
+        try:
+            value, line = returned(function, node, outer, self._local_evaluator)
+        finally:
+            self._depth -= 1
+            self._evaluator = outer
+        if value is not UNHANDLED and line is not None:
+            reads = [v for a in [*node.args, *(k.value for k in node.keywords)] for v in self._vias_in(a, outer.env)]
+            said = f"returned by `{function.name}` at {self.flow.cite(line)}"
+            self.flow.vias[id(node)] = "; ".join([said, *reads])
+        return value
+
+    def _string_method(self, node: ast.Call) -> Any:
+        """``bits.lower()`` / ``.upper()`` / ``.strip()`` on a known string (an option's value
+        normalised before it is compared); UNHANDLED otherwise."""
+        func = node.func
+        if type(func) is not ast.Attribute or func.attr not in _STRING_METHODS or node.args or node.keywords:  # type: ignore[attr-defined]
+            return UNHANDLED
+        evaluator = self._evaluator
+        base = evaluator(func.value) if evaluator is not None else None  # type: ignore[attr-defined]
+        return getattr(base, func.attr)() if isinstance(base, str) else UNHANDLED  # type: ignore[attr-defined]
+
+    def _local_evaluator(self, env: dict[str, Any]) -> Evaluator:
+        """An evaluator over a function's own names, while :meth:`_returned` reads its body."""
+        evaluator = self._evaluator = Evaluator(
+            env, self.names, self.runtime, self._object, self.source, None, self._attribute_of
+        )
+        return evaluator
+
+    def _attribute_of(self, base: Any, name: str, expr: ast.Attribute) -> Any:
+        """``args.x`` on an options namespace, ``accelerator.mixed_precision``; UNHANDLED: not known here."""
+        if self.flow is None:
+            return UNHANDLED
+        if isinstance(base, Built) and base.call.kind == "accelerator" and name == "mixed_precision":
+            value, why = self.flow.mixed_precision(base)
+            if why:
+                self.flow.vias[id(expr)] = why
+            return value
+        return self.flow.attribute(base, name, expr, self._function)
 
     def scan(self, expr: ast.expr, env: dict[str, Any], inference: bool, model_target: bool = False) -> None:
         """Record the calls inside ``expr``, innermost first (so an argument built by a call is known)."""
@@ -678,12 +869,19 @@ class Collector:
             method = func.attr if isinstance(func, attribute) else None
             if method == "prepare" and self.accelerated:
                 self.prepared = True  # accelerator.prepare(model, ...): the script trains through accelerate
+            if method == "requires_grad_" and self._written is None and _freezes(node):
+                owner = _dotted(func.value)  # type: ignore[attr-defined]
+                if owner:
+                    self.frozen.add(owner)
             if method == "backward":
                 self.backward = True
+                self.backward_lines.append(node.lineno)
                 if self.backward_at is None or node.lineno < self.backward_at:
                     self.backward_at = node.lineno
             if type(func) is ast.Name and func.id in self._entries:
                 self._site(func.id, node, env)
+            if method == "set_float32_matmul_precision" and qualname_of(func) == "torch.set_float32_matmul_precision":
+                self._matmul_precision(node, env)
             qualname = qualname_of(func) or ""
             original = node
             if node.args and qualname in _deferred_calls():
@@ -729,7 +927,7 @@ class Collector:
         if type(value) is ast.Name:
             decided = env.get(_DECIDED_AT + value.id)
             return decided if type(decided) is tuple else None
-        return (self.at(key), self.at(value), self.source.segment(value))  # type: ignore[arg-type]
+        return (self.at(key), self.at(value), self.source.segment(value), self._via(value))  # type: ignore[arg-type]
 
     def _arguments(self, call: Call, node: ast.Call, env: dict[str, Any]) -> None:
         evaluate = self.evaluator(env)
@@ -742,9 +940,16 @@ class Collector:
             value = evaluate(positional)
             decided = env.get(_DECIDED_AT + positional.id) if type(positional) is ast.Name else None
             if type(decided) is tuple and type(value) in _DECIDED:
-                call.args[params[index]] = Arg(value, None, None, decided[1], decided[2])
+                through = _through(env, positional.id, positional.lineno)  # type: ignore[attr-defined]
+                call.args[params[index]] = Arg(
+                    value, None, None, decided[1], decided[2], via=decided[3], through=through
+                )
                 continue
-            call.args[params[index]] = Arg(value, None, None, self.at(positional), self.source.segment(positional))
+            call.args[params[index]] = Arg(
+                value, None, None, self.at(positional), self.source.segment(positional), via=self._via(positional)
+            )
+            if type(positional) is ast.IfExp:
+                call.args[params[index]].through = self._choice_lines(positional, env)
         for keyword in node.keywords:
             value = evaluate(keyword.value)
             raw = self.source.segment(keyword.value)
@@ -757,15 +962,100 @@ class Collector:
             if keyword.arg is not None:
                 decided = env.get(_DECIDED_AT + keyword.value.id) if type(keyword.value) is ast.Name else None
                 if type(decided) is tuple and type(value) in _DECIDED:
-                    # `dtype = torch.bfloat16` ... `torch_dtype=dtype`: the line that decides it
-                    call.args[keyword.arg] = Arg(value, keyword.arg, decided[0], decided[1], decided[2])
+                    # `dtype = torch.bfloat16` ... `torch_dtype=dtype`: the line that decides it,
+                    # and the keyword's own line, that passes it
+                    through = _through(env, keyword.value.id, keyword.lineno)  # type: ignore[attr-defined]
+                    call.args[keyword.arg] = Arg(
+                        value, keyword.arg, decided[0], decided[1], decided[2], via=decided[3], through=through
+                    )
                     continue
-                call.args[keyword.arg] = Arg(value, keyword.arg, self.at(keyword), self.at(keyword.value), raw)
+                call.args[keyword.arg] = Arg(
+                    value, keyword.arg, self.at(keyword), self.at(keyword.value), raw, via=self._via(keyword.value)
+                )
+                if type(keyword.value) is ast.IfExp:  # a choice over lines: its test and the branch taken
+                    call.args[keyword.arg].through = self._choice_lines(keyword.value, env)
             elif isinstance(value, dict):  # **kwargs built from a dict precheck can read
+                places = self._key_places(keyword.value, env)
                 for key, item in value.items():
+                    place = places.get(key)
+                    if place is not None and type(item) in _DECIDED:  # where the key was set, through the `**`
+                        call.args[key] = Arg(item, key, place[0], place[1], place[2], through=(keyword.value.lineno,))
+                        continue
                     call.args[key] = Arg(item, key, self.at(keyword), self.at(keyword.value), f"**{raw}")
             else:
                 self.unknown.append(("**" + raw, self.at(keyword), "keyword arguments not known before the run"))
+
+    def _key_places(self, expr: ast.expr, env: dict[str, Any]) -> dict[str, tuple[Any, Any, str]]:
+        """Where each key of the dict ``expr`` names was set: in its literal, or by an item
+        assignment after it (``model_kwargs["attn_implementation"] = "flash_attention_2"``)."""
+        places: dict[str, tuple[Any, Any, str]] = {}
+        literal = expr if type(expr) is ast.Dict else None
+        if type(expr) is ast.Name:
+            literal = env.get(_LITERAL + expr.id)
+            set_later = env.get(_KEYS_AT + expr.id)
+        else:
+            set_later = None
+        if isinstance(literal, ast.Dict):
+            for key, item in zip(literal.keys, literal.values, strict=True):
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    places[key.value] = (self.at(key), self.at(item), self.source.segment(item))
+        if isinstance(set_later, dict):
+            places.update(set_later)
+        return places
+
+    def in_training_step(self, line: int) -> bool:
+        """Whether ``line`` is at module level or in a function (the innermost holding it) that
+        calls ``.backward()``: not in a validation or sampling function the loop calls."""
+        holders = [f for f in self.index.functions if f.lineno <= line <= (f.end_lineno or f.lineno)]
+        if not holders:
+            return True
+        inner = max(holders, key=lambda f: f.lineno)
+        end = inner.end_lineno or inner.lineno
+        return any(inner.lineno <= at <= end for at in self.backward_lines)
+
+    def _via(self, expr: ast.expr) -> str | None:
+        """Where an argument's value came from, when options gave it: the options it reads
+        (``args.mixed_precision``, ``x if args.bf16 else y``) and the branches taken on them."""
+        flow = self.flow
+        if flow is None or not (flow.vias or self._taken):
+            return None
+        parts = [*self._vias_in(expr), *self._taken]
+        return "; ".join(dict.fromkeys(parts)) if parts else None
+
+    def _vias_in(self, expr: ast.expr, env: dict[str, Any] | None = None) -> list[str]:
+        """The provenance of the option reads in ``expr`` (not inside a call it makes); with
+        ``env``, of the names it reads that an option gave (a parameter passed ``args.bf16``)."""
+        flow = self.flow
+        if flow is None or not (flow.vias or env):
+            return []
+        vias = flow.vias
+        found: list[str] = []
+        queue: list[ast.AST] = [expr]
+        for node in queue:
+            kind = type(node)
+            via = vias.get(id(node)) if kind is ast.Attribute or kind is ast.Call else None
+            if via is not None:
+                found.append(via)
+            elif kind is ast.Name and env is not None:
+                decided = env.get(_DECIDED_AT + node.id)  # type: ignore[attr-defined]
+                if type(decided) is tuple and decided[3]:
+                    found.append(f"`{node.id}` set at {flow.cite(decided[1][0])}: {decided[3]}")  # type: ignore[attr-defined]
+            elif kind in _READS:
+                queue.extend(ast.iter_child_nodes(node))
+        return found
+
+    def _branch_why(self, node: ast.stmt, known: bool, env: dict[str, Any]) -> str | None:
+        """``if args.mixed_precision == "fp16":`` read as ``known``: why that branch, for the
+        values it decides (None: its test reads no option)."""
+        test = getattr(node, "test", None)
+        if self.flow is None or not isinstance(node, ast.If) or test is None:
+            return None
+        reads = self._vias_in(test, env)
+        if not reads:
+            return None
+        return (
+            f"`if {_cut(self.source.segment(test))}` at {self.flow.cite(node.lineno)} is {known} ({'; '.join(reads)})"
+        )
 
     def _cast_kind(self, node: ast.Call, model_target: bool) -> str | None:
         """``model.half()``, ``model.to(torch.bfloat16)``: a cast of the trained model's weights."""
@@ -775,6 +1065,8 @@ class Collector:
             return None
         receiver = func.value
         owner = _dotted(receiver)
+        if owner and owner in self.frozen:
+            return None  # a frozen module (a VAE, a text encoder used for inference) cast for speed
         if (owner and owner in self.models) or model_target or self._builds_model(receiver):
             return "cast"
         return None
@@ -838,6 +1130,66 @@ def _word_lines(source: Source, names: dict[str, Any]) -> dict[str, list[int]]:
     return out
 
 
+def _code_lines(source: Source, words: dict[str, list[int]]) -> dict[str, list[int]]:
+    """``words`` without the lines where a name written on several lines is only in a comment or
+    a text (``# on the main process``, a model card in a triple-quoted string): the line's text
+    with its strings and comment taken out must still name it, or a string on it be the name
+    alone. (One use too many only keeps a function from being read as called once.)"""
+    lines = source.text_lines
+    inside: set[int] | None = None
+    out: dict[str, list[int]] = {}
+    for name, found in words.items():
+        if len(found) < 2:
+            out[name] = found
+            continue
+        if inside is None:
+            inside = _text_lines(source.code)
+        pattern = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+        named = re.compile(rf"""["']{re.escape(name)}["']""")  # a string that is the name (`getattr(m, "main")`)
+        out[name] = [
+            n
+            for n in found
+            if n not in inside and (pattern.search(_code_of(lines[n - 1])) or named.search(lines[n - 1]))
+        ]
+    return out
+
+
+#: what the scan of :func:`_text_lines` steps over: a comment, a one-line string, a triple quote
+_TOKENS = re.compile(r"""#[^\n]*|[rRbBuUfF]{0,2}(?:"{3}|'{3}|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')""")
+
+
+def _text_lines(code: str) -> set[int]:
+    """The lines wholly inside a triple-quoted string (after its first line, before its last)."""
+    out: set[int] = set()
+    position = 0
+    while True:
+        match = _TOKENS.search(code, position)
+        if match is None:
+            return out
+        token = match.group().lstrip("rRbBuUfF")
+        if token in ('"' * 3, "'" * 3):
+            end = code.find(token, match.end())
+            if end < 0:
+                return out
+            first = code.count("\n", 0, match.start()) + 1
+            last = first + code.count("\n", match.start(), end)
+            out.update(range(first + 1, last))
+            position = end + 3
+        else:
+            position = match.end()
+
+
+def _code_of(line: str) -> str:
+    """A line's text without its string literals and its comment."""
+    bare = _STRINGS.sub('""', line)
+    cut = bare.find("#")
+    return bare if cut < 0 else bare[:cut]
+
+
+#: one-line string literals (a prefix and escapes included)
+_STRINGS = re.compile(r"""[rRbBuUfF]{0,2}(?:"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')""")
+
+
 def _callers_first(
     functions: list[ast.FunctionDef | ast.AsyncFunctionDef],
     entries: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
@@ -876,6 +1228,12 @@ def _callers_first(
     return [functions[i] for i in order]
 
 
+def _through(env: dict[str, Any], name: str, line: int) -> tuple[int, ...]:
+    """The lines the value of ``name`` flows through, then ``line`` (where it is passed on)."""
+    before: tuple[int, ...] = env.get(_THROUGH + name) or ()
+    return tuple(dict.fromkeys((*before, line)))
+
+
 def _stored(old: dict[str, Any], path: list[str], value: Any) -> dict[str, Any] | None:
     """``old`` with ``value`` at ``path`` (copies along it); None when a key on the way is not a dict."""
     out = dict(old)
@@ -901,6 +1259,26 @@ def cast_dtype(call: Call) -> Arg | None:
         if isinstance(arg.value, Dtype):
             return arg
     return None
+
+
+#: expressions whose parts an option's value passes through (``a if args.x else b``, ``not args.x``)
+_READS = frozenset(
+    {ast.Attribute, ast.IfExp, ast.BoolOp, ast.UnaryOp, ast.Compare, ast.Subscript, ast.Name, ast.Load, ast.Constant}
+)
+
+
+def _cut(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+#: string methods read on a known string (no argument)
+_STRING_METHODS = frozenset({"lower", "upper", "strip", "casefold"})
+
+
+def _freezes(node: ast.Call) -> bool:
+    """``x.requires_grad_(False)`` / ``requires_grad_(requires_grad=False)``."""
+    given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "requires_grad"), None)
+    return isinstance(given, ast.Constant) and given.value is False
 
 
 def _holds_call(expr: ast.expr) -> bool:

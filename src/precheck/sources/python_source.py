@@ -16,12 +16,13 @@ A script configures a run through calls, and each becomes a document a dialect r
   calls ``.backward()`` or creates a GradScaler.
 
 Unsloth, read in unslothai/unsloth: ``FastLanguageModel.from_pretrained`` defaults to
-``dtype=None`` and ``load_in_4bit=True`` (``unsloth/models/loader.py``); ``FastLlamaModel.
-from_pretrained`` turns ``dtype=None`` into ``torch.float16 if not SUPPORTS_BFLOAT16 else
-torch.bfloat16``, a requested bfloat16 on a card without it into float16 ("Device does not
-support bfloat16. Will change to float16."), and loads 4-bit weights with
-``BitsAndBytesConfig(bnb_4bit_compute_dtype=dtype)`` (``unsloth/models/llama.py``).
-``SUPPORTS_BFLOAT16`` is ``major_version >= 8`` of the current device. The dtype is
+``dtype=None`` and ``load_in_4bit=True`` (``unsloth/models/loader.py:80-81@2025.3.19``);
+``FastLlamaModel.from_pretrained`` turns ``dtype=None`` into ``torch.float16 if not
+SUPPORTS_BFLOAT16 else torch.bfloat16``, a requested bfloat16 on a card without it into float16
+("Device does not support bfloat16. Will change to float16."), and loads 4-bit weights with
+``BitsAndBytesConfig(bnb_4bit_compute_dtype=dtype)`` (``unsloth/models/llama.py:1700-1703,
+1767@2025.3.19``). ``SUPPORTS_BFLOAT16`` is ``major_version >= 8`` of the current device
+(``unsloth/models/_utils.py:334-339@2025.3.19``; ``is_bfloat16_supported()`` returns it, :789). The dtype is
 resolved here against the target hardware, as the script would on it.
 
 Each value keeps where it is written: a node's key position is the keyword (``fp16=``),
@@ -38,7 +39,7 @@ import ast
 import bisect
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,7 @@ from .nodes import ATTENTION_PATCH, Document, Node, SourceNote
 from .notebook import Cell, code_cells
 from .parsed import parse as parse_once
 from .python_calls import Arg, Built, Call, Collector, cast_dtype, plugin_precision, recipe_default, trainer_dialect
+from .python_options import Flow, Given
 from .python_values import Dtype, Runtime, Unknown
 from .suppressions import scan as scan_suppressions
 
@@ -155,8 +157,11 @@ def _too_much_code(path: str, size: int) -> FileTooLarge:
     )
 
 
-def parse_code(path: str, text: str, kind: str, hardware: Hardware | None) -> list[Document]:
-    """The runs a ``.py`` file (``kind`` "python") or ``.ipynb`` notebook ("notebook") configures."""
+def parse_code(
+    path: str, text: str, kind: str, hardware: Hardware | None, flags: Mapping[str, Given] | None = None
+) -> list[Document]:
+    """The runs a ``.py`` file (``kind`` "python") or ``.ipynb`` notebook ("notebook") configures;
+    ``flags``: the options a launch line gives the script (:mod:`.python_options`)."""
     if kind == "notebook":
         if not _training_words(text):
             return []
@@ -171,7 +176,34 @@ def parse_code(path: str, text: str, kind: str, hardware: Hardware | None) -> li
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         line, column = _error_place(error)
         raise InputError(path, f"Python syntax error: {_error_message(error)}", line, column) from None
-    return _Runs(path, text, code, tree, _identity, hardware).documents()
+    flow = Flow(tree, code, path, flags)
+    documents = _Runs(path, text, code, tree, _identity, hardware, flow).documents()
+    if not documents and flags is None and flow.vias:
+        # its options' defaults train nothing (`if args.do_train:` with store_true's False): not
+        # the run anyone checks; read as before, each branch on an option both ways
+        documents = _Runs(path, text, code, tree, _identity, hardware).documents()
+    return documents
+
+
+#: the keys of the model a launched Trainer script loads that :func:`model_keys` gives
+_LOADED_KEYS = ("torch_dtype", "load_in_4bit", "load_in_8bit", "bnb_4bit_compute_dtype", "bnb_4bit_quant_type")
+
+
+def model_keys(path: str, text: str, flags: Mapping[str, Given]) -> dict[str, Node]:
+    """The model a script a launch line starts loads (its first ``from_pretrained`` for training),
+    read with the launch's ``flags`` as its options' values: dtype and quantization, each where
+    the script decides it. Empty for a file that holds no training words or does not parse."""
+    if not _training_words(text):
+        return {}
+    code = text.replace("\r\n", "\n").replace("\r", "\n")
+    if len(code) > MAX_CODE:
+        return {}
+    try:
+        tree = parse_once(code, path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    model = _Runs(path, text, code, tree, _identity, None, Flow(tree, code, path, flags))._model()
+    return {key: node for key, node in model.keys.items() if key in _LOADED_KEYS}
 
 
 def _notebook(path: str, text: str, hardware: Hardware | None) -> list[Document]:
@@ -256,7 +288,16 @@ def _says_adapters(call: Call) -> bool:
 class _Runs:
     """Turns the collected calls of one module into run documents."""
 
-    def __init__(self, path: str, text: str, code: str, tree: ast.Module, where: Where, hardware: Hardware | None):
+    def __init__(
+        self,
+        path: str,
+        text: str,
+        code: str,
+        tree: ast.Module,
+        where: Where,
+        hardware: Hardware | None,
+        flow: Flow | None = None,
+    ):
         self.path = path
         self.text = text
         self.code = code
@@ -267,7 +308,7 @@ class _Runs:
         # (a function of the path and the answers: a bound method here would be a reference cycle
         # that keeps every script's trees until the cyclic collector runs)
         self.runtime.files = partial(_config_file, path, self.runtime.answers)
-        self.collector = Collector(tree, code, self.runtime)
+        self.collector = Collector(tree, code, self.runtime, flow)
         self.collector.run()
         self.notes: list[SourceNote] = []
         #: per file, not per run (a file of 25,000 TrainingArguments(...) calls is 25,000 runs):
@@ -447,6 +488,10 @@ class _Runs:
             # a recipe whose trainer the script changes afterwards (`recipe.trainer.plugins = ...`):
             # its factory's precision is not the run's, and the change is not followed
             mixed = [c for c in mixed if recipe_default(c.qualname) is None or "precision" in c.args]
+        if mixed and self.collector.prepared and self.collector.backward_lines:
+            # an autocast in a function that runs no backward (a validation pipeline) is not the
+            # training step's: the Accelerator's mixed precision wraps the prepared model's forward
+            autocasts = [c for c in autocasts if self.collector.in_training_step(c.at[0])]
         precision = autocasts or casts or defaults or any("torch_dtype" in c.args or "dtype" in c.args for c in loaders)
         # a framework object that sets the mixed precision is the run's, loop visible or not
         # (``Accelerator(mixed_precision="bf16")`` raises on a card without bf16 at construction)
@@ -471,18 +516,20 @@ class _Runs:
         if autocasts:
             first = autocasts[0]
             enabled = first.args.get("enabled") or self._filled(first, True, named=True)
-            self._put(root, "autocast", enabled)
+            self._put(root, "autocast", _on_device(enabled, first))
             dtype = first.args.get("dtype")
             if dtype is None:  # torch.get_autocast_dtype("cuda"): float16
                 dtype = self._filled(first, Dtype("float16"), named=True)
             elif dtype.value is None:
-                dtype = Arg(Dtype("float16"), dtype.key, dtype.key_at, dtype.at, dtype.raw)
-            self._put(root, "autocast_dtype", dtype)
+                dtype = Arg(Dtype("float16"), dtype.key, dtype.key_at, dtype.at, dtype.raw, through=dtype.through)
+            self._put(root, "autocast_dtype", _on_device(dtype, first))
         if scalers:
             scaler = scalers[0]
             self._put(root, "grad_scaler", scaler.args.get("enabled") or self._filled(scaler, True, named=True))
             if scaler.qualname.endswith("ShardedGradScaler"):
                 self._put(root, "sharded_grad_scaler", self._filled(scaler, True, named=True))
+        if self.collector.tf32 is not None:
+            self._put(root, "tf32", self.collector.tf32)
         distributed = next((c for c in calls if c.kind == "distributed"), None)
         if distributed is not None:
             self._put(root, "distributed", self._filled(distributed, True, named=True))
@@ -524,6 +571,8 @@ class _Runs:
         keys. They point at the argument; no fix names it with a dtype it does not take."""
         arg = _precision_arg(call)
         assert arg is not None  # only such calls are passed
+        if arg.value is None and call.kind == "accelerator":
+            arg = self._accelerate_default(call, arg)
         if not _plain(arg.value):
             self._put(root, "autocast", arg)  # a note: the value is not known
             return
@@ -533,7 +582,7 @@ class _Runs:
             return
 
         def at(value: Any) -> Arg:
-            return Arg(value, None, arg.key_at, arg.at, arg.raw)
+            return Arg(value, None, arg.key_at, arg.at, arg.raw, via=arg.via, through=arg.through)
 
         if autocast is not None:
             self._put(root, "autocast", at(autocast != "no"))
@@ -546,6 +595,34 @@ class _Runs:
         fp8 = _fp8_arg(call)
         if fp8 is not None:
             self._put(root, "fp8", fp8)
+
+    def _accelerate_default(self, call: Call, arg: Arg) -> Arg:
+        """``Accelerator(mixed_precision=None)``: accelerate's own choice (accelerate 1.15.0
+        ``state.py:926``: ``parse_choice_from_env("ACCELERATE_MIXED_PRECISION", "no")``), "no"
+        for the script run on its own (the environment the script sets counted); unknown
+        under a launch (``accelerate launch`` sets the variable from its config or flag)."""
+        flow = self.collector.flow
+        if flow is None or flow.flags is not None:
+            return Arg(
+                Unknown("accelerate launch decides it (ACCELERATE_MIXED_PRECISION)"),
+                arg.key,
+                arg.key_at,
+                arg.at,
+                arg.raw,
+            )
+        environ = self.collector.environ.get("ACCELERATE_MIXED_PRECISION")
+        if environ is not None:
+            value = environ.value.lower() if isinstance(environ.value, str) else environ.value
+            return Arg(
+                value,
+                arg.key,
+                arg.key_at,
+                arg.at,
+                arg.raw,
+                via=f"ACCELERATE_MIXED_PRECISION set at line {environ.at[0]}",
+            )
+        why = 'accelerate\'s default "no" for the script run on its own (accelerate state.py:926@1.15.0)'
+        return Arg("no", arg.key, arg.key_at, arg.at, arg.raw, via=f"{arg.via}; {why}" if arg.via else why)
 
     # -- the model ---------------------------------------------------------------------------
 
@@ -591,9 +668,13 @@ class _Runs:
                 self._put(keys, "attn_implementation", chosen)
         legacy = args.get("use_flash_attention_2")  # transformers' old spelling of flash_attention_2
         if "attn_implementation" not in args and legacy is not None and legacy.value is True:
-            self._put(keys, "attn_implementation", Arg("flash_attention_2", None, legacy.key_at, legacy.at, legacy.raw))
+            self._put(
+                keys,
+                "attn_implementation",
+                Arg("flash_attention_2", None, legacy.key_at, legacy.at, legacy.raw, through=legacy.through),
+            )
         quantization = args.get("quantization_config")
-        if quantization is not None:
+        if quantization is not None and quantization.value is not None:  # (None: not quantized)
             settings = _settings(quantization.value)
             if settings is None:
                 self._unknown("quantization_config", quantization, "the quantization config is not known")
@@ -646,7 +727,7 @@ class _Runs:
         self._put(keys, "use_unsloth", self._filled(loader, True, named=True))  # its loader forces fp32 (PC209)
         full = args.get("full_finetuning")
         if full is not None and full.value is True:
-            self._put(keys, "use_peft", Arg(False, full.key, full.key_at, full.at, full.raw))
+            self._put(keys, "use_peft", Arg(False, full.key, full.key_at, full.at, full.raw, through=full.through))
         for key in ("load_in_4bit", "load_in_8bit"):
             if key in args:
                 self._put(keys, key, args[key])
@@ -672,7 +753,7 @@ class _Runs:
                 f"{getattr(device, 'name', 'the GPU')} (bf16 only where compute capability >= 8.0)"
             )
         place = given or self._filled(loader, None)
-        dtype = Arg(wanted, place.key, place.key_at, place.at, place.raw)
+        dtype = Arg(wanted, place.key, place.key_at, place.at, place.raw, through=place.through)
         self._put(keys, "torch_dtype", dtype)
         four_bit = keys.get("load_in_4bit")
         if four_bit is not None and four_bit.value is True:
@@ -695,11 +776,13 @@ class _Runs:
                     checkpointing = self._filled(call, "unsloth")
                 if checkpointing is not None and checkpointing.value in (True, "unsloth"):
                     c = checkpointing
-                    self._put(root, "gradient_checkpointing", Arg(True, c.key, c.key_at, c.at, c.raw))
+                    self._put(
+                        root, "gradient_checkpointing", Arg(True, c.key, c.key_at, c.at, c.raw, through=c.through)
+                    )
                 return
             peft = call.args.get("peft_config") if call.kind == "trainer" else None
             if peft is not None and peft.value is not None:
-                self._put(root, "use_peft", Arg(True, peft.key, peft.key_at, peft.at, peft.raw))
+                self._put(root, "use_peft", Arg(True, peft.key, peft.key_at, peft.at, peft.raw, through=peft.through))
                 return
 
     # -- nodes -------------------------------------------------------------------------------
@@ -716,7 +799,10 @@ class _Runs:
         line, column = self.where(arg.at)
         key_line, key_column = self.where(arg.key_at) if arg.key_at is not None else (line, column)
         value = _value(arg.value, line, column)
-        return Node(value, line, column, arg.key, key_line, key_column, raw=arg.raw)
+        node = Node(value, line, column, arg.key, key_line, key_column, raw=arg.raw, via=arg.via)
+        if arg.through:  # the other lines it flows through, as the file counts them (a notebook's)
+            node.through = tuple(dict.fromkeys((None, self.where((at, 0))[0]) for at in arg.through))
+        return node
 
     def _filled(self, call: Call, value: Any, named: bool = False) -> Arg:
         """A value the library fills in when the call leaves it out: it points at the call
@@ -855,6 +941,16 @@ _MIXED: dict[str, tuple[str | None, str | None, bool]] = {
     "32": ("no", None, False),
     "32-true": ("no", None, False),
 }
+
+
+def _on_device(enabled: Arg, autocast: Call) -> Arg:
+    """An autocast's switch, citing where its device type is decided too when a name passes
+    it (nanoGPT ``device_type = 'cuda' if 'cuda' in device else 'cpu'`` → ``torch.amp.autocast(
+    device_type=device_type, ...)``): the device decides that it autocasts on the GPU."""
+    device = autocast.args.get("device_type")
+    if device is None or device.at[0] == autocast.at[0] or not isinstance(device.value, str):
+        return enabled
+    return replace(enabled, through=tuple(dict.fromkeys((*enabled.through, device.at[0], *device.through))))
 
 
 def _device(call: Call) -> Any:

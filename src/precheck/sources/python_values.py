@@ -44,6 +44,16 @@ class Unknown:
     reason: str
 
 
+class _Unhandled:
+    """What a hook answers for a value it does not know of (None is a value)."""
+
+    def __repr__(self) -> str:
+        return "UNHANDLED"
+
+
+UNHANDLED: Any = _Unhandled()
+
+
 @dataclass(frozen=True, slots=True)
 class Dtype:
     """A ``torch.dtype`` written as ``torch.bfloat16`` (``name``: ``bfloat16``)."""
@@ -270,6 +280,8 @@ _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Mod: operator.mod,
 }
 _CONVERSIONS: dict[str, Callable[[Any], Any]] = {"bool": bool, "int": int, "float": float, "str": str}
+#: the methods of a string :meth:`Evaluator._string_method` answers
+_STRING_METHODS: dict[str, Callable[[str], str]] = {"lower": str.lower, "upper": str.upper, "strip": str.strip}
 #: the calls that read a config file the script names (:meth:`Evaluator._loaded`)
 _FILE_LOADS = frozenset(
     {"omegaconf.OmegaConf.load", "omegaconf.OmegaConf.create", "yaml.safe_load", "yaml.load", "yaml.full_load"}
@@ -334,6 +346,7 @@ class Evaluator:
         objects: Objects,
         source: Source,
         bound: Callable[[str, Any], None] | None = None,
+        attributes: Callable[[Any, str, ast.Attribute], Any] | None = None,
     ):
         self.env = env
         self.names = names
@@ -343,6 +356,8 @@ class Evaluator:
         self.source = source
         #: told of each name a ``:=`` binds in ``env``
         self.bound = bound
+        #: the attribute of a value the caller knows (an options namespace's ``args.x``), else None
+        self.attributes = attributes
 
     def text(self, expr: ast.AST) -> str:
         return self.source.segment(expr)
@@ -446,6 +461,10 @@ class Evaluator:
             return base[expr.attr]
         if isinstance(base, Unknown):
             return base
+        if self.attributes is not None:
+            known = self.attributes(base, expr.attr, expr)
+            if known is not UNHANDLED:
+                return known
         return Unknown(f"`{self.text(expr)}` cannot be computed without running the script")
 
     def _boolean(self, expr: ast.BoolOp) -> Any:
@@ -539,6 +558,10 @@ class Evaluator:
         qualname = self.names.qualname(expr.func) or ""
         if qualname in _FILE_LOADS:
             return self._loaded(expr, qualname)
+        if qualname == "getattr" or (type(expr.func) is ast.Attribute and expr.func.attr in _STRING_METHODS):
+            known = self._named_dtype(expr) if qualname == "getattr" else self._string_method(expr)
+            if known is not None:
+                return known
         if qualname not in _RUNTIME_CALLS and qualname not in _CONVERSIONS and qualname != "dict":
             return self.objects(expr)  # the commonest: a call precheck does not evaluate
         what = self.text(expr)
@@ -570,6 +593,29 @@ class Evaluator:
         if qualname == "dict" and not expr.args:
             return {k.arg: self._eval(k.value) for k in expr.keywords if k.arg is not None}
         return self.objects(expr)
+
+    def _named_dtype(self, expr: ast.Call) -> Any:
+        """``getattr(torch, name)`` for a known name: ``torch.bfloat16`` for "bfloat16"
+        (an attribute torch has not, "auto", is Unknown: the script would raise or pass it on);
+        None for another ``getattr``."""
+        if len(expr.args) != 2 or expr.keywords or self.names.qualname(expr.args[0]) != "torch":
+            return None
+        name = self._eval(expr.args[1])
+        if isinstance(name, Unknown):
+            return name
+        if isinstance(name, str) and name in TORCH_DTYPES:
+            return Dtype(TORCH_DTYPES[name])
+        return Unknown(f"`{self.text(expr)}`: torch has no dtype `{name}`")
+
+    def _string_method(self, expr: ast.Call) -> Any:
+        """``name.lower()``, ``.upper()``, ``.strip()`` of a known string; None otherwise."""
+        assert isinstance(expr.func, ast.Attribute)
+        if expr.args or expr.keywords:
+            return None
+        text = self._eval(expr.func.value)
+        if isinstance(text, Unknown):
+            return text
+        return _STRING_METHODS[expr.func.attr](text) if isinstance(text, str) else None
 
     def _loaded(self, expr: ast.Call, qualname: str) -> Any:
         """``OmegaConf.load("cfg.yaml")``, ``yaml.safe_load(open("cfg.yaml"))``, ``json.load(open(...))``:

@@ -28,6 +28,7 @@ from typing import Any
 
 from .python_calls import FLASH_PATCH, flash_patch
 from .python_index import walk
+from .script_formulas import formula
 from .script_schema import statements
 
 #: run keys an option can reach, and the callees whose keyword sets them (None: any call)
@@ -90,6 +91,9 @@ class Effect:
     #: the FlashAttention monkey patch (its callee) that gives this effect: the model's
     #: attention is then assumed, not read (:data:`.nodes.ATTENTION_PATCH`)
     patch: str | None = None
+    #: the other lines of ``path`` the value flows through (the assignment of a name it
+    #: passes, the test and the branch of a choice), cited with it
+    through: tuple[int, ...] = ()
 
 
 class _Opaque(Exception):
@@ -106,7 +110,7 @@ def effects(
     for path, tree in modules.items():
         sources = _sources(tree)
         if sources:
-            _Walker(path, options, out, sources, carried).body(tree.body, ())
+            _Walker(path, options, out, sources, carried, tree).body(tree.body, ())
     return out
 
 
@@ -319,8 +323,11 @@ class _Walker:
         out: list[Effect],
         sources: set[int],
         carried: dict[str, frozenset[str]] | None = None,
+        tree: ast.Module | None = None,
     ):
         self.path = path
+        #: the module read (its imports say what ``torch.float16`` in a formula is)
+        self.tree = tree
         #: module-level function → its parameters that hold options (:func:`_carried`)
         self.carried = carried or {}
         #: those of the function being read
@@ -333,6 +340,10 @@ class _Walker:
         self.out = out
         #: simple assignments in the current function: name → value
         self.names: dict[str, ast.expr | None] = {}
+        #: the line of each assignment of :attr:`names`
+        self.lines: dict[str, int] = {}
+        #: the lines of the value being read that it flows through (:meth:`_through`)
+        self.through: tuple[int, ...] = ()
 
     def body(self, statements: list[ast.stmt], when: tuple[Condition, ...] | None) -> None:
         for statement in statements:
@@ -342,11 +353,11 @@ class _Walker:
         if id(node) not in self.sources:
             return  # nothing in it gives an effect
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            saved, saved_params = self.names, self.params
-            self.names = _assignments(node)
+            saved, saved_params, saved_lines = self.names, self.params, self.lines
+            self.names, self.lines = _assignments(node), _assignment_lines(node)
             self.params = self.carried.get(node.name, frozenset()) if not saved_params else frozenset()
             self.body(node.body, ())
-            self.names, self.params = saved, saved_params
+            self.names, self.params, self.lines = saved, saved_params, saved_lines
             return
         if isinstance(node, ast.ClassDef):
             return
@@ -442,6 +453,7 @@ class _Walker:
         )
 
     def _call(self, call: ast.Call, when: tuple[Condition, ...]) -> None:
+        self.through = ()
         name = _callee(call.func)
         if call in self.patches:  # a FlashAttention monkey patch, called for its effect
             self._add("attn_implementation", "flash_attention_2", when, None, call, patch=name)
@@ -456,6 +468,7 @@ class _Walker:
             self._value(keyword.arg, keyword.value, when, keyword)
 
     def _value(self, key: str, value: ast.expr, when: tuple[Condition, ...], at: ast.AST) -> None:
+        self.through = ()
         if key == "use_flash_attention_2":
             key = "attn_implementation"
             flag = self._simple(value)
@@ -468,16 +481,19 @@ class _Walker:
         if key == "dtype":
             key = "torch_dtype"
         expr = self._resolved(value)
+        self.through = self._through(value, expr)
         if isinstance(expr, ast.IfExp):
             try:
                 conditions = self._test(expr.test)
             except _Opaque:
-                self._add(key, UNKNOWN, when, None, at)
+                self._add(key, self._formula(expr), when, None, at)
                 return
             if len(conditions) != 1:
-                self._add(key, UNKNOWN, when, None, at)
+                self._add(key, self._formula(expr), when, None, at)
                 return
+            through = self.through
             for branch, condition in ((expr.body, conditions[0]), (expr.orelse, _negate(conditions[0]))):
+                self.through = (*through, expr.test.lineno, branch.lineno)  # the test, and the branch taken
                 constant = _constant(branch)
                 if constant is not _NOTHING:
                     self._add(key, constant, (*when, condition), None, at)
@@ -485,6 +501,8 @@ class _Walker:
                     source = self._only_option(branch)
                     if source is not None:
                         self._add(key, SAME, (*when, condition), source, at)
+                    elif (computed := self._formula(branch)) is not UNKNOWN:  # a choice inside a choice
+                        self._add(key, computed, (*when, condition), None, at)
             return
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not) and self._option(expr.operand):
             name = str(self._option(expr.operand))
@@ -500,7 +518,25 @@ class _Walker:
         if source is not None:
             self._add(key, SAME, when, source, at)
         elif not (isinstance(expr, ast.Constant) and expr.value is None):
-            self._add(key, UNKNOWN, when, None, at)  # set, to a value computed at run time
+            # computed from the options (`load_in_4bit=args.bits == 4`), else at run time
+            self._add(key, self._formula(expr), when, None, at)
+
+    def _formula(self, expr: ast.expr) -> Any:
+        """``expr`` as a :class:`.script_formulas.Formula` of the options, else UNKNOWN."""
+        if self.tree is None:
+            return UNKNOWN
+        found = formula(expr, self._option, self.tree)
+        return UNKNOWN if found is None else found
+
+    def _through(self, value: ast.expr, resolved: ast.expr) -> tuple[int, ...]:
+        """The lines a value passed as a name (``torch_dtype=torch_dtype``) flows through: the
+        assignment it resolved to (its target's line and its value's)."""
+        if resolved is value or type(value) is not ast.Name:
+            return ()
+        assigned = self.lines.get(value.id)
+        # (a choice's first line is its first branch's: the branch taken is added by the caller)
+        first = () if type(resolved) is ast.IfExp else (resolved.lineno,)
+        return tuple(dict.fromkeys((assigned, *first) if assigned else first))
 
     def _simple(self, value: ast.expr) -> Any:
         expr = self._resolved(value)
@@ -540,7 +576,8 @@ class _Walker:
     ) -> None:
         line = getattr(at, "lineno", 1)
         column = getattr(at, "col_offset", 0) + 1
-        self.out.append(Effect(key, value, when, source, self.path, line, column, patch))
+        through = tuple(n for n in dict.fromkeys(self.through) if n != line)
+        self.out.append(Effect(key, value, when, source, self.path, line, column, patch, through))
 
 
 class _Nothing:
@@ -582,6 +619,15 @@ def _assignments(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, 
     return out
 
 
+def _assignment_lines(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int]:
+    """The line of each name :func:`_assignments` follows (the first assignment of one)."""
+    out: dict[str, int] = {}
+    for node in statements(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            out.setdefault(node.targets[0].id, node.lineno)
+    return out
+
+
 def _callee(expr: ast.expr) -> str | None:
     if isinstance(expr, ast.Name):
         return expr.id
@@ -612,9 +658,8 @@ def _truth(value: Any) -> bool | None:
         lowered = value.strip().lower()
         if lowered in ("true", "yes", "1", "y", "t"):
             return True
-        if lowered in ("false", "no", "0", "n", "f", ""):
-            return False
-        return None
+        # a boolean's spelling is false; any other non-empty string is true (`if model_args.model_name_or_path:`)
+        return lowered not in ("false", "no", "0", "n", "f", "")
     if isinstance(value, int | float):
         return bool(value)
     return None

@@ -30,12 +30,16 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from .launch_args import locate, searched_from, shown, with_path
 from .nodes import ATTENTION_PATCH, Document, Node, SourceNote
+from .python_options import Given, defined_at, from_flag
+from .python_values import Unknown
 from .script_effects import SAME, UNKNOWN, Effect, effects, holds
+from .script_formulas import Formula, Settled, settle
 from .script_schema import HF_CLASSES, MISSING, TRL_CLASSES, Option, Schema, read_schema
 
 if TYPE_CHECKING:
     from .launch_args import Field
     from .launchers import Found, Launch
+    from .script_overrides import Override
 
 #: TrainingArguments fields whose default a script's own subclass may change
 #: (``bf16: bool = field(default=True)``): carried into the run where no flag sets them
@@ -62,10 +66,12 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
     # TRL's configs have more fields than precheck lists: a TRL schema is never closed
     found.script_closed = schema.closed and "trl" not in schema.frameworks
     _defaults(schema, found.root)
+    _defined_at(schema, found.root)
     before = set(found.root)
     if schema.effects is None:
         schema.effects = effects(schema.modules, set(schema.options), schema.commands)
     _apply(schema, found.root, schema.effects, launch.builder.notes)
+    _apply_overrides(schema, found.root, launch.builder.notes)
     found.script_keys |= set(found.root) - before  # keys the script's code derives
     # argparse (HfArgumentParser too) takes a unique prefix of a long option: `--lr` for `--lr_scheduler`
     defined = found.script_keys
@@ -77,11 +83,37 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
     derived = set(found.root) - before
     # an option the code passes on as it is (``Accelerator(mixed_precision=args.mixed_precision)``): its flag
     derived |= {e.key for e in schema.effects if e.value is SAME and e.source == e.key and not e.when}
-    if not schema.frameworks and path is not None and not _builds_arguments(schema) and _own_loop(path, found, derived):
+    given = _given(schema, found.root, launch.builder.path)
+    if (
+        not schema.frameworks
+        and path is not None
+        and not _builds_arguments(schema)
+        and _own_loop(path, found, derived, given)
+    ):
         return found  # no Trainer's arguments: what the script's own loop does with its options is the run
     found.dialect = _dialect(schema, found)
     found.script_own_loop = not schema.frameworks and not _builds_trainer(schema)
+    if path is not None and found.dialect in ("hf-trainer", "trl"):
+        _model_loaded(path, found, given)
     return found
+
+
+def _model_loaded(path: Path, found: Found, given: dict[str, Given]) -> None:
+    """The model the script loads, read with the launch's flags as its options' values
+    (:func:`.python_source.model_keys`): its dtype, quantization and attention where neither
+    a flag nor an option's effect set them (``if bf16: dtype = torch.bfloat16`` in a function
+    the script calls with ``bf16=training_args.bf16``), each at the script's line."""
+    from .python_source import model_keys
+    from .reading import read_text
+
+    name = shown(path)
+    try:
+        keys = model_keys(name, read_text(path, name), given)
+    except InputError:
+        return
+    for key, node in keys.items():
+        if key not in found.root:
+            found.root[key] = with_path(node, name)
 
 
 def _builds_trainer(schema: Schema) -> bool:
@@ -100,7 +132,7 @@ def _builds_trainer(schema: Schema) -> bool:
     return False
 
 
-def _own_loop(path: Path, found: Found, derived: set[str] | None = None) -> bool:
+def _own_loop(path: Path, found: Found, derived: set[str] | None = None, given: dict[str, Given] | None = None) -> bool:
     """A launched script that sets its precision in its own code (``Accelerator(mixed_precision=
     "bf16")``, ``torch.autocast`` and a ``GradScaler``, a cast of the model): the run is what
     that code does, as the script is read on its own (:mod:`.python_source`), its keys marked
@@ -108,13 +140,15 @@ def _own_loop(path: Path, found: Found, derived: set[str] | None = None) -> bool
     ``--model_name_or_path`` (the checkpoint, by the name every Hugging Face script gives it) and
     the keys its code derives from them (``derived``: ``--mixed_precision fp16`` passed to
     ``Accelerator(mixed_precision=args.mixed_precision)``, a ``torch_dtype`` an option picks).
+    The script's code is read with the launch's flags as its options' values (``given``:
+    :mod:`.python_options`; None: the script's options are not known, read as on its own).
     Whether it was such a script."""
     from .python_source import mixed_precision_keys, parse_code
     from .reading import read_text
 
     name = shown(path)
     try:
-        runs = parse_code(name, read_text(path, name), "python", None)
+        runs = parse_code(name, read_text(path, name), "python", None, given if given is not None else {})
     except InputError:
         return False  # (the script itself, checked on its own, reports why it cannot be read)
     loops = [run for run in runs if run.dialect == "pytorch" or (run.dialect and "trainer" in run.mapping())]
@@ -131,9 +165,14 @@ def _own_loop(path: Path, found: Found, derived: set[str] | None = None) -> bool
             found.root[key] = node
     if loop.dialect == "pytorch":
         for key in sorted((derived or set()) & _LOOP_KEYS):
-            found.root.setdefault(key, flags[key])
+            if key in flags and (key not in found.root or from_flag(found.root[key].via, key)):
+                found.root[key] = flags[key]  # the option's own value: changed at its flag
         chosen = flags.get("mixed_precision") if "mixed_precision" in (derived or set()) else None
-        if chosen is not None and "autocast" not in found.root and "torch_dtype" not in found.root:
+        autocast = found.root.get("autocast")
+        if chosen is not None and (
+            ("autocast" not in found.root and "torch_dtype" not in found.root)
+            or (autocast is not None and from_flag(autocast.via, "mixed_precision"))
+        ):
             found.root.update(mixed_precision_keys(chosen))
     model = flags.get("model_name_or_path")
     if model is None or not isinstance(model.value, str):
@@ -148,12 +187,41 @@ def _own_loop(path: Path, found: Found, derived: set[str] | None = None) -> bool
     return True
 
 
+def _defined_at(schema: Schema, root: dict[str, Node]) -> None:
+    """Each flag of one of the script's options also cites where the script defines it."""
+    for key, node in root.items():
+        option = schema.options.get(key)
+        if option is not None and node.via is None and node.path is None:
+            node.via = f"the script's {defined_at(option)}"
+
+
+def _given(schema: Schema, root: dict[str, Node], launched_from: str) -> dict[str, Given]:
+    """The launch's flags as the script's parser gives them to its code (:mod:`.python_options`)."""
+    out: dict[str, Given] = {}
+    inherited = schema.framework_classes
+    for key, node in root.items():
+        option = schema.options.get(key)
+        if node.path is not None:
+            continue  # (a key from a config file the launch names, not a flag)
+        if option is None and inherited and isinstance(node.value, (bool, int, float, str)):
+            value: Any = node.value  # a TrainingArguments field the script's class inherits
+        elif option is None:
+            continue
+        else:
+            value = _converted(option, node)
+        where = f"{launched_from}:{node.key_line or node.line}"
+        out[key] = Given(
+            Unknown(f"`--{key}` is given a value precheck cannot read") if value is MISSING else value, where
+        )
+    return out
+
+
 #: the keys a loop's run reads (``frameworks/pytorch_loop/dialect.py``; a framework Trainer's ``trainer``/``model``):
 #: a flag of the same name is the script's own option, not one of them
 _READ_BY_LOOPS = frozenset(
     {"model_name_or_path", "torch_dtype", "autocast", "autocast_dtype", "grad_scaler", "sharded_grad_scaler"}
     | {"distributed", "load_in_4bit", "load_in_8bit", "bnb_4bit_compute_dtype", "attn_implementation", "use_peft"}
-    | {"trainer", "model", "precision", "dtype", "bnb_4bit_quant_type", "gradient_checkpointing"}
+    | {"trainer", "model", "precision", "dtype", "bnb_4bit_quant_type", "gradient_checkpointing", "tf32"}
 )
 #: keys a script's code derives from its options that its own loop's run reads
 _LOOP_KEYS = frozenset(
@@ -244,8 +312,10 @@ def _defaults(schema: Schema, root: dict[str, Node]) -> None:
     for name, option in schema.options.items():
         if name not in _CARRIED or name in root or not isinstance(option.default, bool):
             continue
-        node = Node(option.default, option.line, 1, name, option.line, 1, raw=repr(option.default))
+        line = option.default_line or option.name_line or option.line
+        node = Node(option.default, line, 1, name, line, 1, raw=repr(option.default))
         node.path = shown(option.path)
+        node.via = f"option default, the launch does not give --{name}; {defined_at(option)}"
         root[name] = node
 
 
@@ -253,8 +323,12 @@ def _apply(schema: Schema, root: dict[str, Node], found: list[Effect], notes: li
     chosen: dict[str, tuple[Any, Node]] = {}
     ambiguous: set[str] = set()
     for effect in found:
+        if effect.key in root and effect.key not in ambiguous:
+            _through_script(schema, root, effect)
         if effect.key in root or effect.key in ambiguous:
             continue
+        if isinstance(effect.value, Formula):
+            effect = _settled(schema, root, effect)
         if effect.value is UNKNOWN:
             if _possible(schema, root, effect):
                 ambiguous.add(effect.key)
@@ -298,6 +372,28 @@ def _apply(schema: Schema, root: dict[str, Node], found: list[Effect], notes: li
         root[key] = node
 
 
+def _settled(schema: Schema, root: dict[str, Node], effect: Effect) -> Effect:
+    """An effect whose value the script computes from its options (:mod:`.script_formulas`),
+    with the value the launch gives it; UNKNOWN where it is not known. The options it read
+    that a flag set become conditions that hold (so the value points at the first such flag),
+    and the lines of the expression that decided the value are cited with it."""
+    assert isinstance(effect.value, Formula)
+    values: dict[str, Any] = {}
+    flags: list[tuple[str, Any]] = []
+    for option in effect.value.options:
+        value, node = _option_value(schema, root, option)
+        if value is MISSING:
+            return replace(effect, value=UNKNOWN)
+        values[option] = value
+        if node is not None and _plain(value):  # (a condition that holds: the value points at the flag)
+            flags.append((option, ("==", value)))
+    result = settle(effect.value, values)
+    if not isinstance(result, Settled):
+        return replace(effect, value=UNKNOWN)
+    through = tuple(dict.fromkeys((*effect.through, *result.lines)))
+    return replace(effect, value=result.value, when=(*effect.when, *flags), through=through)
+
+
 def _possible(schema: Schema, root: dict[str, Node], effect: Effect) -> bool:
     """Whether an effect's conditions may hold (none is known to fail)."""
     for condition in effect.when:
@@ -334,11 +430,48 @@ def _evaluate(schema: Schema, root: dict[str, Node], effect: Effect) -> tuple[An
         key = trigger.key if effect.value is SAME else None
         made = Node(value, trigger.line, trigger.column, key, trigger.key_line, trigger.key_column)
         made.raw = trigger.raw if effect.value is SAME else None
-        made.quoted, made.path = trigger.quoted, trigger.path
+        made.quoted, made.path, made.via = trigger.quoted, trigger.path, trigger.via
+        made.through = (*trigger.through, *_script_lines(effect, True))  # the script's line that turns the flag into it
         return value, made
     made = Node(value, effect.line, effect.column, effect.key, effect.line, effect.column, raw=repr(value))
     made.path = shown(effect.path)
+    made.through = _script_lines(effect, False)
+    made.via = _defaults_read(schema, effect)
     return value, made
+
+
+def _script_lines(effect: Effect, own: bool) -> tuple[tuple[str | None, int], ...]:
+    """The lines of the launched script an effect's value flows through (``own``: its own line too)."""
+    name = shown(effect.path)
+    lines = (effect.line, *effect.through) if own else effect.through
+    return tuple((name, line) for line in dict.fromkeys(lines))
+
+
+def _through_script(schema: Schema, root: dict[str, Node], effect: Effect) -> None:
+    """A flag the script passes on as it is (``--torch_dtype bfloat16`` → ``torch_dtype =
+    getattr(torch, model_args.torch_dtype)`` → ``from_pretrained(torch_dtype=torch_dtype)``):
+    its value cites the script's lines it flows through, where the effect's conditions hold."""
+    node = root[effect.key]
+    if effect.value is not SAME or effect.source != effect.key or node.path is not None:
+        return  # (a node from another file: a value the script itself or a config file set)
+    for name, expected in effect.when:
+        value, _ = _option_value(schema, root, name)
+        if value is MISSING or holds((name, expected), value) is not True:
+            return
+    root[effect.key] = replace(node, through=tuple(dict.fromkeys((*node.through, *_script_lines(effect, True)))))
+
+
+def _defaults_read(schema: Schema, effect: Effect) -> str | None:
+    """Which options' defaults an effect no flag triggers rests on (its conditions, its source)."""
+    names = [name for name, _ in effect.when]
+    if effect.value is SAME and effect.source is not None:
+        names.append(effect.source)
+    parts = [
+        f"option default, the launch does not give --{name}; {defined_at(schema.options[name])}"
+        for name in dict.fromkeys(names)
+        if name in schema.options
+    ]
+    return "; ".join(parts) if parts else None
 
 
 def _option_value(schema: Schema, root: dict[str, Node], name: str) -> tuple[Any, Node | None]:
@@ -368,6 +501,84 @@ def _converted(option: Option | None, node: Node) -> Any:
 
 def _plain(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float, str))
+
+
+# -- the code over the flags (script_overrides) ----------------------------------------
+
+
+def _apply_overrides(schema: Schema, root: dict[str, Node], notes: list[SourceNote]) -> None:
+    """What the script's code decides over its flags (:mod:`.script_overrides`): an option set
+    again after parsing, the one literal the call that builds a setting passes; a
+    ``TrainingArguments`` switch set again after its ``__post_init__`` is read and not used."""
+    from .nodes import OVERRIDDEN
+    from .script_overrides import AFTER_INIT, ASSIGNED, HARD_CODED, UNREAD, overrides
+
+    found = overrides(schema.modules, set(schema.options))
+    if not found:
+        return
+    decided = {effect.key for effect in schema.effects or ()}
+    literals: dict[str, set[Any]] = {}
+    for override in found:
+        if override.kind == HARD_CODED:
+            literals.setdefault(override.key, set()).add(override.value)
+    for override in found:
+        where = f"{shown(override.path)}:{override.line}"
+        if override.kind == AFTER_INIT:
+            notes.append(
+                _note(
+                    "not-followed",
+                    f"`{override.key}` is set again after parsing, at {where}: "
+                    "TrainingArguments.__post_init__ has already taken the mixed precision from the parsed value "
+                    "(transformers training_args.py:1614-1618@5.24.0), so the run keeps the flags' (a transformers "
+                    "release whose Trainer reads the switch itself would not)",
+                    override,
+                )
+            )
+            continue
+        if override.kind == HARD_CODED and (override.key in decided or len(literals[override.key]) > 1):
+            continue  # one of several places that set it: which one the run takes is the code's
+        if override.kind == ASSIGNED and override.key not in schema.options:
+            continue
+        value = override.value
+        if override.source is not None:
+            value, _ = _option_value(schema, root, override.source)
+        if value is UNREAD or value is MISSING:
+            if override.kind == ASSIGNED:
+                notes.append(
+                    _note(
+                        "unresolved-value",
+                        f"`{override.key}` is set again after parsing, at "
+                        f"{where}, to a value computed at run time: precheck keeps the flag's",
+                        override,
+                    )
+                )
+            continue
+        node = Node(value, override.line, override.column, override.key, override.line, override.column)
+        node.raw, node.path = repr(value), shown(override.path)
+        flag = root.get(override.key)
+        if flag is not None and _converted(schema.options.get(override.key), flag) != value and flag.value != value:
+            how = (
+                "sets it again after parsing"
+                if override.kind == ASSIGNED
+                else "passes a literal to the call that builds it"
+            )
+            notes.append(
+                SourceNote(
+                    OVERRIDDEN,
+                    f"`{flag.key or override.key}` is not what the run uses: {where} {how} "
+                    f"(`{override.key}={value!r}`)",
+                    flag.key_line or flag.line,
+                    flag.key_column or flag.column,
+                    flag.key,
+                    flag.path,
+                )
+            )
+        root[override.key] = node
+
+
+def _note(kind: str, message: str, override: Override) -> SourceNote:
+    """A note at the script's line that sets it."""
+    return SourceNote(kind, message, override.line, override.column, override.key, shown(override.path))
 
 
 __all__ = ["read_launched"]

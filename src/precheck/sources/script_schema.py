@@ -83,6 +83,12 @@ class Option:
     choices: tuple[Any, ...] | None = None
     #: what the parser converts a value with: "str", "int", "float", "bool" or "other"
     type_name: str = "str"
+    #: the lines that define it, for provenance: where its name is written (``"--x"``, the
+    #: field) and where its ``default=`` is (the same line when written on one)
+    name_line: int | None = None
+    default_line: int | None = None
+    #: argparse ``required=True``: the parser refuses a command line without it (its default is never used)
+    required: bool = False
 
 
 @dataclass(slots=True, eq=False, repr=False)
@@ -110,6 +116,12 @@ class Schema:
     #: function ``fire.Fire`` is given): each parameter named as an option holds its value
     #: (name → its parser: "click" passes every option as a keyword, so its ``**kwargs`` holds them all)
     commands: dict[str, str] = field(default_factory=dict)
+    #: each class ``HfArgumentParser`` is given → the fields it has (its own and its local
+    #: bases'), and whether they are all of them (False: a base precheck did not read)
+    dataclasses: dict[str, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
+    #: the classes ``HfArgumentParser`` is given that extend a framework's training arguments
+    #: (``class TrainingArguments(transformers.TrainingArguments)``): that framework's fields are theirs
+    framework_classes: set[str] = field(default_factory=set)
     #: the modules call a ``TrainingArguments`` class themselves (``TrainingArguments(...)``,
     #: ``Seq2SeqTrainingArguments(...)``, a subclass named so), not only parse into one
     builds_arguments: bool = False
@@ -398,7 +410,7 @@ class _Reader:
                 elif name == "add_subparsers":
                     self.schema.closed = False
                 elif name == "set_defaults":
-                    self._set_defaults(node)
+                    self._set_defaults(path, node)
                 elif name == "add_config_arguments":
                     self._deepspeed_arguments(path, node)
                 elif name == "Fire" and path == self.schema.script:
@@ -421,10 +433,21 @@ class _Reader:
             if name is None:
                 self.schema.closed = False
                 continue
-            self._dataclass(name, set(), isinstance(item, ast.Attribute))
+            fields: list[str] = []
+            closed = self.schema.closed
+            self.schema.closed = True
+            frameworks = set(self.schema.frameworks)
+            self.schema.frameworks.clear()
+            self._dataclass(name, set(), isinstance(item, ast.Attribute), fields)
+            if self.schema.frameworks:
+                self.schema.framework_classes.add(name)
+            self.schema.frameworks |= frameworks
+            self.schema.dataclasses.setdefault(name, (tuple(dict.fromkeys(fields)), self.schema.closed))
+            self.schema.closed = closed and self.schema.closed
 
-    def _dataclass(self, name: str, seen: set[str], qualified: bool = False) -> None:
-        """The fields of class ``name`` (``qualified``: written ``module.Name``, a library's)."""
+    def _dataclass(self, name: str, seen: set[str], qualified: bool = False, fields: list[str] | None = None) -> None:
+        """The fields of class ``name`` (``qualified``: written ``module.Name``, a library's),
+        their names added to ``fields`` too."""
         local = None if qualified or name in seen else self.classes.get(name)
         seen.add(name)
         if local is None and name in HF_CLASSES:
@@ -442,7 +465,7 @@ class _Reader:
         for base in definition.bases:
             base_name = _callee(base)
             if base_name is not None and base_name not in ("object", "Generic"):
-                self._dataclass(base_name, seen, isinstance(base, ast.Attribute))
+                self._dataclass(base_name, seen, isinstance(base, ast.Attribute), fields)
         for statement in definition.body:
             if not isinstance(statement, ast.AnnAssign) or not isinstance(statement.target, ast.Name):
                 continue
@@ -458,7 +481,11 @@ class _Reader:
                 path,
                 statement.lineno,
                 type_name=_type_name_text(written),
+                name_line=statement.lineno,
+                default_line=_default_line(statement.value),
             )
+            if fields is not None:
+                fields.append(statement.target.id)
 
     def _argparse(self, path: Path, call: ast.Call) -> None:
         if "argparse" not in self.schema.parsers:
@@ -494,6 +521,9 @@ class _Reader:
         elif kind == "value" and names and names[0].startswith("-"):
             default = None  # argparse: an optional flag left out is None
         choices = _literal(keywords["choices"]) if "choices" in keywords else MISSING
+        written = next(
+            (a for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)), None
+        )  # where the option's name is written (often a line below `add_argument(`)
         self.schema.options[dest] = Option(
             dest,
             default,
@@ -502,6 +532,9 @@ class _Reader:
             call.lineno,
             tuple(choices) if isinstance(choices, (list, tuple)) else None,
             type_name,
+            name_line=written.lineno if written is not None else call.lineno,
+            default_line=keywords["default"].lineno if "default" in keywords else None,
+            required="required" in keywords and _true(keywords["required"]),
         )
 
     def _deepspeed_arguments(self, path: Path, call: ast.Call) -> None:
@@ -531,13 +564,14 @@ class _Reader:
                 attributes.append(node.value.attr)
         self.pending_config.update(attributes)
 
-    def _set_defaults(self, call: ast.Call) -> None:
+    def _set_defaults(self, path: Path, call: ast.Call) -> None:
         for keyword in call.keywords:
             if keyword.arg is None:
                 continue
             option = self.schema.options.get(keyword.arg)
             if option is not None:
                 option.default = _literal(keyword.value)
+                option.default_line = keyword.value.lineno if option.path == path else None
 
     def _click(self, path: Path, call: ast.Call) -> None:
         if "click" not in self.schema.parsers:
@@ -605,6 +639,15 @@ class _Reader:
             self.schema.options[option] = Option(
                 option, default, kind, path, spec["line"], tuple(choices) if choices is not None else None, type_name
             )
+
+
+def _default_line(value: ast.expr | None) -> int | None:
+    """The line of a dataclass field's default: ``field(default=...)``'s keyword, else the value."""
+    if value is None:
+        return None
+    if isinstance(value, ast.Call) and _callee(value.func) == "field":
+        return next((k.value.lineno for k in value.keywords if k.arg == "default"), None)
+    return value.lineno
 
 
 #: the options ``deepspeed.add_config_arguments`` adds: (name, kind, default)

@@ -37,7 +37,7 @@ from ..run_env import RUN_ENV
 from .launch_args import Builder, Field, locate, program_name, shown
 from .launchers import Found, Launch, label, match, named
 from .makefile import make_expand, make_recipes
-from .nodes import Document, Node, SourceNote
+from .nodes import CUT_OFF, Document, Node, SourceNote
 from .script_path import resolve_script
 from .shell_arithmetic import evaluate
 from .shell_fields import Fields, Holes
@@ -129,6 +129,8 @@ class Shell:
         #: run variables (RUN_ENV) exported by the script so far: name → node where set
         self.env: dict[str, Node] = {}
         self.runs = runs
+        #: the flags and lines each cut-off note names so far (by the note's ``id``)
+        self.cut: dict[int, tuple[list[str], list[int]]] = {}
         #: how many ``bash other.sh`` this script was reached through
         self.depth = 0
         #: characters variable expansions have produced in this file, shared with subshells
@@ -151,6 +153,7 @@ class Shell:
         shell.expanded = self.expanded
         shell.followed = self.followed
         shell.opaque = self.opaque
+        shell.cut = self.cut
         return shell
 
     # -- expansion -----------------------------------------------------------------------------
@@ -456,10 +459,40 @@ class Shell:
             self.cd(argv[1:])
         elif name == "eval":
             self.eval(argv[1:])
+        elif name.startswith("--") and len(name) > 2 and self.runs and not argv[0].unresolved:
+            self._cut_off(argv)
         else:
             found = self.launch(argv, env)
             if found is not None:
                 self.runs.append(found)
+
+    def _cut_off(self, argv: list[Field]) -> None:
+        """Flags that start a command of their own after a launch: bash ended the launch before
+        them (a comment line or a blank line after a backslash ends a command), so they never
+        reach it and the run goes without them; said once on the launch above, at the first
+        such line (read, not used; PC908)."""
+        line, column = self.builder.where(argv[0].offset())
+        notes = self.runs[-1][2]
+        flags = [a.text.partition("=")[0] for a in argv if a.text.startswith("--")]
+        earlier = next((n for n in notes if n.kind == CUT_OFF), None)
+        if earlier is None:
+            earlier = SourceNote(CUT_OFF, "", line, column, flags[0])
+            notes.append(earlier)
+            self.cut[id(earlier)] = ([], [])
+        cut_flags, lines = self.cut[id(earlier)]
+        cut_flags.extend(flags)
+        lines.append(line)
+        shown_flags = ", ".join(f"`{f}`" for f in cut_flags[:4]) + (" ..." if len(cut_flags) > 4 else "")
+        where = (
+            f"line {lines[0]}"
+            if len(lines) == 1
+            else f"lines {', '.join(map(str, lines[:6]))}" + (" ..." if len(lines) > 6 else "")
+        )
+        earlier.message = (
+            f"{shown_flags} on {where} never reach the launch above: bash ended it before them (a comment or a "
+            "blank line after a backslash ends a command) and runs them as commands of their own, so the run "
+            "does not get them"
+        )
 
     def eval(self, args: list[Field]) -> None:
         """``eval "$cmd"`` / ``eval $cmd``: the words joined with spaces, read again as a command

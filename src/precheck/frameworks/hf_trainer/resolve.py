@@ -16,6 +16,7 @@ from ...hardware import Hardware
 from ...models import family_of
 from ...provenance import Origin, Sourced
 from ...resolve.common import amp_flags, scaler_for, trainable_dtype
+from ...resolve.complete import quantized
 from ...resolve.fsdp import apply_fsdp
 from ...resolve.plan import Override, PrecisionPlan, same_dtype_plan
 from ...versions import Versions
@@ -95,7 +96,7 @@ def resolve_trl(config: TrainingConfig, hardware: Hardware, versions: Versions) 
         compute = config.quant_compute_dtype or Sourced(
             dtype.value, dtype.origin.derived("TRL's get_quantization_config computes 4-bit layers in torch_dtype")
         )
-        plan.quantization = Sourced(f"4-bit, compute {compute.value}", compute.origin)
+        plan.quantization = quantized(config.quantization_bits, compute)
     return plan
 
 

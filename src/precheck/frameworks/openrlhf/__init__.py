@@ -16,4 +16,5 @@ FRAMEWORK = Framework(
     resolver=LazyResolver(f"{__name__}.resolve"),
     priority=Priority.NAMED_ONLY,
     launch=f"{__name__}.launch",
+    rules=(f"{__name__}.rules",),
 )

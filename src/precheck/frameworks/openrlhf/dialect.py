@@ -14,10 +14,18 @@
   actor asserts ``param_dtype == "bf16"``).
 - ``--model.model_name_or_path``, ``--model.gradient_checkpointing_enable``,
   ``--train.micro_batch_size`` (per GPU, default 8), ``--data.max_len`` (default 2048),
-  ``--ds.attn_implementation`` (default ``flash_attention_2``).
+  ``--ds.attn_implementation`` (default ``flash_attention_2``); ``train_ppo_ray`` names the
+  trained model ``--actor.model_name_or_path`` and ``--actor.gradient_checkpointing_enable``.
+- ``--ds.packing_samples`` replaces an attention without ``flash_attention`` in its name by
+  ``flash_attention_2`` after parsing (``cli/train_sft.py:324-328@0.11.2``, the same in
+  ``train_dpo.py:359``, ``train_rm.py:336``, ``train_ppo_ray.py:699-704``);
+  ``train_ppo_ray`` turns packing on itself for ``--train.dynamic_batch_enable``
+  (``train_ppo_ray.py:691-694@0.11.2``).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from ...config import TrainingConfig
 from ...dialects.base import Dialect, field, origin_of, to_bool, to_int
@@ -36,10 +44,15 @@ def param_dtype(config: TrainingConfig) -> str:
 
 class OpenRlhf(Dialect):
     fields = (
-        field("model", "model.model_name_or_path"),
+        field("model", "model.model_name_or_path", "actor.model_name_or_path"),
         # one precision string (bf16 or fp16: argparse refuses anything else)
         field("precision", "ds.param_dtype"),
-        field("gradient_checkpointing", "model.gradient_checkpointing_enable", convert=to_bool),
+        field(
+            "gradient_checkpointing",
+            "model.gradient_checkpointing_enable",
+            "actor.gradient_checkpointing_enable",
+            convert=to_bool,
+        ),
         field("attn_implementation", "ds.attn_implementation"),
         field("batch_size", "train.micro_batch_size", convert=to_int),
         field("seq_len", "data.max_len", convert=to_int),
@@ -61,7 +74,31 @@ class OpenRlhf(Dialect):
         if four_bit is not None and to_bool(four_bit.value):
             self.put(config, "quantization_bits", 4, doc, four_bit)
             self.put(config, "quant_compute_dtype", "bfloat16", doc, four_bit)
+        self._packing_attention(doc, config)
+        engines = self.node(doc, "vllm.num_engines")
+        if engines is not None and to_int(engines.value) is not None:
+            # train_ppo_ray's generation engines (read by rule PC718), under the flag as written
+            config.keys["vllm.num_engines"] = Sourced(to_int(engines.value), origin_of(doc, engines))
         config.attached["deepspeed"] = self._deepspeed(doc, config)
+
+    def _packing_attention(self, doc: Document, config: TrainingConfig) -> None:
+        """``--ds.packing_samples`` (or ``train_ppo_ray``'s ``--train.dynamic_batch_enable``,
+        which turns it on) replaces a non-FlashAttention choice by ``flash_attention_2``."""
+        switches = [self.node(doc, key) for key in ("ds.packing_samples", "train.dynamic_batch_enable")]
+        switch = next((n for n in switches if n is not None and to_bool(n.value) is True), None)
+        if switch is None:
+            return
+        chosen = config.attn_implementation
+        if chosen is not None and "flash_attention" in str(chosen.value):
+            return
+        written = f"`{chosen.value}`" if chosen is not None else "the default attention"
+        detail = (
+            "cli/train_sft.py:324-328, train_ppo_ray.py:699-704@0.11.2: packing replaces "
+            f"{written} by flash_attention_2 (packed sequences need FlashAttention's varlen kernels)"
+        )
+        # no key: a fix must not write an attention into the packing switch
+        origin = replace(origin_of(doc, switch).derived(detail), key=None)
+        config.attn_implementation = Sourced("flash_attention_2", origin)
 
     def _deepspeed(self, doc: Document, config: TrainingConfig) -> TrainingConfig:
         """The DeepSpeed config ``get_train_ds_config`` builds from the flags."""

@@ -15,6 +15,8 @@ calls into these keys, each at the place in the script that sets it:
 ``load_in_4bit`` ...        the model's bitsandbytes settings, as for HF recipes
 ``use_peft``                ``get_peft_model(...)``: adapters are trained
 ``distributed``             DDP / ``init_process_group``: one process per visible GPU
+``tf32``                    ``torch.backends.cuda.matmul.allow_tf32 = ...`` /
+                            ``torch.set_float32_matmul_precision("high")``
 ``fp8``                     Transformer Engine fp8 a trainer's precision plugin adds (a plugin
                             with ``fp8="hybrid"``, or a declared helper named for fp8: the
                             frameworks' ``python_precision_plugins``)
@@ -40,6 +42,7 @@ class PytorchLoop(Dialect):
         field("grad_scaler", "grad_scaler", convert=to_bool),
         field("quant_compute_dtype", "bnb_4bit_compute_dtype", convert=parse_dtype),
         field("attn_implementation", "attn_implementation"),
+        field("tf32", "tf32", convert=to_bool),
         field("fp8", "fp8"),
     )
 

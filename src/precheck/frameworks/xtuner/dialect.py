@@ -94,10 +94,7 @@ class MmengineConfig(Dialect):
             self.put(config, "attn_implementation", attention.value, doc, attention)
         quant = self.node(doc, "model.llm.quantization_config")
         if _type(quant) == "BitsAndBytesConfig":
-            for key, bits in (("load_in_4bit", 4), ("load_in_8bit", 8)):
-                flag = self.node(doc, f"model.llm.quantization_config.{key}")
-                if flag is not None and flag.value is True:
-                    self.put(config, "quantization_bits", bits, doc, flag)
+            self.quantization_switches(doc, config, "model.llm.quantization_config.")
             compute = self.node(doc, "model.llm.quantization_config.bnb_4bit_compute_dtype")
             if compute is not None and parse_dtype(compute.value) is not None:
                 self.put(config, "quant_compute_dtype", parse_dtype(compute.value), doc, compute)

@@ -25,6 +25,7 @@ from ...config import TrainingConfig
 from ...hardware import Hardware
 from ...provenance import Origin, Sourced
 from ...resolve.common import trainable_dtype
+from ...resolve.complete import quantized
 from ...resolve.plan import PrecisionPlan, same_dtype_plan
 from ...versions import Versions
 from ..hf_trainer.resolve import default_load_dtype
@@ -75,7 +76,7 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         rest["attention"] = config.attn_implementation
     if config.quantization_bits is not None:
         compute = config.quant_compute_dtype or Sourced("float32", Origin.default("bnb_4bit_compute_dtype default"))
-        rest["quantization"] = Sourced(f"{config.quantization_bits.value}-bit, compute {compute.value}", compute.origin)
+        rest["quantization"] = quantized(config.quantization_bits, compute)
     devices = Sourced("all", Origin.default("xtuner train: one process per GPU (NPROC_PER_NODE), else the first"))
     return same_dtype_plan(
         config.framework,
