@@ -32,9 +32,6 @@ MISSED = {
     "203-litgpt-adapter-16-true-nan": "same class as 201 (jsonargparse CLI flag to L.Fabric precision)",
     "208-gpt-neox-bf16-section-without-precision": "a gpt-neox DeepSpeed bf16 section with no `precision`: "
     "releases before EleutherAI/gpt-neox#1311 build the model in fp32 and crash",
-    "309-pointllm-train-mem-flash-attn-patch-v100": "a FastChat-style monkey patch "
-    "(`replace_llama_attn_with_flash_attn()` from a module that imports flash_attn) called before "
-    "training: the attention it installs is not read, so flash attention on Volta is not found",
     "313-llama-lora-fp16-weights-fp16-amp-t4": "peft `modules_to_save` copies of fp16 base modules are "
     "trained in fp16 under any peft release (only LoRA adapters are upcast from 0.12), so fp16 AMP's "
     "GradScaler refuses them: today only PC403's version-gated warning",
