@@ -32,9 +32,6 @@ MISSED = {
     "203-litgpt-adapter-16-true-nan": "same class as 201 (jsonargparse CLI flag to L.Fabric precision)",
     "208-gpt-neox-bf16-section-without-precision": "a gpt-neox DeepSpeed bf16 section with no `precision`: "
     "releases before EleutherAI/gpt-neox#1311 build the model in fp32 and crash",
-    "313-llama-lora-fp16-weights-fp16-amp-t4": "peft `modules_to_save` copies of fp16 base modules are "
-    "trained in fp16 under any peft release (only LoRA adapters are upcast from 0.12), so fp16 AMP's "
-    "GradScaler refuses them: today only PC403's version-gated warning",
 }
 
 
