@@ -17,7 +17,12 @@ from typing import Any
 
 import pytest
 
-CASES = Path(__file__).parent / "fixtures" / "fresh_reports" / "cases"
+#: issue 28's cases (2xx), and issue 27's (3xx: HF Trainer and subclasses, TRL, notebooks, plain
+#: PyTorch loops, DeepSpeed launches, flash-attention monkey patches), each with its clean twin
+CASE_DIRS = (
+    Path(__file__).parent / "fixtures" / "fresh_reports" / "cases",
+    Path(__file__).parent / "fixtures" / "fresh_reports27" / "cases",
+)
 _RANK = {"info": 0, "warning": 1, "error": 2}
 
 #: the classes these cases show that precheck misses (the report names them for the lead)
@@ -27,12 +32,18 @@ MISSED = {
     "203-litgpt-adapter-16-true-nan": "same class as 201 (jsonargparse CLI flag to L.Fabric precision)",
     "208-gpt-neox-bf16-section-without-precision": "a gpt-neox DeepSpeed bf16 section with no `precision`: "
     "releases before EleutherAI/gpt-neox#1311 build the model in fp32 and crash",
+    "318-ai-responder-yaml-fp16-and-bf16-ampere": "TrainingArguments(**device_args) whose dict is a section of "
+    "a YAML file the script loads at run time (picked by a runtime key, strings eval'ed): fp16 and bf16 both "
+    "true are not read",
+    "321-t5-large-run-translation-fp16-nan": "a Python script run by its path (`./run_translation.py ...` after "
+    "`cd examples/seq2seq`, its `#!` line the interpreter) is not taken as a launch: the T5 fp16 warning is lost",
 }
 
 
 def _cases() -> list[Any]:
     out = []
-    for folder in sorted(p for p in CASES.iterdir() if (p / "case.json").is_file()):
+    folders = (p for cases in CASE_DIRS for p in cases.iterdir() if (p / "case.json").is_file())
+    for folder in sorted(folders):
         marks = [pytest.mark.xfail(reason=MISSED[folder.name], strict=True)] if folder.name in MISSED else []
         out.append(pytest.param(folder, id=folder.name, marks=marks))
     return out

@@ -91,6 +91,9 @@ def hf_switches(
             values[name] = Sourced(hf.value, _filled(hf, path, labels[name]))
         elif explicit is not None:
             values[name] = explicit
+            if explicit.value == hf.value and hf.origin.in_file:
+                # TrainingArguments' flag must say the same (fill_match): both decide it
+                values[name] = Sourced(explicit.value, explicit.origin.with_through(hf.origin.places))
             if explicit.value != hf.value:
                 pending.append((name, explicit, hf, f"- ds {path}={explicit.value} vs hf {labels[name]}={hf.value}"))
         elif present[name]:

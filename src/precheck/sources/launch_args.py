@@ -213,6 +213,7 @@ class Builder:
             )
             return None
         line, column = self.where(value.offset())
+        through = assigned_through(self.text, value.offset(), line, key_line)
         if style == "python" and value.text.lower() in _FIRE_WORDS and value.text not in ("True", "False"):
             self.note(
                 "quoted-boolean",
@@ -223,8 +224,31 @@ class Builder:
                 key,
             )
         return Node(
-            typed(value.text, style), line, column, key, key_line, key_column, raw=value.raw, quoted=value.quoted
+            typed(value.text, style),
+            line,
+            column,
+            key,
+            key_line,
+            key_column,
+            raw=value.raw,
+            quoted=value.quoted,
+            through=through,
         )
+
+
+#: a shell assignment up to its value: ``torch_dtype=``, ``export MIXED_PRECISION="``
+_ASSIGNED = re.compile(r"(?:^|[\s;])(?:export\s+|local\s+|readonly\s+|declare\s+)?[A-Za-z_][A-Za-z0-9_]*=[\"']?$")
+
+
+def assigned_through(text: str, offset: int, line: int, key_line: int) -> tuple[tuple[str | None, int], ...]:
+    """The line of the script that assigns the shell variable a flag's value came from
+    (``torch_dtype=bfloat16`` above ``--torch_dtype ${torch_dtype}``), as a place the value flows
+    through (:attr:`Node.through`); nothing when the value is written at the flag itself or its
+    text does not follow a ``NAME=`` on its own line (a value pieced from other text)."""
+    if line == key_line or not 0 <= offset <= len(text):
+        return ()
+    start = text.rfind("\n", 0, offset) + 1
+    return ((None, line),) if _ASSIGNED.search(text[start:offset]) else ()
 
 
 @dataclass

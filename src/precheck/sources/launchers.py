@@ -43,6 +43,7 @@ from .launch_args import (
     Builder,
     Field,
     Parsed,
+    assigned_through,
     flag_mapping,
     locate,
     program_name,
@@ -169,7 +170,9 @@ def _env_node(builder: Builder, name: str, value: str, flag: Field, value_field:
     key_line, key_column = builder.where(flag.offset())
     line, column = builder.where(value_field.offset()) if value_field is not None else (key_line, key_column)
     spelled = flag.text.partition("=")[0]
-    return Node(value, line, column, spelled, key_line, key_column, raw=value_field.raw if value_field else None)
+    through = assigned_through(builder.text, value_field.offset(), line, key_line) if value_field is not None else ()
+    raw = value_field.raw if value_field else None
+    return Node(value, line, column, spelled, key_line, key_column, raw=raw, through=through)
 
 
 def merged_config(launch: Launch, config: Field | None, key: str) -> dict[str, Node]:

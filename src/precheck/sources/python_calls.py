@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from .python_index import ModuleIndex
+from .python_instance import instance_constants
 from .python_prepared import prepared_names
 from .python_returns import returned
 from .python_values import UNHANDLED, Dtype, Evaluator, Names, Runtime, Source, Unknown, truth
@@ -424,6 +425,7 @@ class Collector:
         self._module = True
         self.block(self.tree.body, env, inference=False)
         self._module = False
+        constants = instance_constants(self.index.classes, self.source.code)
         for node in _callers_first(self.index.functions, self._entries, self._words):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 local = dict(env)
@@ -438,6 +440,8 @@ class Collector:
                             local[_DECIDED_AT + param.arg] = given[_DECIDED_AT + param.arg]
                     else:
                         local[param.arg] = Unknown(f"`{param.arg}` is a parameter of `{node.name}`")
+                if id(node) in constants:  # a method: `self.use_amp` set once to a constant in __init__
+                    local[arguments.args[0].arg] = constants[id(node)]
                 inference = any(self._no_grad(d) for d in node.decorator_list)
                 self._function = node
                 self.block(node.body, local, inference)

@@ -378,7 +378,7 @@ class Evaluator:
             env, name = self.env, expr.id  # type: ignore[attr-defined]
             if name in env:
                 return env[name]
-            return Unknown(f"`{name}` is not given a value precheck can read")
+            return self._imported_dtype(expr)  # type: ignore[arg-type]
         if kind is _CALL:
             return self._call(expr)  # type: ignore[arg-type]
         if isinstance(expr, ast.Constant):
@@ -386,7 +386,7 @@ class Evaluator:
         if isinstance(expr, ast.Name):
             if expr.id in self.env:
                 return self.env[expr.id]
-            return Unknown(f"`{expr.id}` is not given a value precheck can read")
+            return self._imported_dtype(expr)
         if isinstance(expr, ast.Call):  # (the node types exclude each other: the commonest first)
             return self._call(expr)
         if isinstance(expr, ast.Attribute):
@@ -593,6 +593,15 @@ class Evaluator:
         if qualname == "dict" and not expr.args:
             return {k.arg: self._eval(k.value) for k in expr.keywords if k.arg is not None}
         return self.objects(expr)
+
+    def _imported_dtype(self, expr: ast.Name) -> Any:
+        """A name imported from torch that is a dtype (``from torch import bfloat16``), else Unknown."""
+        qualname = self.names.qualname(expr)
+        if qualname is not None and qualname.startswith("torch."):
+            dtype = TORCH_DTYPES.get(qualname[len("torch.") :])
+            if dtype is not None:
+                return Dtype(dtype)
+        return Unknown(f"`{expr.id}` is not given a value precheck can read")
 
     def _named_dtype(self, expr: ast.Call) -> Any:
         """``getattr(torch, name)`` for a known name: ``torch.bfloat16`` for "bfloat16"

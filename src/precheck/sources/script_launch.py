@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 #: TrainingArguments fields whose default a script's own subclass may change
 #: (``bf16: bool = field(default=True)``): carried into the run where no flag sets them
-_CARRIED = frozenset({"fp16", "bf16", "tf32"})
+_CARRIED = frozenset({"fp16", "bf16", "tf32", "load_in_4bit", "load_in_8bit"})
 
 
 def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Found:
@@ -513,7 +513,9 @@ def _apply_overrides(schema: Schema, root: dict[str, Node], notes: list[SourceNo
     from .nodes import OVERRIDDEN
     from .script_overrides import AFTER_INIT, ASSIGNED, HARD_CODED, UNREAD, overrides
 
-    found = overrides(schema.modules, set(schema.options))
+    if schema.overrides is None:  # (the schema is cached per file version: read once)
+        schema.overrides = overrides(schema.modules, set(schema.options))
+    found = schema.overrides
     if not found:
         return
     decided = {effect.key for effect in schema.effects or ()}

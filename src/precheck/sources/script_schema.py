@@ -112,6 +112,8 @@ class Schema:
     modules: dict[Path, ast.Module] = field(default_factory=dict)
     #: what the options do (:func:`.script_effects.effects`), computed once
     effects: list[Any] | None = None
+    #: what the code decides over the flags (:func:`.script_overrides.overrides`), computed once
+    overrides: list[Any] | None = None
     #: functions whose parameters are the options themselves (a ``click`` command, the
     #: function ``fire.Fire`` is given): each parameter named as an option holds its value
     #: (name → its parser: "click" passes every option as a keyword, so its ``**kwargs`` holds them all)

@@ -69,6 +69,7 @@ from ...facts import span
 from ...hardware import Hardware
 from ...provenance import Origin, Sourced
 from ...resolve.common import frameworks_see_bf16, is_adapter_training, scaler_for, trainable_dtype
+from ...resolve.complete import quantized
 from ...resolve.plan import Override, PrecisionPlan, same_dtype_plan
 from ...versions import VersionRange, Versions
 from .keys import NAME
@@ -260,7 +261,7 @@ def _quantization(config: TrainingConfig, load: Sourced[str]) -> Sourced[str] | 
     compute = config.quant_compute_dtype or Sourced(
         load.value, _derive(load.origin, "bnb_4bit_compute_dtype = the load dtype (_set_quantization_config)")
     )
-    return Sourced(f"4-bit, compute {compute.value}", compute.origin)
+    return quantized(bits, compute)  # cites the `load_in_4bit` line too: both decide the value
 
 
 def _tf32(config: TrainingConfig, hardware: Hardware, versions: Versions) -> Sourced[bool] | None:

@@ -110,6 +110,11 @@ FROM_PRETRAINED_AUTO = span("transformers.from_pretrained_auto")
 _ENV_DTYPE = {"fp16": "float16", "bf16": "bfloat16", "no": None}
 
 
+def _agrees(env: object, autocast: object) -> bool:
+    """An ACCELERATE_MIXED_PRECISION that names the autocast dtype the flags chose."""
+    return str(env).strip().lower() in ("fp16", "bf16") and _ENV_DTYPE[str(env).strip().lower()] == autocast
+
+
 def default_load_dtype(versions: Versions) -> Sourced[str]:
     """What ``from_pretrained`` loads when the recipe names no dtype."""
     info = versions.get("transformers")
@@ -146,6 +151,9 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
         # transformers 4.x writes the variable back and accelerate reads it; 5.x passes
         # os.environ's value to Accelerator(mixed_precision=...): flags win, else the env
         autocast = Sourced("float16" if env.value == "fp16" else "bfloat16", env.origin)
+    elif autocast.value is not None and env is not None and env.origin.in_file and _agrees(env.value, autocast.value):
+        # the launcher's config says the same: with the flag gone it would decide it
+        autocast = Sourced(autocast.value, autocast.origin.with_through(env.origin.places))
     elif autocast.value is not None and env is not None and _ENV_DTYPE.get(str(env.value)) != autocast.value:
         overrides.append(
             Override(

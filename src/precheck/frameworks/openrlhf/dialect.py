@@ -74,6 +74,8 @@ class OpenRlhf(Dialect):
         if four_bit is not None and to_bool(four_bit.value):
             self.put(config, "quantization_bits", 4, doc, four_bit)
             self.put(config, "quant_compute_dtype", "bfloat16", doc, four_bit)
+        elif four_bit is not None and to_bool(four_bit.value) is False:
+            self.put(config, "quantization_off", True, doc, four_bit)  # (its store_true default too)
         self._packing_attention(doc, config)
         engines = self.node(doc, "vllm.num_engines")
         if engines is not None and to_int(engines.value) is not None:
