@@ -605,3 +605,90 @@ def test_a_test_on_a_named_string_option_is_true_when_the_launch_names_one(tmp_p
     (result,) = [r for r in report.files if r.plan is not None]
     cited = {line for p, line in result.plan.load_dtype.origin.through if Path(p).name == "run_clm_sft_with_peft.py"}
     assert {17, 19, 20, 24} <= cited  # the assignment, the test, the branch taken, the keyword
+
+
+#: ymcui/Chinese-LLaMA-Alpaca-2 ``scripts/training/run_clm_pt_with_peft.py`` (abridged: lines 349-361, 567-610;
+#: the quantization config left out, so the switches are the names the branches assign)
+KBITS_NAMES = """
+from dataclasses import dataclass, field
+from typing import Optional
+
+import torch
+from transformers import HfArgumentParser, LlamaForCausalLM, Trainer, TrainingArguments
+
+
+@dataclass
+class MyTrainingArguments(TrainingArguments):
+    load_in_kbits: Optional[int] = field(default=16)
+
+
+def main():
+    parser = HfArgumentParser((MyTrainingArguments,))
+    (training_args,) = parser.parse_args_into_dataclasses()
+    if training_args.load_in_kbits in [4, 8]:
+        load_in_4bit = training_args.load_in_kbits == 4
+        load_in_8bit = training_args.load_in_kbits == 8
+    else:
+        load_in_4bit = False
+        load_in_8bit = False
+    model = LlamaForCausalLM.from_pretrained(
+        "llama",
+        load_in_4bit=load_in_4bit,
+        load_in_8bit=load_in_8bit,
+    )
+    trainer = Trainer(model=model, args=training_args)
+    trainer.train()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_name_assigned_in_both_branches_of_an_option_test_takes_the_branch_the_launch_takes(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path, "run_clm_pt_with_peft.py", KBITS_NAMES)
+    four = write(tmp_path, "four.sh", "torchrun run_clm_pt_with_peft.py --output_dir o --load_in_kbits 4 --fp16\n")
+    report = engine.run([str(four)], from_specs(["V100"], {}), env={})
+    (result,) = [r for r in report.files if r.plan is not None]
+    quantization = result.plan.quantization
+    assert quantization.value.startswith("4-bit")
+    cited = {(Path(p).name, line) for p, line in quantization.origin.places}
+    assert {("four.sh", 1), ("run_clm_pt_with_peft.py", 16), ("run_clm_pt_with_peft.py", 17)} <= cited
+    assert ("run_clm_pt_with_peft.py", 20) not in cited  # the branch not taken
+    plain = write(tmp_path, "plain.sh", "torchrun run_clm_pt_with_peft.py --output_dir o --fp16\n")
+    report = engine.run([str(plain)], from_specs(["V100"], {}), env={})
+    (result,) = [r for r in report.files if r.plan is not None]
+    quantization = result.plan.quantization
+    assert quantization.value == "none"
+    lines = {line for p, line in quantization.origin.places if Path(p).name == "run_clm_pt_with_peft.py"}
+    assert {16, 20, 21, 24, 25} <= lines  # the test, the else branch's two names, the keywords
+
+
+def test_a_name_assigned_in_both_branches_cites_the_branch_taken_in_the_sft_script(tmp_path: Path) -> None:
+    """The run_clm_sft_with_peft.py excerpt's ``quantization_config`` choice (KBITS) with the
+    switches as names too: ``load_in_4bit = False`` in the else branch is the launch's."""
+    text = (
+        KBITS.replace(
+            '    model = LlamaForCausalLM.from_pretrained("llama", quantization_config=quantization_config)',
+            '    model = LlamaForCausalLM.from_pretrained("llama", load_in_8bit=load_in_8bit, '
+            "quantization_config=quantization_config)",
+        )
+        .replace(
+            "    else:\n        quantization_config = None",
+            "    else:\n        load_in_8bit = False\n        quantization_config = None",
+        )
+        .replace(
+            "    if training_args.load_in_kbits in [4, 8]:\n",
+            "    if training_args.load_in_kbits in [4, 8]:\n        load_in_8bit = training_args.load_in_kbits == 8\n",
+        )
+    )
+    write(tmp_path, "run_clm_sft_with_peft.py", text)
+    plain = write(tmp_path, "plain.sh", "torchrun run_clm_sft_with_peft.py --output_dir o --fp16\n")
+    report = engine.run([str(plain)], from_specs(["V100"], {}), env={})
+    (result,) = [r for r in report.files if r.plan is not None]
+    quantization = result.plan.quantization
+    assert quantization.value == "none"
+    lines = {line for p, line in quantization.origin.places if Path(p).name == "run_clm_sft_with_peft.py"}
+    assert {18, 28, 30} <= lines  # the test, the else branch's `load_in_8bit = False`

@@ -627,14 +627,20 @@ def test_a_config_file_the_script_loads_by_a_literal_path(tmp_path: Path) -> Non
 def test_a_launched_accelerator_script_without_a_loop_keyword_on_a_real_script() -> None:
     """peft ``examples/boft_controlnet/eval.sh`` runs ``accelerate launch eval.py``, whose
     ``Accelerator(mixed_precision=args.mixed_precision, ...)`` is its only precision call: the
-    run is that script's own, and ``mixed_precision`` is listed as read but not used."""
+    run is that script's own. Read on its own, ``args`` comes from ``parse_args`` imported from
+    ``utils/args_loader.py``: ``--mixed_precision``'s default there (None: accelerate's "no") is
+    the run's, cited where that module defines it."""
     launch = PROJECTS / "huggingface__peft/examples/boft_controlnet/eval.sh"
     (run,) = load_runs(launch)
     assert run.dialect == "pytorch"
     report = engine.run(
         [str(PROJECTS / "huggingface__peft/examples/boft_controlnet/eval.py")], from_specs(["A100"], {}), env={}
     )
-    assert any(u.key == "mixed_precision" for r in report.files for u in r.unused)
+    (result,) = [r for r in report.files if r.plan is not None]
+    assert result.plan is not None
+    assert result.plan.autocast_dtype.value is None  # no autocast
+    assert "args_loader.py:249" in str(result.plan.autocast_dtype.origin)
+    assert not any(u.key == "mixed_precision" for u in result.unused)
 
 
 def test_a_framework_trainer_run_keeps_the_checkpoint_its_module_loads(tmp_path: Path) -> None:

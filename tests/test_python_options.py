@@ -649,3 +649,85 @@ def test_defaults_that_train_nothing_are_not_the_run() -> None:
     )
     found = values(read(path))
     assert found["torch_dtype"] == "float16"
+
+
+# --- parse_args imported from a module of the repository -------------------------------------
+
+#: huggingface/peft ``examples/boft_dreambooth/utils/args_loader.py`` (lines 40-45, 312-320, 338-342)
+#: and ``examples/boft_controlnet/utils/args_loader.py`` (lines 41, 248-252, 405-409): the parser
+#: lives in a module the training script imports ``parse_args`` from
+ARGS_LOADER = """
+import argparse
+
+
+def parse_args(input_args=None):
+    parser = argparse.ArgumentParser(description="Simple example of a Dreambooth training script.")
+    parser.add_argument("--output_dir", type=str, default="out")
+    parser.add_argument(
+        "--mixed_precision",
+        type=str,
+        default=None,
+        choices=["no", "fp16", "bf16"],
+    )
+    parser.add_argument("--train_text_encoder", action="store_true")
+
+    if input_args is not None:
+        args = parser.parse_args(input_args)
+    else:
+        args = parser.parse_args()
+    return args
+"""
+
+#: huggingface/peft ``examples/boft_dreambooth/train_dreambooth.py`` (lines 49-53, 82-92, 254-259,
+#: 622-624) and ``examples/boft_controlnet/train_controlnet.py`` (lines 43-46, 84-92, 200-206, 542-544)
+IMPORTING_SCRIPT = """
+import torch
+from accelerate import Accelerator
+from diffusers import UNet2DConditionModel
+from utils.args_loader import (
+    {first}
+    parse_args,
+)
+
+
+def main(args):
+    accelerator = Accelerator(
+        gradient_accumulation_steps=1,
+        mixed_precision=args.mixed_precision,
+    )
+    unet = UNet2DConditionModel.from_pretrained("sd", subfolder="unet")
+    optimizer = torch.optim.AdamW(unet.parameters(), lr=1e-4)
+    unet, optimizer = accelerator.prepare(unet, optimizer)
+    weight_dtype = torch.float32
+    if accelerator.mixed_precision == "fp16":
+        weight_dtype = torch.float16
+    elif accelerator.mixed_precision == "bf16":
+        weight_dtype = torch.bfloat16
+    for batch in range(10):
+        loss = unet(batch).sum()
+        accelerator.backward(loss)
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    args = parse_args()
+    main(args)
+"""
+
+
+@pytest.mark.parametrize(
+    ("script_name", "first"),
+    [("train_dreambooth.py", ""), ("train_controlnet.py", "import_model_class_from_model_name_or_path,")],
+)
+def test_parse_args_imported_from_a_module_of_the_repository(tmp_path: Path, script_name: str, first: str) -> None:
+    (tmp_path / "utils").mkdir()
+    loader = write(tmp_path / "utils", "args_loader.py", ARGS_LOADER)
+    write(tmp_path / "utils", "__init__.py", "")
+    script = write(tmp_path, script_name, IMPORTING_SCRIPT.replace("{first}", first))
+    document = read(script)
+    # --mixed_precision's default None in the loader: accelerate's "no" for the script run on its own
+    assert values(document)["autocast"] is False
+    autocast = document.mapping()["autocast"]
+    assert autocast.via is not None
+    assert f"defined at {loader}:{line_of(loader, '--mixed_precision')}" in autocast.via
+    assert f"its default at {loader}:{line_of(loader, '--mixed_precision') + 2}" in autocast.via

@@ -117,6 +117,8 @@ class Flow:
         self._spans: list[tuple[int, int, ast.AST]] | None = None
         #: the provenance of the attribute reads, per expression (for the arguments they give)
         self.vias: dict[int, str] = {}
+        #: functions imported from the repository's modules (:meth:`_imported`), by name
+        self._imports: dict[str, tuple[Flow, ast.FunctionDef | ast.AsyncFunctionDef] | None] = {}
 
     # -- the schema ---------------------------------------------------------------------------
 
@@ -163,6 +165,40 @@ class Flow:
             return None
         if isinstance(func, ast.Name) and func.id in self._functions:
             return self._returned(self._functions[func.id], node, evaluate)
+        if isinstance(func, ast.Name) and self.schema() is not None:
+            imported = self._imported(func.id)
+            if imported is not None:
+                flow, function = imported
+                return flow._returned(function, node, evaluate)
+        return None
+
+    def _imported(self, name: str) -> tuple[Flow, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+        """``from utils.args_loader import parse_args`` (peft's dreambooth examples): the function
+        ``name`` of a module of the repository the script imports it from, with that module's own
+        flow (its parser, its options cited in it); None when ``name`` is not so imported."""
+        if name in self._imports:
+            return self._imports[name]
+        self._imports[name] = None
+        for statement in self.tree.body:
+            if not isinstance(statement, ast.ImportFrom) or not any(
+                a.name == name and (a.asname or a.name) == name for a in statement.names
+            ):
+                continue
+            from .script_path import module_file
+
+            target = module_file(Path(self.path), statement.module, statement.level, None)
+            if target is None or target.suffix != ".py":
+                return None
+            try:
+                code = target.read_text(encoding="utf-8")
+                tree = ast.parse(code)
+            except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+                return None
+            flow = Flow(tree, code, str(target), self.flags)
+            function = flow._functions.get(name)
+            if function is not None:
+                self._imports[name] = (flow, function)
+            return self._imports[name]
         return None
 
     def _parse(self, method: str, node: ast.Call, evaluate: Any) -> Any:

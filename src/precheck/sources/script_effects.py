@@ -610,21 +610,65 @@ def _negate(condition: Condition) -> Condition:
 
 
 def _assignments(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr | None]:
-    """Names assigned once in a function (assigned twice: None, not followed)."""
+    """Names assigned once in a function (assigned twice: None, not followed), and names
+    assigned once in each branch of one ``if`` and nowhere else, as the choice between the
+    two values (:func:`_branch_choices`)."""
     out: dict[str, ast.expr | None] = {}
     for node in statements(function):  # an assignment is a statement: expressions are not walked
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             out[name] = None if name in out else node.value
+    for name, (choice, _) in _branch_choices(function).items():
+        out[name] = choice
     return out
 
 
 def _assignment_lines(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int]:
-    """The line of each name :func:`_assignments` follows (the first assignment of one)."""
+    """The line of each name :func:`_assignments` follows (the first assignment of one; the
+    ``if`` line of a name assigned in both its branches)."""
     out: dict[str, int] = {}
     for node in statements(function):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             out.setdefault(node.targets[0].id, node.lineno)
+    for name, (_, line) in _branch_choices(function).items():
+        out[name] = line
+    return out
+
+
+def _branch_choices(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[ast.IfExp, int]]:
+    """Names the function assigns exactly twice, once directly in the body and once directly
+    in the ``else`` of the same ``if`` (Chinese-LLaMA-Alpaca-2's ``if training_args.load_in_kbits
+    in [4, 8]: load_in_4bit = training_args.load_in_kbits == 4 ... else: load_in_4bit = False``):
+    each as ``body_value if test else else_value`` (placed at the values' lines, so the branch
+    taken is cited), with the ``if``'s line."""
+    counts: dict[str, int] = {}
+    ifs: list[ast.If] = []
+    for node in statements(function):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                for sub in ast.walk(target):
+                    if isinstance(sub, ast.Name):
+                        counts[sub.id] = counts.get(sub.id, 0) + 1
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
+            counts[node.target.id] = counts.get(node.target.id, 0) + 2  # (never followed)
+        elif isinstance(node, ast.If) and node.orelse:
+            ifs.append(node)
+    out: dict[str, tuple[ast.IfExp, int]] = {}
+    for node in ifs:
+        body, orelse = _direct_assignments(node.body), _direct_assignments(node.orelse)
+        for name in body.keys() & orelse.keys():
+            if counts.get(name) == 2:
+                choice = ast.IfExp(test=node.test, body=body[name], orelse=orelse[name])
+                out[name] = (ast.copy_location(choice, body[name]), node.lineno)
+    return out
+
+
+def _direct_assignments(block: list[ast.stmt]) -> dict[str, ast.expr]:
+    """``name = value`` statements of a block itself (not of blocks nested in it)."""
+    out: dict[str, ast.expr] = {}
+    for node in block:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            out[node.targets[0].id] = node.value
     return out
 
 
