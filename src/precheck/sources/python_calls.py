@@ -517,6 +517,12 @@ class Collector:
         if kind is ast.If:
             self.scan(node.test, env, inference)  # type: ignore[attr-defined]
             test = self.evaluator(env)(node.test)  # type: ignore[attr-defined]
+            if _method_fallback(self._function, node.test):  # type: ignore[attr-defined]
+                # `if args is None: args = KTOConfig(...)` / `elif ...: args = SFTConfig(**args.to_dict())`
+                # in a class's method: the library's default for a caller that passes none, or its
+                # conversion of the caller's (trl/trainer/sft_trainer.py:925-934), not a run
+                self.branches(test, [node.body, node.orelse], env, True, node)  # type: ignore[attr-defined]
+                return
             self.branches(test, [node.body, node.orelse], env, inference, node)  # type: ignore[attr-defined]
             return
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -1345,3 +1351,23 @@ def _is_module(node: ast.ClassDef, names: Names) -> bool:
         if qualname.endswith(("nn.Module", "PreTrainedModel", *_declared()[1])) or qualname == "Module":
             return True
     return False
+
+
+def _method_fallback(function: ast.FunctionDef | ast.AsyncFunctionDef | None, test: ast.expr) -> bool:
+    """``if args is None:`` in a method (first parameter ``self``) on one of its own parameters:
+    the body builds the default a caller that passes none gets (a library's trainer building
+    its own ``XConfig``), not the run a script configures."""
+    if function is None or not function.args.args or function.args.args[0].arg != "self":
+        return False
+    if not (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        return False
+    arguments = function.args
+    names = {a.arg for a in (*arguments.posonlyargs, *arguments.args[1:], *arguments.kwonlyargs)}
+    return test.left.id in names
