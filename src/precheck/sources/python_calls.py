@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from .python_index import ModuleIndex
 from .python_instance import instance_constants
+from .python_prepared import dotted as _dotted
 from .python_prepared import prepared_names
 from .python_returns import returned
 from .python_values import UNHANDLED, Dtype, Evaluator, Names, Runtime, Source, Unknown, truth
@@ -1299,16 +1300,6 @@ def _holds_call(expr: ast.expr) -> bool:
         expr = expr.value  # type: ignore[attr-defined]
         kind = type(expr)
     return kind is not ast.Name and kind is not ast.Constant
-
-
-def _dotted(expr: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return None
-    return ".".join([expr.id, *reversed(parts)])
 
 
 def _parameter_owners(calls: list[ast.Call]) -> list[str]:

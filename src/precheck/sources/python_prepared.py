@@ -25,13 +25,14 @@ def prepared_names(tree: ast.Module, code: str) -> set[str]:
         if node.func.attr != "prepare":
             continue
         for argument in node.args:
-            dotted = _dotted(argument)
-            if dotted is not None:
-                names.add(dotted)
+            name = dotted(argument)
+            if name is not None:
+                names.add(name)
     return names
 
 
-def _dotted(expr: ast.expr) -> str | None:
+def dotted(expr: ast.expr) -> str | None:
+    """``a.b.c`` as written, for a chain of attributes on a name (None for anything else)."""
     parts: list[str] = []
     while isinstance(expr, ast.Attribute):
         parts.append(expr.attr)

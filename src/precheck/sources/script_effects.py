@@ -494,8 +494,8 @@ class _Walker:
             through = self.through
             for branch, condition in ((expr.body, conditions[0]), (expr.orelse, _negate(conditions[0]))):
                 self.through = (*through, expr.test.lineno, branch.lineno)  # the test, and the branch taken
-                constant = _constant(branch)
-                if constant is not _NOTHING:
+                constant = literal(branch)
+                if constant is not NOTHING:
                     self._add(key, constant, (*when, condition), None, at)
                 else:
                     source = self._only_option(branch)
@@ -509,8 +509,8 @@ class _Walker:
             self._add(key, False, (*when, (name, True)), None, at)  # fp16=not args.no_fp16
             self._add(key, True, (*when, (name, False)), None, at)
             return
-        constant = _constant(expr)
-        if constant is not _NOTHING:
+        constant = literal(expr)
+        if constant is not NOTHING:
             if when:  # a constant the script always sets is read where the script itself is checked
                 self._add(key, constant, when, None, at)
             return
@@ -540,10 +540,10 @@ class _Walker:
 
     def _simple(self, value: ast.expr) -> Any:
         expr = self._resolved(value)
-        constant = _constant(expr)
-        if constant is not _NOTHING:
+        constant = literal(expr)
+        if constant is not NOTHING:
             return constant
-        return SAME if self._only_option(expr) is not None else _NOTHING
+        return SAME if self._only_option(expr) is not None else NOTHING
 
     def _resolved(self, value: ast.expr) -> ast.expr:
         if isinstance(value, ast.Name):
@@ -584,10 +584,10 @@ class _Nothing:
     pass
 
 
-_NOTHING = _Nothing()
+NOTHING = _Nothing()
 
 
-def _constant(expr: ast.expr) -> Any:
+def literal(expr: ast.expr) -> Any:
     """A literal, or a torch dtype by name (``torch.bfloat16`` → "bfloat16")."""
     if isinstance(expr, ast.Constant) and isinstance(expr.value, (bool, str, int, float)):
         return expr.value
@@ -598,7 +598,7 @@ def _constant(expr: ast.expr) -> Any:
         and expr.attr in ("float16", "half", "bfloat16", "float32", "float")
     ):
         return {"half": "float16", "float": "float32"}.get(expr.attr, expr.attr)
-    return _NOTHING
+    return NOTHING
 
 
 def _negate(condition: Condition) -> Condition:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .python_calls import TRL_CONFIGS
+from .script_effects import NOTHING, literal
 
 #: a literal the call that builds the setting always passes
 HARD_CODED = "hard-coded"
@@ -203,16 +204,8 @@ def _value(expr: ast.expr, options: set[str]) -> tuple[Any, str | None]:
 
 def _constant(expr: ast.expr) -> Any:
     """A literal (not None), or a torch dtype by name (``torch.bfloat16`` → "bfloat16")."""
-    if isinstance(expr, ast.Constant) and isinstance(expr.value, (bool, str, int, float)):
-        return expr.value
-    if (
-        isinstance(expr, ast.Attribute)
-        and isinstance(expr.value, ast.Name)
-        and expr.value.id == "torch"
-        and expr.attr in ("float16", "half", "bfloat16", "float32", "float")
-    ):
-        return {"half": "float16", "float": "float32"}.get(expr.attr, expr.attr)
-    return None
+    value = literal(expr)
+    return None if value is NOTHING else value
 
 
 def _parsed_names(statements: list[ast.stmt]) -> dict[str, str]:
