@@ -63,6 +63,34 @@ class SFTTrainer(Trainer):
         super().__init__(model=model, args=args, train_dataset=train_dataset)
 """
 
+VENDORED = """
+import torch
+from transformers import TrainingArguments
+
+
+class Trainer:
+    def __init__(self, model=None, args: TrainingArguments = None):
+        if args is None:
+            output_dir = "tmp_trainer"
+            args = TrainingArguments(output_dir=output_dir)
+        self.args = args
+        self.model = model
+        if args.fp16:
+            self.scaler = torch.cuda.amp.GradScaler()
+
+    def training_step(self, model, inputs):
+        with torch.cuda.amp.autocast():
+            loss = model(**inputs).loss
+        self.scaler.scale(loss).backward()
+        return loss.detach()
+
+    def prediction_loop(self, dataloader):
+        model = self.model
+        if not self.is_in_train and self.args.fp16_full_eval:
+            model = model.half().to(self.args.device)
+        return model
+"""
+
 SCRIPT = """
 from trl import SFTConfig, SFTTrainer
 
@@ -97,6 +125,13 @@ def test_a_library_trainers_own_default_config_is_not_a_run(tmp_path: Path) -> N
 
 def test_a_library_trainers_conversion_of_the_callers_config_is_not_a_run(tmp_path: Path) -> None:
     assert errors(write(tmp_path, "sft_trainer.py", SFT), "V100") == set()
+
+
+def test_a_vendored_trainer_is_not_read_as_a_loop(tmp_path: Path) -> None:
+    """microsoft/LoRA@c4593f0 vendors transformers' ``trainer.py`` (examples/NLU/src/transformers,
+    trimmed): with its fallback config left out, its GradScaler and its evaluation's ``.half()``
+    must not make it a plain loop (a false A100 PC401 error)."""
+    assert errors(write(tmp_path, "trainer.py", VENDORED), "A100") == set()
 
 
 def test_a_scripts_own_default_config_is_still_the_run(tmp_path: Path) -> None:

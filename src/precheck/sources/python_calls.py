@@ -19,8 +19,8 @@ from typing import Any, Protocol
 
 from .python_index import ModuleIndex
 from .python_instance import instance_constants
+from .python_prepared import dotted, prepared_names
 from .python_prepared import dotted as _dotted
-from .python_prepared import prepared_names
 from .python_returns import returned
 from .python_values import UNHANDLED, Dtype, Evaluator, Names, Runtime, Source, Unknown, truth
 
@@ -363,6 +363,9 @@ class Collector:
         #: the module constructs an ``Accelerator`` and calls ``.prepare(...)``
         self.accelerated = "Accelerator" in code
         self.prepared = False
+        #: the module builds a trainer's default config for callers that pass none (``if args is
+        #: None: args = TrainingArguments(...)`` in a method): a library's trainer, not a run
+        self.library = False
         #: every line that calls ``.backward()``
         self.backward_lines: list[int] = []
         #: the first line that calls ``.backward()`` (casts after it are for saving, not training)
@@ -434,6 +437,13 @@ class Collector:
                 params = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
                 params.extend(p for p in (arguments.vararg, arguments.kwarg) if p is not None)
                 given = self._called_once(node, env)
+                if (
+                    given is None
+                    and self.flow is not None
+                    and self.flow.flags is not None  # (on its own: any flag may set them, left unknown)
+                    and _handed_to_cli(self.tree, node.name)
+                ):
+                    given = self._command_values(node, env)
                 for param in params:
                     if given is not None and param.arg in given:
                         local[param.arg] = given[param.arg]
@@ -483,6 +493,31 @@ class Collector:
                 values[_DECIDED_AT + param.arg] = place
         return values
 
+    def _command_values(self, node: ast.FunctionDef | ast.AsyncFunctionDef, env: dict[str, Any]) -> dict[str, Any]:
+        """The parameters of a function a CLI builder runs (``jsonargparse.CLI(setup)``,
+        ``fire.Fire(main)``) under a launch: each is the flag of its name the launch gives, else
+        its default."""
+        flags = self.flow.flags if self.flow is not None else None
+        arguments = node.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
+        pairs = [
+            *zip(positional, defaults, strict=True),
+            *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True),
+        ]
+        evaluate = self.evaluator(env)
+        values: dict[str, Any] = {}
+        for param, default in pairs:
+            given = flags.get(param.arg) if flags is not None else None
+            if given is not None:
+                values[param.arg] = given.value
+            elif default is not None:
+                values[param.arg] = evaluate(default)
+                place = self._place_of(param, default, env)
+                if place is not None and type(values[param.arg]) in _DECIDED:
+                    values[_DECIDED_AT + param.arg] = place
+        return values
+
     def block(self, body: list[ast.stmt], env: dict[str, Any], inference: bool) -> None:
         for statement in body:
             self.statement(statement, env, inference)
@@ -522,7 +557,9 @@ class Collector:
                 # `if args is None: args = KTOConfig(...)` / `elif ...: args = SFTConfig(**args.to_dict())`
                 # in a class's method: the library's default for a caller that passes none, or its
                 # conversion of the caller's (trl/trainer/sft_trainer.py:925-934), not a run
+                before = len(self.calls)
                 self.branches(test, [node.body, node.orelse], env, True, node)  # type: ignore[attr-defined]
+                self.library = self.library or any(c.kind in ("hf-trainer", "trl") for c in self.calls[before:])
                 return
             self.branches(test, [node.body, node.orelse], env, inference, node)  # type: ignore[attr-defined]
             return
@@ -1362,3 +1399,27 @@ def _method_fallback(function: ast.FunctionDef | ast.AsyncFunctionDef | None, te
     arguments = function.args
     names = {a.arg for a in (*arguments.posonlyargs, *arguments.args[1:], *arguments.kwonlyargs)}
     return test.left.id in names
+
+
+#: callables that build a command line from a function's parameters and run it
+_CLI_BUILDERS = frozenset({"CLI", "jsonargparse.CLI", "Fire", "fire.Fire"})
+
+
+def _handed_to_cli(tree: ast.Module, name: str) -> bool:
+    """Whether the module hands the function ``name`` to a CLI builder at its top level or under
+    ``if __name__ == "__main__":`` (``CLI(setup)``, ``fire.Fire(main)``), as its only argument."""
+    for statement in tree.body:
+        nodes: list[ast.stmt] = [statement]
+        if isinstance(statement, ast.If):
+            nodes = list(statement.body)
+        for node in nodes:
+            value = node.value if isinstance(node, ast.Expr) else None
+            if (
+                isinstance(value, ast.Call)
+                and dotted(value.func) in _CLI_BUILDERS
+                and len(value.args) == 1
+                and isinstance(value.args[0], ast.Name)
+                and value.args[0].id == name
+            ):
+                return True
+    return False

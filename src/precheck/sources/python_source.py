@@ -319,6 +319,8 @@ class _Runs:
     # -- documents -------------------------------------------------------------------------
 
     def documents(self) -> list[Document]:
+        if self.collector.library:
+            return []  # a library's trainer (its loop and casts are its callers' runs, configured there)
         calls = self.collector.calls
         configs = [c for c in calls if c.kind in ("hf-trainer", "trl") and not c.inference]
         if configs:
