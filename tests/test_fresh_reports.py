@@ -33,8 +33,6 @@ MISSED = {
     "203-litgpt-adapter-16-true-nan": "found (PC405 warning at the L.Fabric line the flag reaches, "
     "tests/test_cli_builder_parameters.py), but a Python loop's finding carries no key, and the case asks for "
     "key `precision` with no line",
-    "208-gpt-neox-bf16-section-without-precision": "a gpt-neox DeepSpeed bf16 section with no `precision`: "
-    "releases before EleutherAI/gpt-neox#1311 build the model in fp32 and crash",
     "318-ai-responder-yaml-fp16-and-bf16-ampere": "TrainingArguments(**device_args) whose dict is a section of "
     "a YAML file the script loads at run time (picked by a runtime key, strings eval'ed): fp16 and bf16 both "
     "true are not read",

@@ -1,0 +1,47 @@
+"""PC725 (issue 28): a gpt-neox DeepSpeed ``bf16`` section with no ``precision``, version-gated
+on EleutherAI/gpt-neox#1311. Real files: ``tests/test_gpt_neox.py`` (gpt-neox's
+``configs/rwkv/170M.yml``) and fresh report case 208 (EleutherAI/gpt-neox#1305)."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import Case, check_case
+
+NEOX = """
+pipe_parallel_size: 1
+model_parallel_size: 1
+num_layers: 24
+hidden_size: 2048
+num_attention_heads: 16
+{precision}bf16:
+  enabled: true
+"""
+
+CASES = [
+    Case(
+        "bf16 section, no precision, before #1311",
+        "PC725",
+        NEOX.format(precision=""),
+        expect={(7, 3)},
+        versions={"gpt-neox": "2.0"},
+    ),
+    Case("bf16 section, no precision, version not known", "PC725", NEOX.format(precision=""), expect={(7, 3)}),
+    Case(
+        "fixed: bf16 section, no precision, after #1311",
+        "PC725",
+        NEOX.format(precision=""),
+        versions={"gpt-neox": "2.1"},
+    ),
+    Case(
+        "fixed: precision bfloat16 written",
+        "PC725",
+        NEOX.format(precision="precision: bfloat16\n"),
+        versions={"gpt-neox": "2.0"},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_case(case: Case) -> None:
+    check_case(case)
