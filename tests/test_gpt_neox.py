@@ -101,3 +101,14 @@ def test_bf16_section_without_precision_is_version_gated(neox: Path) -> None:
     script.write_text("#!/bin/bash\npython ./deepy.py train.py -d configs rwkv/170M.yml bf16.yml\n")
     _, findings = run(script, "--gpu", "8xH100", "--assume-version", "gpt-neox==2.0", cwd=neox)
     assert "PC725" not in codes(findings) + codes(findings, "warning")
+
+
+def test_fp16_type_bfloat16_is_read_by_version(tmp_path: Path) -> None:
+    """v1.0's bf16_125M.yml asks bf16 as DeeperSpeed read it (fp16.type): fine on 1.0, an error on
+    2.x (a crash at v2.0, fp16 training later; PC726), the version not known taken as the newest."""
+    config = tmp_path / "bf16_125M.yml"
+    shutil.copy(FIXTURES / "v1.0" / "bf16_125M.yml", config)
+    _, findings = run(config, "--gpu", "8xA100-80GB")
+    assert codes(findings) == ["PC726"]
+    _, findings = run(config, "--gpu", "8xA100-80GB", "--assume-version", "gpt-neox==1.0")
+    assert codes(findings) == []

@@ -45,3 +45,48 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case(case: Case) -> None:
     check_case(case)
+
+
+FP16_TYPE = """
+pipe_parallel_size: 1
+model_parallel_size: 1
+num_layers: 12
+hidden_size: 768
+num_attention_heads: 12
+fp16:
+  enabled: {enabled}
+  type: {kind}
+"""
+
+CASES_PC726 = [
+    Case(
+        "fp16.type bfloat16, version not known",
+        "PC726",
+        FP16_TYPE.format(enabled="true", kind="bfloat16"),
+        expect={(8, 3)},
+    ),
+    Case(
+        "fp16.type bfloat16 on 2.0",
+        "PC726",
+        FP16_TYPE.format(enabled="true", kind="bfloat16"),
+        expect={(8, 3)},
+        versions={"gpt-neox": "2.0"},
+    ),
+    Case(
+        "fixed: fp16.type bfloat16 on 1.0 (DeeperSpeed reads it)",
+        "PC726",
+        FP16_TYPE.format(enabled="true", kind="bfloat16"),
+        versions={"gpt-neox": "1.0"},
+    ),
+    Case("fixed: fp16 section off", "PC726", FP16_TYPE.format(enabled="false", kind="bfloat16")),
+    Case("fixed: fp16.type fp16", "PC726", FP16_TYPE.format(enabled="true", kind="fp16")),
+]
+
+
+@pytest.mark.parametrize("case", CASES_PC726, ids=lambda c: c.name)
+def test_case_pc726(case: Case) -> None:
+    check_case(case)
+
+
+#: every case, for the registry and the snapshots (tests/test_registry.py reads ``CASES``)
+CASES.extend(CASES_PC726)

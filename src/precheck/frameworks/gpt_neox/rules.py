@@ -1,4 +1,5 @@
-"""PC725: a DeepSpeed ``bf16`` section enabled with no gpt-neox ``precision``.
+"""PC725: a DeepSpeed ``bf16`` section enabled with no gpt-neox ``precision``; PC726: bf16 asked
+for with ``fp16.type: bfloat16``, gpt-neox 1.x's (DeeperSpeed's) spelling.
 
 Source (EleutherAI/gpt-neox, not on PyPI; read at the commits of a fetched mirror):
 
@@ -15,6 +16,14 @@ Source (EleutherAI/gpt-neox, not on PyPI; read at the commits of a fetched mirro
   has it yet: the boundary (``data/facts.json`` ``gpt-neox.bf16_section_ignored``) takes a
   checkout after it as 2.1.dev0 and later, a release up to v2.0 (or a checkout before it) as
   older.
+- ``fp16: {enabled: true, type: bfloat16}`` was bf16 for gpt-neox 1.x, whose DeeperSpeed fork
+  read ``type`` (``requirements/requirements.txt``@v1.0 pins EleutherAI/DeeperSpeed). From v2.0
+  gpt-neox runs upstream DeepSpeed (``requirements.txt``@v2.0): v2.0 still derives
+  ``precision: bfloat16`` from ``type`` (``arguments.py:850-853``@v2.0) and builds the model in
+  bf16, while DeepSpeed runs its fp16 engine on the enabled section: the run crashes
+  (EleutherAI/gpt-neox#939); the maintainers replaced the section with ``precision: bfloat16``
+  (#941, 03f4f775). Later checkouts derive ``fp16`` from ``fp16.enabled`` (``arguments.py:966-971``
+  @ea7aefd) and read no ``type``: the run trains in fp16, not the bf16 the file asks for.
 """
 
 from __future__ import annotations
@@ -25,6 +34,8 @@ from ...facts import span
 from ...rules.base import Context, Edit, Finding, Fix, FixSafety, Severity, rule
 from .label import NAME
 
+#: gpt-neox releases on upstream DeepSpeed, which has no ``fp16.type``
+FP16_TYPE_UNREAD = span("gpt-neox.fp16_type_unread")
 #: the premise of a file checked without the launch that names its config set
 ALONE = (
     "no other file of the config set deepy.py merges sets `precision`: check the launch "
@@ -101,4 +112,75 @@ def gpt_neox_bf16_without_precision(ctx: Context) -> Iterator[Finding]:
     )
 
 
-__all__ = ["gpt_neox_bf16_without_precision"]
+@rule(
+    "PC726",
+    "gpt-neox-fp16-type-bfloat16",
+    Severity.ERROR,
+    versions=(FP16_TYPE_UNREAD,),
+    frameworks=(NAME,),
+    fix_safety=FixSafety.UNSAFE,
+)
+def gpt_neox_fp16_type_bfloat16(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds bf16 asked for through the fp16 section's `type` (gpt-neox 1.x's spelling) on gpt-neox 2.x.
+
+    ## What it does
+    Reports a gpt-neox config whose DeepSpeed `fp16` section is enabled with
+    `type: bfloat16`, the way gpt-neox 1.x (on EleutherAI's DeeperSpeed) asked for bf16.
+
+    ## Why is this bad?
+    From v2.0 gpt-neox runs upstream DeepSpeed, which has no `type` in its fp16 section
+    (`requirements/requirements.txt@v2.0`). v2.0 builds the model in bf16 from `type`
+    (`megatron/neox_arguments/arguments.py:850-853@v2.0`) while DeepSpeed runs its fp16 engine
+    on the enabled section: the run crashes (EleutherAI/gpt-neox#939). Later checkouts derive
+    `precision: fp16` from `fp16.enabled` (`arguments.py:966-971@ea7aefd`) and read no `type`:
+    the run trains in fp16, not in bf16 as the file asks.
+
+    ## Example
+    ```yaml
+    num_layers: 12
+    hidden_size: 768
+    num_attention_heads: 12
+    fp16:
+      enabled: true
+      type: bfloat16
+    ```
+    Use instead:
+    ```yaml
+    num_layers: 12
+    hidden_size: 768
+    num_attention_heads: 12
+    precision: bfloat16
+    ```
+
+    ## Fix
+    Replace the fp16 section by `precision: bfloat16` (EleutherAI/gpt-neox#941 did so in
+    `configs/bf16_125M.yml`); this changes the run's precision from what current releases do.
+    """
+    config = ctx.config
+    kind = config.setting("fp16.type")
+    enabled = config.setting("fp16.enabled")
+    if kind is None or str(kind.value).lower() not in ("bfloat16", "bf16") or not kind.origin.in_file:
+        return
+    if enabled is None or enabled.value is not True:
+        return
+    path = kind.origin.path or config.path
+    section = config.setting("fp16")
+    line = section.origin.line if section is not None else None
+    yield Finding(
+        kind.origin,
+        f"`fp16.type: {kind.value}` is how gpt-neox 1.x (DeeperSpeed) asked for bf16: upstream DeepSpeed, which "
+        "gpt-neox runs since v2.0, has no `type`; v2.0 builds the model in bf16 and DeepSpeed's fp16 engine then "
+        "fails on it (EleutherAI/gpt-neox#939), later releases derive precision fp16 from `fp16.enabled` and "
+        "train in fp16",
+        Fix(
+            "ask for bf16 with `precision: bfloat16` and remove the fp16 section",
+            (
+                Edit(path, "fp16", None, line, remove=True, format=kind.origin.format),
+                Edit(path, "precision", "bfloat16", format=kind.origin.format),
+            ),
+        ),
+    )
+
+
+__all__ = ["gpt_neox_bf16_without_precision", "gpt_neox_fp16_type_bfloat16"]
