@@ -112,3 +112,31 @@ def test_fp16_type_bfloat16_is_read_by_version(tmp_path: Path) -> None:
     assert codes(findings) == ["PC726"]
     _, findings = run(config, "--gpu", "8xA100-80GB", "--assume-version", "gpt-neox==1.0")
     assert codes(findings) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "v100"),
+    [("stablelm-2-1_6b.yml", ["PC101", "PC105"]), ("pythia-70m.yml", ["PC105"])],
+)
+def test_gpt_neox_users_configs(name: str, v100: list[str]) -> None:
+    """Repositories that train with gpt-neox (StableLM, Pythia): their bf16 and flash attention
+    are reported on a V100, and nothing is an error on 8 A100s."""
+    config = FIXTURES / "users" / name
+    _, findings = run(config, "--gpu", "V100")
+    assert codes(findings) == v100
+    _, findings = run(config, "--gpu", "8xA100-80GB")
+    assert codes(findings) == []
+
+
+def test_a_fork_launch_names_yaml_files(tmp_path: Path) -> None:
+    """Forks whose parser takes ``.yaml`` names (``deepy.py train.py -d configs 125M.yaml
+    local_setup.yaml``): a named ``.yaml`` that exists, with no ``.yaml.yml`` beside it, is read."""
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    shutil.copy(FIXTURES / "users" / "stablelm-2-1_6b.yml", configs / "model.yaml")
+    shutil.copy(FIXTURES / "configs" / "local_setup.yml", configs / "local_setup.yaml")
+    script = tmp_path / "train.sh"
+    script.write_text("#!/bin/bash\npython ./deepy.py train.py -d configs model.yaml local_setup.yaml\n")
+    _, findings = run(script, "--gpu", "V100", cwd=tmp_path)
+    assert codes(findings) == ["PC101", "PC105"]
+    assert not [f for f in findings if f["rule"] == "PC904"]
