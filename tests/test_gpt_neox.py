@@ -140,3 +140,16 @@ def test_a_fork_launch_names_yaml_files(tmp_path: Path) -> None:
     _, findings = run(script, "--gpu", "V100", cwd=tmp_path)
     assert codes(findings) == ["PC101", "PC105"]
     assert not [f for f in findings if f["rule"] == "PC904"]
+
+
+def test_a_precision_neoxargs_refuses(tmp_path: Path) -> None:
+    """StableLM's config with `precision: bf16` instead of `bfloat16`: NeoXArgs.validate_types
+    refuses it (PC727); as written it is not reported."""
+    text = (FIXTURES / "users" / "stablelm-2-1_6b.yml").read_text(encoding="utf-8")
+    assert '"precision": "bfloat16"' in text
+    config = tmp_path / "stablelm.yml"
+    config.write_text(text.replace('"precision": "bfloat16"', '"precision": "bf16"'), encoding="utf-8")
+    _, findings = run(config, "--gpu", "8xA100-80GB")
+    assert codes(findings) == ["PC727"]
+    _, findings = run(FIXTURES / "users" / "stablelm-2-1_6b.yml", "--gpu", "8xA100-80GB")
+    assert "PC727" not in codes(findings)

@@ -90,3 +90,27 @@ def test_case_pc726(case: Case) -> None:
 
 #: every case, for the registry and the snapshots (tests/test_registry.py reads ``CASES``)
 CASES.extend(CASES_PC726)
+
+PRECISION = """
+pipe_parallel_size: 1
+model_parallel_size: 1
+num_layers: 12
+hidden_size: 768
+num_attention_heads: 12
+precision: {precision}
+"""
+
+CASES_PC727 = [
+    Case("precision bf16", "PC727", PRECISION.format(precision="bf16"), expect={(6, 1)}),
+    Case("precision float16", "PC727", PRECISION.format(precision="float16"), expect={(6, 1)}),
+    Case("fixed: precision bfloat16", "PC727", PRECISION.format(precision="bfloat16")),
+    Case("fixed: precision FP16 (compared case-insensitively)", "PC727", PRECISION.format(precision="FP16")),
+]
+
+
+@pytest.mark.parametrize("case", CASES_PC727, ids=lambda c: c.name)
+def test_case_pc727(case: Case) -> None:
+    check_case(case)
+
+
+CASES.extend(CASES_PC727)

@@ -1,5 +1,6 @@
 """PC725: a DeepSpeed ``bf16`` section enabled with no gpt-neox ``precision``; PC726: bf16 asked
-for with ``fp16.type: bfloat16``, gpt-neox 1.x's (DeeperSpeed's) spelling.
+for with ``fp16.type: bfloat16``, gpt-neox 1.x's (DeeperSpeed's) spelling; PC727: a ``precision``
+NeoXArgs refuses.
 
 Source (EleutherAI/gpt-neox, not on PyPI; read at the commits of a fetched mirror):
 
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ...facts import span
+from ...facts import quote, span
 from ...rules.base import Context, Edit, Finding, Fix, FixSafety, Severity, rule
 from .label import NAME
 
@@ -183,4 +184,60 @@ def gpt_neox_fp16_type_bfloat16(ctx: Context) -> Iterator[Finding]:
     )
 
 
-__all__ = ["gpt_neox_bf16_without_precision", "gpt_neox_fp16_type_bfloat16"]
+#: ``NeoXArgs.precision``'s ``Literal`` (``neox_args.py:102``@ea7aefd), compared case-insensitively
+PRECISION_VALUES = ("fp16", "fp32", "bfloat16")
+
+
+@rule("PC727", "gpt-neox-precision-refused", Severity.ERROR, frameworks=(NAME,), fix_safety=FixSafety.UNSAFE)
+def gpt_neox_precision_refused(ctx: Context) -> Iterator[Finding]:
+    """
+    Finds a gpt-neox `precision` that NeoXArgs refuses.
+
+    ## What it does
+    Reports a gpt-neox config whose `precision` is not one of `fp16`, `fp32`, `bfloat16`
+    (`bf16`, `float16`, `amp_bf16` are not).
+
+    ## Why is this bad?
+    `precision` is a `Literal["fp16", "fp32", "bfloat16"]`
+    (`megatron/neox_arguments/neox_args.py:102@ea7aefd`; the same at v1.0 and v2.0).
+    `NeoXArgs.validate_types` (`arguments.py:1365-1402@ea7aefd`) logs
+    `precision: 'bf16' Not in accepted values` and `__post_init__` raises
+    `ValueError: NeoXArgs.__post_init__() NeoXArgs types cannot be validated`
+    (`arguments.py:152-156@ea7aefd`) before anything trains.
+
+    ## Example
+    ```yaml
+    num_layers: 12
+    hidden_size: 768
+    num_attention_heads: 12
+    precision: bf16
+    ```
+    Use instead:
+    ```yaml
+    num_layers: 12
+    hidden_size: 768
+    num_attention_heads: 12
+    precision: bfloat16
+    ```
+
+    ## Fix
+    Write one of `fp16`, `fp32`, `bfloat16`; which one changes the run, so the fix is unsafe.
+    """
+    config = ctx.config
+    item = config.setting("precision")
+    if item is None or not item.origin.in_file or not isinstance(item.value, str):
+        return
+    if item.value.lower() in PRECISION_VALUES:
+        return
+    word = {"bf16": "bfloat16", "float16": "fp16", "half": "fp16", "float32": "fp32"}.get(item.value.lower())
+    edits = (Edit(item.origin.path or config.path, "precision", word, item.origin.line, format=item.origin.format),)
+    yield Finding(
+        item.origin,
+        f"`precision: {item.value}` is not one gpt-neox takes ({', '.join(PRECISION_VALUES)}): "
+        f'"{quote("gpt-neox.precision_not_accepted", value=item.value)}", then '
+        f'"ValueError: {quote("gpt-neox.types_not_validated")}"',
+        Fix(f"write one of {', '.join(PRECISION_VALUES)}", edits if word else ()),
+    )
+
+
+__all__ = ["gpt_neox_bf16_without_precision", "gpt_neox_fp16_type_bfloat16", "gpt_neox_precision_refused"]
