@@ -155,8 +155,9 @@ def gpt_neox_fp16_type_bfloat16(ctx: Context) -> Iterator[Finding]:
     ```
 
     ## Fix
-    Replace the fp16 section by `precision: bfloat16` (EleutherAI/gpt-neox#941 did so in
-    `configs/bf16_125M.yml`); this changes the run's precision from what current releases do.
+    Ask for bf16 with `precision: bfloat16` and turn the fp16 section off (or remove it, as
+    EleutherAI/gpt-neox#941 did in `configs/bf16_125M.yml`); this changes the run's precision
+    from what current releases do.
     """
     config = ctx.config
     kind = config.setting("fp16.type")
@@ -166,8 +167,6 @@ def gpt_neox_fp16_type_bfloat16(ctx: Context) -> Iterator[Finding]:
     if enabled is None or enabled.value is not True:
         return
     path = kind.origin.path or config.path
-    section = config.setting("fp16")
-    line = section.origin.line if section is not None else None
     yield Finding(
         kind.origin,
         f"`fp16.type: {kind.value}` is how gpt-neox 1.x (DeeperSpeed) asked for bf16: upstream DeepSpeed, which "
@@ -175,9 +174,9 @@ def gpt_neox_fp16_type_bfloat16(ctx: Context) -> Iterator[Finding]:
         "fails on it (EleutherAI/gpt-neox#939), later releases derive precision fp16 from `fp16.enabled` and "
         "train in fp16",
         Fix(
-            "ask for bf16 with `precision: bfloat16` and remove the fp16 section",
+            "ask for bf16 with `precision: bfloat16` and turn the fp16 section off",
             (
-                Edit(path, "fp16", None, line, remove=True, format=kind.origin.format),
+                Edit(path, "fp16.enabled", False, enabled.origin.line, format=enabled.origin.format),
                 Edit(path, "precision", "bfloat16", format=kind.origin.format),
             ),
         ),
