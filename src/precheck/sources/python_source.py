@@ -49,6 +49,7 @@ from .nodes import ATTENTION_PATCH, Document, Node, SourceNote
 from .notebook import Cell, code_cells
 from .parsed import parse as parse_once
 from .python_calls import Arg, Built, Call, Collector, cast_dtype, plugin_precision, recipe_default, trainer_dialect
+from .python_model_config import fields_read
 from .python_options import Flow, Given
 from .python_values import Dtype, Runtime, Unknown
 from .suppressions import scan as scan_suppressions
@@ -647,8 +648,11 @@ class _Runs:
                 self._put(keys, "attn_implementation", patch)
             return _Model(keys, None)
         if loader.kind == "model-config":
+            # a field reaches the model only where the script hands it on (model_name_or_path
+            # names the model whatever reads it)
+            read = fields_read(self.tree, self.collector.at, loader.at)
             for key in _MODEL_CONFIG_KEYS:
-                if key in loader.args:
+                if key in loader.args and (read is None or key in read or key == "model_name_or_path"):
                     self._put(keys, "torch_dtype" if key == "dtype" else key, loader.args[key])
             return _Model(keys, loader)
         args = loader.args
