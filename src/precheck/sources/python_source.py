@@ -52,6 +52,7 @@ from .python_calls import Arg, Built, Call, Collector, cast_dtype, plugin_precis
 from .python_options import Flow, Given
 from .python_values import Dtype, Runtime, Unknown
 from .suppressions import scan as scan_suppressions
+from .tree_facts import calls
 
 if TYPE_CHECKING:
     from ..hardware import Hardware
@@ -549,10 +550,10 @@ class _Runs:
         master weights), not the loop's own GradScaler. The note says so to the loop's resolver."""
         if "initialize" not in self.code:
             return None
-        for node in ast.walk(self.tree):
-            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
-                continue
+        for node in calls(self.tree):
             func = node.func
+            if not isinstance(func, ast.Attribute):
+                continue
             if func.attr == "initialize" and isinstance(func.value, ast.Name) and func.value.id in ("deepspeed", "ds"):
                 line, column = self.where(self.collector.at(node))
                 return SourceNote(
