@@ -339,7 +339,6 @@ class _Static:
     """What :class:`Collector` reads from a module before its statements, the same whatever
     the launch's flags: kept with the tree (:func:`.tree_facts.remembered`), never changed."""
 
-    source: Source
     #: one walk: what the rest looks up in the tree
     index: ModuleIndex
     names: Names
@@ -359,11 +358,10 @@ class _Static:
         source = Source(code)
         index = ModuleIndex(tree, code)
         names = Names.of(tree, index.bindings)
-        names.memo = {}  # the names are fixed from here on; the tree lives as long
+        names.memo = {}  # the names are fixed from here on (a memo for the classes read here)
         models = {*_parameter_owners(index.parameter_calls), *prepared_names(tree, code)}
         entries = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         return cls(
-            source,
             index,
             names,
             frozenset(models),
@@ -389,9 +387,11 @@ class Collector:
         self._function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
         # what the module alone decides, worked out once per tree (a script read once per launch)
         static = remembered(tree, ("collector", code), partial(_Static.of, tree, code))
-        self.source = static.source
+        self.source = Source(code)  # (its lines, kept with the tree, would double a kept script's size)
         self.index = static.index
-        self.names = static.names
+        # (the dotted names worked out are the collector's own: kept with the tree, they would
+        # hold every attribute node's name for as long as it lives)
+        self.names = Names(static.names.imports, static.names.star, static.names.defined, {})
         self.runtime = runtime
         self.runtime.unsloth = self.names.imported_from("unsloth")
         if flow is not None:

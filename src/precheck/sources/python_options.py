@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .python_literals import MISSING
+from .parsed import parse as parse_once
 from .python_values import UNHANDLED, Unknown
 from .tree_facts import remembered
 
@@ -178,11 +179,19 @@ class Flow:
         if name in self._imports:
             return self._imports[name]
         self._imports[name] = None
-        # the module and function found are the same whatever the flags: once per tree and name
-        found = remembered(self.tree, ("imported", self.path, name), partial(_imported, self.tree, self.path, name))
-        if found is not None:
-            target, code, tree, function = found
-            self._imports[name] = (Flow(tree, code, target, self.flags), function)
+        # the module it is imported from is the same whatever the flags: looked for once per tree and name
+        target = remembered(self.tree, ("imported", self.path, name), partial(_import_source, self.tree, self.path, name))
+        if target is None:
+            return None
+        try:
+            code = Path(target).read_text(encoding="utf-8")
+            tree = parse_once(code, target)  # (the tree script_schema read it into, when it did)
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+            return None
+        flow = Flow(tree, code, target, self.flags)
+        function = flow._functions.get(name)
+        if function is not None:
+            self._imports[name] = (flow, function)
         return self._imports[name]
 
     def _parse(self, method: str, node: ast.Call, evaluate: Any) -> Any:
@@ -467,15 +476,9 @@ def _returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> _Returns | Non
     return bound, returns, changed
 
 
-#: a function another module of the repository defines (:func:`_imported`): that module's path,
-#: text and tree, and the function
-_Imported = tuple[str, str, ast.Module, ast.FunctionDef | ast.AsyncFunctionDef]
-
-
-def _imported(tree: ast.Module, path: str, name: str) -> _Imported | None:
-    """The function ``name`` the module ``tree`` (at ``path``) imports from a module of the
-    repository (``from utils.args_loader import parse_args``), read and parsed; None when
-    ``name`` is not so imported."""
+def _import_source(tree: ast.Module, path: str, name: str) -> str | None:
+    """The ``.py`` file of the repository the module ``tree`` (at ``path``) imports ``name`` from
+    (``from utils.args_loader import parse_args``); None when ``name`` is not so imported."""
     for statement in tree.body:
         if not isinstance(statement, ast.ImportFrom) or not any(
             a.name == name and (a.asname or a.name) == name for a in statement.names
@@ -484,16 +487,7 @@ def _imported(tree: ast.Module, path: str, name: str) -> _Imported | None:
         from .script_path import module_file
 
         target = module_file(Path(path), statement.module, statement.level, None)
-        if target is None or target.suffix != ".py":
-            return None
-        try:
-            code = target.read_text(encoding="utf-8")
-            imported = ast.parse(code)  # (its own tree: one that is this module's is not kept by it)
-        except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
-            return None
-        functions = {n.name: n for n in imported.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        function = functions.get(name)  # (the last definition of the name, as Flow's own table)
-        return None if function is None else (str(target), code, imported, function)
+        return None if target is None or target.suffix != ".py" else str(target)
     return None
 
 

@@ -33,7 +33,8 @@ from typing import Any
 
 from .python_calls import TRL_CONFIGS
 from .script_effects import NOTHING, literal
-from .tree_facts import calls, nodes, remembered
+from .python_index import walk
+from .tree_facts import calls, remembered
 
 #: a literal the call that builds the setting always passes
 HARD_CODED = "hard-coded"
@@ -168,7 +169,7 @@ def _arguments_class(callee: str) -> bool:
 def _scopes(tree: ast.Module) -> Iterator[list[ast.stmt]]:
     """The module and each function: the statements of each that run whenever it runs."""
     yield list(_running(tree.body))
-    for node in nodes(tree):
+    for node in walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield list(_running(node.body))
 
