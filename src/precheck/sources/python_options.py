@@ -53,8 +53,8 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .python_literals import MISSING
 from .parsed import parse as parse_once
+from .python_literals import MISSING
 from .python_values import UNHANDLED, Unknown
 from .tree_facts import remembered
 
@@ -180,7 +180,8 @@ class Flow:
             return self._imports[name]
         self._imports[name] = None
         # the module it is imported from is the same whatever the flags: looked for once per tree and name
-        target = remembered(self.tree, ("imported", self.path, name), partial(_import_source, self.tree, self.path, name))
+        found = partial(_import_source, self.tree, self.path, name)
+        target = remembered(self.tree, ("imported", self.path, name), found)
         if target is None:
             return None
         try:

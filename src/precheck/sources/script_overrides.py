@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from .python_calls import TRL_CONFIGS
-from .script_effects import NOTHING, literal
 from .python_index import walk
+from .script_effects import NOTHING, literal
 from .tree_facts import calls, remembered
 
 #: a literal the call that builds the setting always passes
