@@ -38,15 +38,20 @@ def remembered(tree: ast.AST, key: Hashable, compute: Callable[[], T]) -> T:
         return value
 
 
+#: the nodes :func:`looked_up` lists
+_LOOKED_UP = (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign)
+
+
+def looked_up(tree: ast.AST) -> list[ast.AST]:
+    """The calls, function definitions and assignments under ``tree``, in :func:`ast.walk`'s
+    order: what the readers look for in a whole module (one walk per tree)."""
+    kinds = _LOOKED_UP
+    return remembered(tree, "looked-up", lambda: [n for n in walk(tree) if isinstance(n, kinds)])
+
+
 def calls(tree: ast.AST) -> list[ast.Call]:
-    """Every call under ``tree``, in :func:`ast.walk`'s order (once per tree)."""
-    return remembered(tree, "calls", lambda: [n for n in walk(tree) if type(n) is ast.Call])  # type: ignore[misc]
+    """Every call under ``tree``, in :func:`ast.walk`'s order."""
+    return remembered(tree, "calls", lambda: [n for n in looked_up(tree) if type(n) is ast.Call])  # type: ignore[misc]
 
 
-def nodes(tree: ast.AST) -> list[ast.AST]:
-    """The nodes under ``tree``, itself left out, in :func:`ast.walk`'s order without
-    contexts and operators (:func:`.python_index.walk`), once per tree."""
-    return remembered(tree, "nodes", lambda: walk(tree)[1:])
-
-
-__all__ = ["calls", "nodes", "remembered"]
+__all__ = ["calls", "looked_up", "remembered"]
