@@ -165,7 +165,7 @@ class Flow:
             return None
         if isinstance(func, ast.Name) and func.id in self._functions:
             return self._returned(self._functions[func.id], node, evaluate)
-        if isinstance(func, ast.Name) and self.schema() is not None:
+        if isinstance(func, ast.Name) and self._import_source(func.id) is not None and self.schema() is not None:
             imported = self._imported(func.id)
             if imported is not None:
                 flow, function = imported
@@ -179,9 +179,7 @@ class Flow:
         if name in self._imports:
             return self._imports[name]
         self._imports[name] = None
-        # the module it is imported from is the same whatever the flags: looked for once per tree and name
-        found = partial(_import_source, self.tree, self.path, name)
-        target = remembered(self.tree, ("imported", self.path, name), found)
+        target = self._import_source(name)
         if target is None:
             return None
         try:
@@ -194,6 +192,12 @@ class Flow:
         if function is not None:
             self._imports[name] = (flow, function)
         return self._imports[name]
+
+    def _import_source(self, name: str) -> str | None:
+        """The file of the repository the module imports the name from (:func:`_import_source`):
+        the same whatever the flags, looked for once per tree and name."""
+        found = partial(_import_source, self.tree, self.path, name)
+        return remembered(self.tree, ("imported", self.path, name), found)
 
     def _parse(self, method: str, node: ast.Call, evaluate: Any) -> Any:
         schema = self.schema()
