@@ -22,6 +22,7 @@ from .python_index import walk
 
 T = TypeVar("T")
 
+_UNSET: Any = object()
 _MEMOS: weakref.WeakKeyDictionary[ast.AST, dict[Hashable, Any]] = weakref.WeakKeyDictionary()
 
 
@@ -31,11 +32,10 @@ def remembered(tree: ast.AST, key: Hashable, compute: Callable[[], T]) -> T:
     memo = _MEMOS.get(tree)
     if memo is None:
         memo = _MEMOS[tree] = {}
-    try:
-        return memo[key]  # type: ignore[no-any-return]
-    except KeyError:
+    value = memo.get(key, _UNSET)
+    if value is _UNSET:
         value = memo[key] = compute()
-        return value
+    return value  # type: ignore[no-any-return]
 
 
 #: the nodes :func:`looked_up` lists
