@@ -1,7 +1,8 @@
 """What is worked out once per tree (:mod:`precheck.sources.tree_facts`) is what the readers
 worked out on every read: a launched script read with one launch's flags, then another's,
-reads as it does on a tree of its own; the lists kept are those ``ast.walk`` gives; and the
-memo goes with the tree (nothing in it keeps a tree alive)."""
+reads as it does on a tree of its own (the model's loading kept for launches whose flags agree
+on what it read, :mod:`precheck.sources.flag_memo`); the lists kept are those ``ast.walk``
+gives; and the memo goes with the tree (nothing in it keeps a tree alive)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import ast
 import gc
 import warnings
 import weakref
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ import pytest
 
 from precheck.hardware import from_specs
 from precheck.sources import parsed, script_schema, tree_facts
+from precheck.sources.flag_memo import ReadFlags, read_once
 from precheck.sources.python_options import Given
 from precheck.sources.python_source import model_keys, parse_code
 from precheck.sources.script_overrides import overrides
@@ -35,7 +38,12 @@ LAUNCHED = [
     ),
     (
         "OpenBMB__MiniCPM/finetune/finetune.py",
-        [{"bf16": True, "model_name_or_path": "openbmb/MiniCPM-2B-sft-bf16"}, {"fp16": True}, {}],
+        [
+            {"bf16": True, "model_name_or_path": "openbmb/MiniCPM-2B-sft-bf16"},
+            {"fp16": True},
+            {"fp16": True, "learning_rate": 2e-5},  # (a flag the model's loading does not read: kept reading)
+            {},
+        ],
     ),
 ]
 
@@ -135,3 +143,33 @@ def test_remembered_computes_once_per_tree_and_key() -> None:
     assert tree_facts.remembered(tree, ("k", 2), lambda: compute("c")) == "c"
     assert tree_facts.remembered(other, "k", lambda: compute("d")) == "d"
     assert computed == ["a", "c", "d"]
+
+
+def test_read_once_gives_a_kept_reading_only_to_flags_that_agree_on_what_it_read() -> None:
+    tree = ast.parse("x")
+    reads: list[dict[str, Any]] = []
+
+    def read(flags: Mapping[str, Any]) -> dict[str, Any]:
+        reads.append(dict(flags._flags) if isinstance(flags, ReadFlags) else dict(flags))
+        return {"bf16": flags.get("bf16"), "seen": ["a"]}
+
+    first = read_once(tree, "k", {"bf16": 1, "lr": 1}, read)
+    first["seen"].append("marked")  # the caller's copy: what is kept is not changed
+    assert read_once(tree, "k", {"bf16": 1, "lr": 2}, read) == {"bf16": 1, "seen": ["a"]}  # lr not read: kept
+    assert read_once(tree, "k", {"bf16": 2, "lr": 1}, read) == {"bf16": 2, "seen": ["a"]}  # bf16 differs: read
+    assert read_once(tree, "k", {"lr": 1}, read) == {"bf16": None, "seen": ["a"]}  # bf16 not given: read
+    assert read_once(tree, "other", {"bf16": 1, "lr": 1}, read)["bf16"] == 1  # another key: read
+    assert len(reads) == 4
+
+
+def test_read_once_keeps_no_reading_that_went_over_all_the_flags() -> None:
+    tree = ast.parse("x")
+    count: list[int] = []
+
+    def read(flags: Mapping[str, Any]) -> int:
+        count.append(1)
+        return len(dict(flags))
+
+    assert read_once(tree, "k", {"a": 1}, read) == 1
+    assert read_once(tree, "k", {"a": 1, "b": 2}, read) == 2
+    assert len(count) == 2

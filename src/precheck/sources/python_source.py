@@ -45,6 +45,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FileTooLarge, InputError
+from .flag_memo import read_once
 from .nodes import ATTENTION_PATCH, Document, Node, SourceNote
 from .notebook import Cell, code_cells
 from .parsed import parse as parse_once
@@ -203,8 +204,13 @@ def model_keys(path: str, text: str, flags: Mapping[str, Given]) -> dict[str, No
         tree = parse_once(code, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
-    model = _Runs(path, text, code, tree, _identity, None, Flow(tree, code, path, flags))._model()
-    return {key: node for key, node in model.keys.items() if key in _LOADED_KEYS}
+
+    def read(given: Mapping[str, Given]) -> dict[str, Node]:
+        model = _Runs(path, text, code, tree, _identity, None, Flow(tree, code, path, given))._model()
+        return {key: node for key, node in model.keys.items() if key in _LOADED_KEYS}
+
+    # launches of one script often differ only in flags its model loading does not read
+    return read_once(tree, ("model-keys", path), flags, read)
 
 
 def _notebook(path: str, text: str, hardware: Hardware | None) -> list[Document]:
