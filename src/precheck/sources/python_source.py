@@ -194,7 +194,9 @@ _LOADED_KEYS = ("torch_dtype", "load_in_4bit", "load_in_8bit", "bnb_4bit_compute
 def model_keys(path: str, text: str, flags: Mapping[str, Given]) -> dict[str, Node]:
     """The model a script a launch line starts loads (its first ``from_pretrained`` for training),
     read with the launch's ``flags`` as its options' values: dtype and quantization, each where
-    the script decides it. Empty for a file that holds no training words or does not parse."""
+    the script decides it. Empty for a file that holds no training words or does not parse.
+    Read once per set of the flags the reading asks for (:func:`.flag_memo.read_once`): what it
+    reads must come from the path, the text and the flags alone, all read while it runs."""
     if not _training_words(text):
         return {}
     code = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -209,8 +211,9 @@ def model_keys(path: str, text: str, flags: Mapping[str, Given]) -> dict[str, No
         model = _Runs(path, text, code, tree, _identity, None, Flow(tree, code, path, given))._model()
         return {key: node for key, node in model.keys.items() if key in _LOADED_KEYS}
 
-    # launches of one script often differ only in flags its model loading does not read
-    return read_once(tree, ("model-keys", path), flags, read)
+    # launches of one script often differ only in flags its model loading does not read; the
+    # key names every other input (the tree is the code's; no hardware: the model as written)
+    return read_once(tree, ("model-keys", path, text), flags, read)
 
 
 def _notebook(path: str, text: str, hardware: Hardware | None) -> list[Document]:
