@@ -144,3 +144,21 @@ def test_xtuner_sequence_parallel_config_runs_under_deepspeed() -> None:
     assert not [f for f in report.findings if f.severity.name in ("ERROR", "WARNING")]
     plan = _plan(results[sp8.name])
     assert (plan["params"], plan["master"]) == ("bfloat16", "float32")
+
+
+def test_xtuner_sequence_parallel_memory_leaves_the_zero_stage_to_the_launch(tmp_path: Path) -> None:
+    # every bundled DeepSpeed file fills fp16/bf16 "auto" alike, but their ZeRO stage differs and the
+    # 70B configs' READMEs launch deepspeed_zero3: the stage a config alone runs under is the launch's,
+    # so its memory estimate is the best case with that assumption named; a launch that names its
+    # file is a fact (70B full fine-tune states on 8 cards: no stage fits)
+    sp8 = XTUNER / "llama2_70b_full_alpaca_enzh_128k_sp8.py"
+    report, _ = _run([sp8], "8xH100")
+    memory = [f for f in report.findings if f.rule == "PC801"]
+    assert memory and all(f.severity.name == "WARNING" for f in memory)
+    assert any("shards without CPU offload" in a for f in memory for a in f.assumptions)
+    (tmp_path / sp8.name).write_text(sp8.read_text(encoding="utf-8"), encoding="utf-8")
+    for stage in ("deepspeed_zero2", "deepspeed_zero3"):
+        launch = tmp_path / f"{stage}.sh"
+        launch.write_text(f"NPROC_PER_NODE=8 xtuner train {sp8.name} --deepspeed {stage}\n", encoding="utf-8")
+        report, _ = _run([launch], "8xH100")
+        assert [f.severity.name for f in report.findings if f.rule == "PC801"] == ["ERROR"], stage
