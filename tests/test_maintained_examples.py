@@ -162,3 +162,33 @@ def test_xtuner_sequence_parallel_memory_leaves_the_zero_stage_to_the_launch(tmp
         launch.write_text(f"NPROC_PER_NODE=8 xtuner train {sp8.name} --deepspeed {stage}\n", encoding="utf-8")
         report, _ = _run([launch], "8xH100")
         assert [f.severity.name for f in report.findings if f.rule == "PC801"] == ["ERROR"], stage
+
+
+def test_xtuner_memory_reads_the_dataloader_and_activation_checkpointing(tmp_path: Path) -> None:
+    # train_dataloader's batch_size and its dataset's max_length are the micro-batch and sequence;
+    # SupervisedFinetune checkpoints activations unless use_activation_checkpointing=False
+    # (model/sft.py:90@0.2.0)
+    _, results = _run([PGBOOKS], "8xH100")
+    plan = results[PGBOOKS.name].plan
+    config = results[PGBOOKS.name].config
+    assert plan is not None and config is not None
+    assert plan.gradient_checkpointing is not None and plan.gradient_checkpointing.value is True
+    assert config.batch_size is not None and config.batch_size.value == 1
+    assert config.seq_len is None  # a pre-tokenized dataset: the module's max_length is not the dataset's
+    # a second real config (EmoLLM's, fresh report case 222): micro-batch 8 x 2048 on a 24 GB card
+    emollm = ROOT / "tests/fixtures/fresh_reports/cases/222-emollm-xtuner-internlm2-7b-qlora-batch8-3090ti-memory"
+    config_file = emollm / "internlm2_7b_chat_qlora_e3.py"
+    report, results = _run([config_file], "1xRTX3090Ti")
+    near = [f for f in report.findings if f.rule in ("PC801", "PC802")]
+    assert near and "micro-batch 1" in (near[0].fix.description if near[0].fix else "")
+    off = tmp_path / config_file.name
+    off.write_text(
+        config_file.read_text(encoding="utf-8").replace(
+            "type=SupervisedFinetune,", "type=SupervisedFinetune,\n    use_activation_checkpointing=False,"
+        ),
+        encoding="utf-8",
+    )
+    _, results = _run([off], "1xRTX3090Ti")
+    plan = results[off.name].plan
+    assert plan is not None and plan.gradient_checkpointing is not None
+    assert plan.gradient_checkpointing.value is False and plan.gradient_checkpointing.origin.line is not None
