@@ -192,3 +192,22 @@ def test_xtuner_memory_reads_the_dataloader_and_activation_checkpointing(tmp_pat
     plan = results[off.name].plan
     assert plan is not None and plan.gradient_checkpointing is not None
     assert plan.gradient_checkpointing.value is False and plan.gradient_checkpointing.origin.line is not None
+
+
+def test_xtuner_launch_without_deepspeed_is_ddp_unsharded(tmp_path: Path) -> None:
+    # `xtuner train CONFIG` without --deepspeed sets no strategy (tools/train.py:278-366@0.2.0): mmengine
+    # wraps the model in MMDistributedDataParallel, a full copy per GPU (InternLM/xtuner#88, fresh case 224):
+    # the memory estimate is the unsharded one and rests on no launcher assumption; the config alone
+    # (the launch unknown) keeps the best case with that assumption named
+    config = XTUNER / "llama2_70b_full_wizardlm_e1.py"
+    (tmp_path / config.name).write_text(config.read_text(encoding="utf-8"), encoding="utf-8")
+    launch = tmp_path / "ddp.sh"
+    launch.write_text(f"NPROC_PER_NODE=8 xtuner train {config.name}\n", encoding="utf-8")
+    report, _ = _run([launch], "8xH100")
+    memory = [f for f in report.findings if f.rule == "PC801"]
+    assert [f.severity.name for f in memory] == ["ERROR"]
+    assert "sharded" not in memory[0].message and not memory[0].assumptions
+    report, _ = _run([config], "8xH100")
+    alone = [f for f in report.findings if f.rule == "PC801"]
+    assert alone and all(f.severity.name == "WARNING" for f in alone)
+    assert "ZeRO-3" in alone[0].message

@@ -26,12 +26,15 @@ Read upstream (xtuner 0.2.0, mmengine 0.10.7, the configs of ``xtuner/configs``)
   ``optim_wrapper`` with a ``DeepSpeedOptimWrapper`` and trains in the DeepSpeed JSON's
   fp16/bf16: a launch read by :mod:`.launch` attaches that file (``deepspeed``); a config
   checked on its own is the path without ``--deepspeed``, which the launch decides: what the
-  ``AmpOptimWrapper`` does is then an assumption (``Traits.amp_replaced_by_launch``).
+  ``AmpOptimWrapper`` does is then an assumption (``Traits.amp_replaced_by_launch``). A launch
+  read without ``--deepspeed`` is mmengine's ``MMDistributedDataParallel`` (a full copy of the
+  model on every GPU): its memory is estimated unsharded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from ...config import TrainingConfig
 from ...dialects.base import Dialect, origin_of, read_attachments
@@ -87,7 +90,16 @@ class MmengineConfig(Dialect):
             from .launch import with_deepspeed  # only for such a config
 
             config = with_deepspeed(config)
+        elif doc.format != "python" and "deepspeed" not in config.attached and not self._wrapped(doc):
+            # a launch without `--deepspeed` sets no strategy (tools/train.py:278-366@0.2.0): mmengine's
+            # Runner.wrap_model wraps the model in MMDistributedDataParallel, a full copy on every GPU
+            # (mmengine/runner/runner.py@0.10.7): the launcher does not shard this run
+            config = replace(config, traits=replace(config.traits, launcher_shards=False))
         return config
+
+    def _wrapped(self, doc: Document) -> bool:
+        """The config names its own strategy or model wrapper (mmengine's FSDP, DeepSpeed)."""
+        return self.node(doc, "strategy") is not None or self.node(doc, "model_wrapper_cfg") is not None
 
     def finish(self, doc: Document, config: TrainingConfig) -> None:
         name = self.node(doc, "model.llm.pretrained_model_name_or_path") or self.node(doc, "model.model_path")
