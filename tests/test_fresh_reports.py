@@ -1,5 +1,5 @@
 """Issue 28's measure on our own material: real failure reports in the frameworks whose code is
-an installed package (LitGPT, llm-foundry/Composer, NeMo 2.0, gpt-neox, a TRL YAML front-end),
+an installed package (LitGPT, llm-foundry/Composer, NeMo 2.0, gpt-neox, xtuner, a TRL YAML front-end),
 rebuilt as cases in the shared reports' format (``tests/fixtures/fresh_reports/``, each with its
 ``source.url``). Each case runs precheck as the scorer does (``precheck ARGS --format json
 PATHS`` in the case's folder): a clean case has no error; a buggy case has a finding at one
