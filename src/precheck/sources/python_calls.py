@@ -268,6 +268,11 @@ def recipe_default(qualname: str) -> str | None:
     return next((default for pattern, default in registered.recipe_defaults if pattern.match(qualname)), None)
 
 
+def _recipe(call: Call) -> bool:
+    """A recipe factory's call: the run with its trainer (``llm.llama3_8b.finetune_recipe(...)``)."""
+    return call.kind == "trainer-precision" and recipe_default(call.qualname) is not None
+
+
 def plugin_precision(call: Call) -> str | None:
     """The precision a ``precision-plugin`` call sets by its name (``bf16_mixed()``), or None
     (it takes ``precision=``)."""
@@ -682,6 +687,8 @@ class Collector:
         elif isinstance(target, ast.Attribute):
             if target.attr == "allow_tf32" and source is not None:
                 self._tf32(target, value, source)
+            if target.attr in ("plugins", "precision") and source is not None:
+                self._recipe_edit(target, value, source, env)
             owner_name = target.value.id if type(target.value) is ast.Name else None
             if owner_name is not None and self.flow is not None and owner_name in env:
                 rebound = self.flow.rebound(env[owner_name], target.attr, value)
@@ -707,6 +714,32 @@ class Collector:
                 self.environ[key] = Arg(value, key, self.at(target), self.at(source), self.source.segment(source))
                 if key == "CUDA_VISIBLE_DEVICES" and isinstance(value, str):
                     self._visible(value)
+
+    def _recipe_edit(self, target: ast.Attribute, value: Any, source: ast.expr, env: dict[str, Any]) -> None:
+        """A change to a recipe's trainer precision, read into the recipe's call: ``recipe.trainer.plugins
+        = fp16_mixed()`` replaces the plugin the factory built (NeMo 2's documented way,
+        ``docs/source/features/mixed_precision.rst``; ``run.Config``/``run.Partial`` attributes are
+        the arguments of the call they build, ``nemo_run/config.py``), ``recipe.trainer.plugins.precision
+        = "16-mixed"`` the plugin's precision. In a branch precheck cannot decide the change is unknown."""
+        parts = (_dotted(target) or "").split(".")
+        if (
+            len(parts) not in (3, 4)
+            or parts[1:3] != ["trainer", "plugins"]
+            or (len(parts) == 4) != (target.attr == "precision")
+        ):
+            return
+        recipe = env.get(parts[0])
+        if not (isinstance(recipe, Built) and _recipe(recipe.call)):
+            return
+        if self._written is not None:
+            value = Unknown("set in a branch precheck cannot decide")
+        arg = Arg(value, target.attr, self.at(target), self.at(source), self.source.segment(source))
+        args = recipe.call.args
+        if target.attr == "plugins":
+            args.pop("precision", None)  # a new plugin: the precision set on the old one is not its
+            args["plugins"] = arg
+        else:
+            args["precision"] = arg
 
     def _tf32(self, target: ast.Attribute, value: Any, source: ast.expr) -> None:
         """``torch.backends.cuda.matmul.allow_tf32 = value``: TF32 matmuls (torch's default False
@@ -843,8 +876,8 @@ class Collector:
 
     def _object(self, node: ast.Call) -> Any:
         call = self._seen.get(id(node))
-        if call is not None and call.kind in _BUILT:
-            return Built(call)
+        if call is not None and (call.kind in _BUILT or _recipe(call)):
+            return Built(call)  # (a recipe: its trainer's precision may be changed through it)
         if self.flow is not None and self._evaluator is not None:
             value = self.flow.call(node, self._evaluator)
             if value is not None:
