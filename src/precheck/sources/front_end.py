@@ -1,4 +1,4 @@
-"""A YAML/JSON front-end whose block the repository's code hands to ``TrainingArguments``.
+"""A YAML/JSON front-end whose block the repository's code (or Hydra) hands to ``TrainingArguments``.
 
 Many repositories keep their run in a YAML of their own (``data_config:``, ``peft_config:``,
 ``training_args:`` ...) and build the HF arguments from one block of it:
@@ -15,6 +15,15 @@ expression whose last name is the block's (``training_args``, ``config.training_
 A path the block names (``deepspeed: configs/ds_zero_2.json``) is resolved as the launched
 code resolves it: from the folder of the code that hands the block over (where its README runs
 it), when it is not found next to the YAML.
+
+A Hydra config hands a block over by itself: a mapping whose ``_target_`` names one of these
+classes (``config: {_target_: trl.trainer.GRPOConfig, fp16: false}``) is built by
+``hydra.utils.instantiate`` as ``GRPOConfig(**the other keys)`` (``_target_``, ``_args_``,
+``_recursive_``, ``_convert_`` are Hydra's own: ``hydra/_internal/instantiate/_instantiate2.py:
+_extract_pos_args``/``instantiate_node``@1.3.2). That block is read the same way (a
+``_partial_: true`` one is not: the code adds the rest of its arguments). A value that refers to
+a key of the same file (``fp16: ${training.fp16}``, resolved by OmegaConf when the block is
+built) is that key's value, cited with it.
 """
 
 from __future__ import annotations
@@ -65,6 +74,103 @@ def front_end(document: Document, file: Path) -> Document | None:
     label = f"`{block}:`, handed to {cls} by {_shown(code)}:{line}"
     dialect = "hf-trainer" if cls in HF_CLASSES else "trl"
     return replace(document, root=Node(mapping, node.line, node.column), label=label, dialect=dialect)
+
+
+#: Hydra's own keys of a ``_target_`` mapping (not arguments of the class)
+HYDRA_KEYS = frozenset(("_target_", "_args_", "_recursive_", "_convert_", "_partial_"))
+#: the packages whose argument classes a ``_target_`` names
+_TARGET_PACKAGES = ("transformers", "trl")
+#: how deep a ``_target_`` block is looked for, and how many mappings are looked at
+MAX_TARGET_DEPTH = 8
+MAX_TARGET_NODES = 2000
+_REFERENCE = re.compile(r"^\$\{\s*([A-Za-z_][\w-]*(?:\.[\w-]+)*)\s*\}$")
+
+
+def targeted(document: Document) -> Document | None:
+    """The first mapping of ``document`` whose Hydra ``_target_`` is an HF/TRL argument class,
+    as a document of its own (named for the class's framework); None when there is none."""
+    budget = [MAX_TARGET_NODES]
+    found = _target_node(document.root, 0, budget)
+    if found is None:
+        return None
+    node, cls = found
+    mapping = {}
+    for key, child in node.value.items():
+        if (key in HYDRA_KEYS and key != "_target_") or not isinstance(child, Node):
+            continue
+        # (`_target_` kept: where the block starts, which a default of the class is cited at)
+        mapping[key] = _referred(document.root, child)
+    # a default of the class (a key the block leaves out) is the class's: cited at `_target_:`
+    target = node.get("_target_")
+    line, column = target.anchor if target is not None else (node.line, node.column)
+    label = f"`{node.key or 'the block'}:`, built by Hydra as {cls} (line {line})"
+    dialect = "hf-trainer" if cls in HF_CLASSES else "trl"
+    # the notes of the file's other parts (a `${oc.env:...}` elsewhere) are not the block's
+    lines = {n for child in mapping.values() for n in _lines(child)}
+    notes = [n for n in document.notes if n.line in lines]
+    return replace(document, root=Node(mapping, line, column), label=label, dialect=dialect, notes=notes)
+
+
+def _lines(node: Node, depth: int = 0) -> set[int]:
+    """The lines ``node`` (and what it holds, and a key its value refers to) stands on."""
+    out = {node.line, node.anchor[0], *(line for path, line in node.through if path is None)}
+    if depth < MAX_TARGET_DEPTH and isinstance(node.value, (dict, list)):
+        for child in node.value.values() if isinstance(node.value, dict) else node.value:
+            if isinstance(child, Node):
+                out |= _lines(child, depth + 1)
+    return out
+
+
+def _target_node(node: Node, depth: int, budget: list[int]) -> tuple[Node, str] | None:
+    value = node.value
+    if depth > MAX_TARGET_DEPTH or budget[0] <= 0 or not isinstance(value, (dict, list)):
+        return None
+    budget[0] -= 1
+    if isinstance(value, dict):
+        target = value.get("_target_")
+        cls = _argument_class(target.value) if isinstance(target, Node) else None
+        partial = value.get("_partial_")
+        if cls is not None and not (isinstance(partial, Node) and partial.value is True):
+            return node, cls
+    children = value.values() if isinstance(value, dict) else value
+    for child in children:
+        if isinstance(child, Node):
+            found = _target_node(child, depth + 1, budget)
+            if found is not None:
+                return found
+    return None
+
+
+def _argument_class(target: object) -> str | None:
+    """The HF/TRL argument class a ``_target_`` names (``trl.trainer.GRPOConfig``), or None."""
+    if not isinstance(target, str):
+        return None
+    parts = target.strip().split(".")
+    if len(parts) < 2 or parts[0] not in _TARGET_PACKAGES:
+        return None
+    last = parts[-1]
+    if last in HF_CLASSES and parts[0] == "transformers":
+        return last
+    return last if last in TRL_CONFIGS and parts[0] == "trl" else None
+
+
+def _referred(root: Node, node: Node) -> Node:
+    """``node`` with the value of the same-file key its ``${a.b}`` names (that key's line cited)."""
+    match = _REFERENCE.match(node.value) if isinstance(node.value, str) else None
+    if match is None:
+        return node
+    referred: Node | None = root
+    for part in match.group(1).split("."):
+        referred = referred.get(part) if referred is not None else None
+    if referred is None or isinstance(referred.value, (dict, list)):
+        return node
+    return replace(
+        node,
+        value=referred.value,
+        raw=referred.raw,
+        quoted=referred.quoted,
+        through=(*node.through, (None, referred.anchor[0])),
+    )
 
 
 def _rebased(node: Node | None, config_folder: Path, code_folder: Path) -> Node | None:
@@ -122,4 +228,4 @@ def clear() -> None:
     _handoff.cache_clear()
 
 
-__all__ = ["BLOCKS", "clear", "front_end"]
+__all__ = ["BLOCKS", "HYDRA_KEYS", "clear", "front_end", "targeted"]
