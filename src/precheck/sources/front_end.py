@@ -18,10 +18,11 @@ it), when it is not found next to the YAML.
 
 A Hydra config hands a block over by itself: a mapping whose ``_target_`` names one of these
 classes (``config: {_target_: trl.trainer.GRPOConfig, fp16: false}``) is built by
-``hydra.utils.instantiate`` as ``GRPOConfig(**the other keys)`` (``_target_``, ``_args_``,
-``_recursive_``, ``_convert_`` are Hydra's own: ``hydra/_internal/instantiate/_instantiate2.py:
-_extract_pos_args``/``instantiate_node``@1.3.2). That block is read the same way (a
-``_partial_: true`` one is not: the code adds the rest of its arguments). A value that refers to
+``hydra.utils.instantiate`` as ``GRPOConfig(**the other keys)``: ``_target_``, ``_args_``,
+``_recursive_``, ``_convert_``, ``_partial_`` are Hydra's own keys (``_instantiate2.py:20-24``) and
+the class is called as ``_target_(*args, **kwargs)`` (``:92``), in ``hydra/_internal/instantiate/``
+@1.3.2. That block is read the same way (a ``_partial_: true`` one is not: the code adds the rest
+of its arguments). A value that refers to
 a key of the same file (``fp16: ${training.fp16}``, resolved by OmegaConf when the block is
 built) is that key's value, cited with it.
 """
