@@ -137,3 +137,30 @@ def test_recipe_factory_builds_its_trainer_in_bf16(
     assert sorted(f["rule"] for f in report["findings"] if f["severity"] == "error") == v100
     if v100:
         assert errors(tmp_path, code, "8xH100") == []
+
+
+#: NeMo's own way to change a recipe's precision (docs/source/features/mixed_precision.rst:49-58@8cfedd7)
+DOCS_SNIPPET = """\
+from functools import partial
+
+from nemo.collections import llm
+from nemo.collections.llm.recipes.precision.mixed_precision import bf16_mixed, fp16_mixed
+
+# Load recipe
+recipe = partial(llm.llama3_8b.pretrain_recipe)()
+
+# Change precision
+recipe.trainer.plugins = fp16_mixed()
+"""
+
+
+def test_a_recipe_called_through_partial_is_the_recipe(tmp_path: Path) -> None:
+    # functools.partial(f)() calls f: the recipe, with its bf16_mixed() plugin; the docs' change followed
+    assert errors(tmp_path, DOCS_SNIPPET, "1xV100") == []
+    unchanged = DOCS_SNIPPET.replace("recipe.trainer.plugins = fp16_mixed()\n", "")
+    assert errors(tmp_path, unchanged, "1xV100") == ["PC101"]
+    assert errors(tmp_path, unchanged, "8xH100") == []
+    bound = unchanged.replace(
+        "partial(llm.llama3_8b.pretrain_recipe)()", "partial(llm.qwen2_7b.pretrain_recipe, precision='16-mixed')()"
+    )
+    assert errors(tmp_path, bound, "1xV100") == []  # the partial's own arguments are the call's

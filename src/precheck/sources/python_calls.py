@@ -192,6 +192,22 @@ _DECIDED_AT = "\0at "
 FLASH_PATCH = re.compile(r"(?i)^(?!is_|has_|check|disable|unpatch|restore|remove).*flash_?(?:attn|attention)")
 
 
+#: the calls that bind a callable's first arguments, the call of their result being the callable's
+#: (``functools.partial``: ``partial(func, *args, **keywords)(*more, **kw)`` calls
+#: ``func(*args, *more, **keywords, **kw)``, CPython ``Lib/functools.py`` ``partial.__call__``)
+_PARTIALS = frozenset(("functools.partial",))
+
+
+def _partial_call(node: ast.Call, partial: ast.Call) -> ast.Call:
+    """The call ``node`` (of ``partial(func, ...)``) as the call of ``func`` it makes, at ``node``'s place."""
+    call = ast.Call(
+        func=partial.args[0],
+        args=[*partial.args[1:], *node.args],
+        keywords=[*partial.keywords, *node.keywords],
+    )
+    return ast.copy_location(call, node)
+
+
 def _deferred(node: ast.Call, qualname_of: Callable[[ast.expr], str | None]) -> tuple[ast.Call, ast.expr, str]:
     """A deferred construction (``Config(Trainer, plugins=...)``, as the frameworks declare them:
     ``Framework.python_deferred_calls``) as the call it defers, ``Trainer(plugins=...)`` (the same
@@ -963,8 +979,11 @@ class Collector:
                 self._site(func.id, node, env)
             if method == "set_float32_matmul_precision" and qualname_of(func) == "torch.set_float32_matmul_precision":
                 self._matmul_precision(node, env)
-            qualname = qualname_of(func) or ""
             original = node
+            if type(func) is ast.Call and func.args and qualname_of(func.func) in _PARTIALS:
+                node = _partial_call(node, func)  # `partial(f, a=1)(b=2)`: the call `f(a=1, b=2)`
+                func = node.func
+            qualname = qualname_of(func) or ""
             if node.args and qualname in _deferred_calls():
                 node, func, qualname = _deferred(node, qualname_of)
             kind = kind_of(qualname)

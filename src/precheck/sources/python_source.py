@@ -98,8 +98,9 @@ def _training_words(text: str) -> bool:
     return "Config" in text and any(_config_name(text, m.start()) for m in _CONFIG_END.finditer(text))
 
 
-#: a call of a recipe factory, by the spelling the frameworks' declared patterns end with
-_RECIPE_CALL = re.compile(r"\w_recipe\s*\(")
+#: a call of a recipe factory, by the spelling the frameworks' declared patterns end with (or the
+#: factory handed to a call that calls it: ``partial(llm.llama3_8b.pretrain_recipe)()``)
+_RECIPE_CALL = re.compile(r"\w_recipe\s*[(),]")
 
 
 def _declares_recipes() -> bool:
