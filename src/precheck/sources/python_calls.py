@@ -733,9 +733,9 @@ class Collector:
 
     def _recipe_edit(self, target: ast.Attribute, value: Any, source: ast.expr, env: dict[str, Any]) -> None:
         """A change to a recipe's trainer precision, read into the recipe's call: ``recipe.trainer.plugins
-        = fp16_mixed()`` replaces the plugin the factory built (NeMo 2's documented way,
-        ``docs/source/features/mixed_precision.rst``; ``run.Config``/``run.Partial`` attributes are
-        the arguments of the call they build, ``nemo_run/config.py``), ``recipe.trainer.plugins.precision
+        = fp16_mixed()`` replaces the plugin the factory built (the framework's documented way to
+        change a recipe's precision, cited where it declares its recipes; ``run.Config``/``run.Partial``
+        attributes are the arguments of the call they build, ``nemo_run/config.py``), ``recipe.trainer.plugins.precision
         = "16-mixed"`` the plugin's precision. In a branch precheck cannot decide the change is unknown."""
         parts = (_dotted(target) or "").split(".")
         if (

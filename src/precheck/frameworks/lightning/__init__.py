@@ -4,7 +4,7 @@ from ...dialects.base import Priority
 from ...traits import Traits
 from ..base import Framework, LazyResolver
 from . import dialect, modes
-from .plugins import NEMO2_PRECISION_PLUGINS
+from .modes import NEMO2_PRECISION_PLUGINS
 
 FRAMEWORK = Framework(
     name="lightning",
@@ -30,7 +30,9 @@ FRAMEWORK = Framework(
     # NeMo 2's recipe factories (``llm.llama3_8b.finetune_recipe(...)``) build their Trainer with
     # ``plugins=bf16_mixed()`` (``recipes/finetune_default.py:145``, ``llama3_8b.py:138``@8cfedd7) or a
     # ``precision: str = "bf16-mixed"`` parameter (``qwen2.py:89``, ``bert.py:69``...); the HF AutoModel
-    # recipe sets no plugin (``hf_auto_model_for_causal_lm.py:109-120``): left out
+    # recipe sets no plugin (``hf_auto_model_for_causal_lm.py:109-120``): left out. A script changes a
+    # recipe's precision by its trainer's plugin (``recipe.trainer.plugins = fp16_mixed()``, NeMo's docs
+    # ``docs/source/features/mixed_precision.rst:49-58``@8cfedd7): followed by the script reader
     python_recipe_defaults=(
         (r"nemo\.collections\.llm\.(?:recipes\.)?(?!hf_auto_model)\w+\.(?:finetune|pretrain)_recipe$", "bf16-mixed"),
     ),

@@ -15,8 +15,7 @@ from dataclasses import replace
 from ...sources.launch_args import Field, put
 from ...sources.launchers import Entry, Found, Launch, ModuleEntry
 from ...sources.nodes import Node
-from .modes import ENTRY_NOTE, GPT_PROGRAM
-from .plugins import NEMO2_PRECISION_PLUGINS
+from .modes import ENTRY_NOTE, GPT_PROGRAM, NEMO2_PRECISION_PLUGINS, NEMO_PROGRAM
 
 #: the training commands (every release's in the schema data: ``tests/test_release_schemas.py`` checks)
 COMMANDS = {
@@ -70,10 +69,8 @@ def command(launch: Launch) -> Found | None:
     return Found(None, root)
 
 
-#: NeMo 2's CLI (NeMo-Run's ``nemo`` program; NeMo registers its ``llm`` namespace, ``setup.py``
-#: ``entry_points={"nemo_run.cli": ["llm = nemo.collections.llm"]}``, and ``pretrain``/``finetune``
-#: there, ``nemo/collections/llm/api.py:141``/``:192`` ``@run.cli.entrypoint(namespace="llm")``@8cfedd7)
-NEMO_PROGRAM = "nemo"
+#: the Megatron variant's 2.x CLI (``NEMO_PROGRAM llm pretrain|finetune``: ``pretrain``/``finetune`` are
+#: ``@run.cli.entrypoint(namespace="llm")``, ``collections/llm/api.py:141``/``:192``, nemo_toolkit main@8cfedd7)
 NEMO_COMMANDS = ("finetune", "pretrain")
 #: the recipe factories that build no precision plugin (``hf_auto_model_for_causal_lm.py:109-120``)
 _NO_PLUGIN = re.compile(r"^hf_auto_model")
@@ -81,10 +78,10 @@ _FACTORY_CALL = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?:\(.*\))?\s*$", re.S)
 
 
 def nemo_command(launch: Launch) -> Found | None:
-    """``nemo llm finetune|pretrain --factory RECIPE [KEY=VALUE ...]``: the recipe the factory names
+    """``NEMO_PROGRAM llm finetune|pretrain --factory RECIPE [KEY=VALUE ...]``: the recipe the factory names
     (``@run.cli.factory(target=finetune, name=NAME)`` on ``finetune_recipe``, ``llama3_8b.py:244``),
     whose trainer takes ``plugins=bf16_mixed()`` (``finetune_default.py:145``, ``llama3_8b.py:138``),
-    changed by the overrides NeMo-Run applies after it: ``trainer.plugins=fp16_mixed`` (a factory
+    changed by the overrides nemo_run applies after it: ``trainer.plugins=fp16_mixed`` (a factory
     by its name: ``mixed_precision.py:22``/``:39`` are ``@run.cli.factory``) and
     ``trainer.plugins.precision=...``. None without a factory (the run's parts are given one by one)."""
     builder = launch.builder
