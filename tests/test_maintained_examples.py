@@ -144,3 +144,14 @@ def test_xtuner_sequence_parallel_config_runs_under_deepspeed() -> None:
     assert not [f for f in report.findings if f.severity.name in ("ERROR", "WARNING")]
     plan = _plan(results[sp8.name])
     assert (plan["params"], plan["master"]) == ("bfloat16", "float32")
+
+
+def test_nemo_example_recipe_runs_in_bf16() -> None:
+    # auto_config.py builds its run from `partial(llm.llama3_8b.pretrain_recipe, ...)()`
+    # (NVIDIA/NeMo@8cfedd7 examples/llm/auto_configurator/auto_config.py:51): the recipe's trainer,
+    # with its bf16_mixed() plugin (llama3_8b.py:138): none on 8xH100 (above), bf16 on a V100
+    report, _ = _run([FOLDERS["nemo"] / "auto_config.py"], "8xV100")
+    errors = [
+        (f.rule, Path(f.origin.path or "").name, f.origin.line) for f in report.findings if f.severity.name == "ERROR"
+    ]
+    assert errors == [("PC101", "auto_config.py", 51)]
