@@ -134,3 +134,36 @@ def test_hydra_target_of_another_package_or_partial_is_not_a_run(tmp_path: Path)
     assert read.dialect is None
     whole = write(tmp_path, "d.yaml", "args:\n  _target_: transformers.TrainingArguments\n  bf16: true\n")
     assert errors(whole, "V100") == {("PC101", "d.yaml", 3)}
+
+
+def test_block_bound_to_a_name_then_handed_over(tmp_path: Path) -> None:
+    # `args = cfg["training_args"]` ... `TrainingArguments(**args)`: the name holds the whole block
+    write(tmp_path, "requirements.txt", "")
+    config = write(tmp_path, "config.yaml", FRONT_END.replace("  deepspeed: configs/ds.json\n", ""))
+    write(
+        tmp_path,
+        "train.py",
+        'cfg = yaml.safe_load(open("config.yaml"))\nargs = cfg["training_args"]\nTrainingArguments(**args)\n',
+    )
+    assert errors(config, "V100") == {("PC101", "config.yaml", 7)}
+    # one section of the block, chosen at run time: not read
+    write(tmp_path, "train.py", 'args = cfg.get("training_args", {}).get(device, {})\nTrainingArguments(**args)\n')
+    from precheck.sources import front_end
+
+    front_end.clear()
+    assert errors(config, "V100") == set()
+
+
+def test_code_in_a_folder_beside_the_config(tmp_path: Path) -> None:
+    # configs/train.yaml and src/train.py under the repository's root: the code that names the
+    # config file hands its block over; code that does not name it is not taken for its reader
+    from precheck.sources import front_end
+
+    write(tmp_path, "pyproject.toml", "")
+    config = write(tmp_path, "configs/train.yaml", FRONT_END.replace("  deepspeed: configs/ds.json\n", ""))
+    code = write(tmp_path, "src/other.py", "TrainingArguments(**cfg['training_args'])\n")
+    front_end.clear()
+    assert errors(config, "V100") == set()
+    code.write_text('cfg = yaml.safe_load(open("configs/train.yaml"))\nTrainingArguments(**cfg["training_args"])\n')
+    front_end.clear()
+    assert errors(config, "V100") == {("PC101", "train.yaml", 7)}

@@ -50,6 +50,17 @@ _LAST = re.compile(r"""[A-Za-z_]\w*|["'][A-Za-z_]\w*["']""")
 MAX_LEVELS = 3
 MAX_FILES = 60
 MAX_BYTES = 1_000_000
+#: how deep the folders under the top one are searched, and how many files in all
+SUBFOLDER_DEPTH = 2
+MAX_BELOW = 200
+#: folders that hold no repository code
+_SKIPPED = frozenset(("node_modules", "venv", "env", "site-packages", "build", "dist", "tests", "test"))
+#: a value that is one block of a loaded config, whole (``cfg["training_args"]``,
+#: ``config.get("trainer", {})``, ``cfg.training_args``, optionally ``.copy()``/``dict(...)``)
+_BLOCK_VALUE = re.compile(
+    r"""^(?:dict\()?(?:[A-Za-z_][\w.]*(?:\[\s*["'](?P<b1>\w+)["']\s*\]|\.get\(\s*["'](?P<b2>\w+)["']\s*(?:,[^()]*)?\))"""
+    r"""|(?!self\.)[A-Za-z_]\w*\.(?P<b3>\w+))(?:\.copy\(\))?\)?$"""
+)
 #: what marks a repository's root (the search stops there)
 ROOTS = (".git", "pyproject.toml", "setup.py", "requirements.txt")
 #: the block's keys that name a file the HF arguments read
@@ -63,7 +74,7 @@ def front_end(document: Document, file: Path) -> Document | None:
     present = {name for name in BLOCKS if name in root and isinstance(root[name].value, dict)}
     if not present:
         return None
-    found = _handoff(file.resolve().parent, frozenset(present))
+    found = _handoff(file.resolve().parent, frozenset(present), file.name)
     if found is None:
         return None
     block, cls, code, line = found
@@ -194,8 +205,10 @@ def _shown(path: Path) -> str:
 
 
 @lru_cache(maxsize=256)
-def _handoff(folder: Path, blocks: frozenset[str]) -> tuple[str, str, Path, int] | None:
-    """(block, class, file, line) of the first handoff found from ``folder`` upwards."""
+def _handoff(folder: Path, blocks: frozenset[str], name: str = "") -> tuple[str, str, Path, int] | None:
+    """(block, class, file, line) of the first handoff found from ``folder`` upwards; then in the
+    folders under the top one reached (``src/``, ``scripts/``... beside the config's ``configs/``),
+    from code that names the config file (``name``: its file name)."""
     current = folder
     for _ in range(MAX_LEVELS):
         for code in sorted(current.glob("*.py"))[:MAX_FILES]:
@@ -203,26 +216,71 @@ def _handoff(folder: Path, blocks: frozenset[str]) -> tuple[str, str, Path, int]
             if hit is not None:
                 return hit
         if any((current / marker).exists() for marker in ROOTS) or current.parent == current:
-            return None
+            break
         current = current.parent
+    return _below(current, folder, blocks, name) if name else None
+
+
+def _below(top: Path, seen: Path, blocks: frozenset[str], name: str) -> tuple[str, str, Path, int] | None:
+    """A handoff in the folders under ``top`` (at most :data:`SUBFOLDER_DEPTH` deep, not the
+    chain from ``seen`` already read), by code that names the config file."""
+    chain = {seen, *seen.parents}
+    folders = [top]
+    read = 0
+    for _ in range(SUBFOLDER_DEPTH):
+        below: list[Path] = []
+        for parent in folders:
+            try:
+                children = sorted(p for p in parent.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+            except OSError:
+                continue
+            below.extend(c for c in children[:MAX_FILES] if c.name not in _SKIPPED)
+        for current in below:
+            if current in chain:
+                continue
+            for code in sorted(current.glob("*.py"))[:MAX_FILES]:
+                read += 1
+                if read > MAX_BELOW:
+                    return None
+                hit = _in_file(code, blocks, name)
+                if hit is not None:
+                    return hit
+        folders = below
     return None
 
 
-def _in_file(code: Path, blocks: frozenset[str]) -> tuple[str, str, Path, int] | None:
+def _in_file(code: Path, blocks: frozenset[str], name: str = "") -> tuple[str, str, Path, int] | None:
     try:
         if code.stat().st_size > MAX_BYTES:
             return None
         text = code.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    if "(**" not in text.replace(" ", ""):
+    if "(**" not in text.replace(" ", "") or (name and name not in text):
         return None
     for match in _HANDOFF.finditer(text):
         names = _LAST.findall(match.group("expr"))
         last = names[-1].strip("\"'") if names else None
+        if last not in blocks and last is not None and len(names) == 1:
+            last = _bound_block(text, last, match.start(), blocks)  # `args = cfg["training_args"]`
         if last in blocks:
             return last, match.group("cls"), code, text.count("\n", 0, match.start()) + 1
     return None
+
+
+def _bound_block(text: str, name: str, before: int, blocks: frozenset[str]) -> str | None:
+    """The block a name handed over is bound to, by the last assignment above the handoff
+    (``training_args = config["training_args"]``, ``args = cfg.get("trainer", {}).copy()``);
+    None when it is bound otherwise, or to one section of the block (``.get("training_args",
+    {}).get(device)``: which one is known only at run time)."""
+    found = None
+    for assigned in re.finditer(rf"^[ \t]*{re.escape(name)}[ \t]*=[ \t]*(?P<value>[^\n]+)$", text[:before], re.M):
+        found = assigned.group("value")
+    if found is None:
+        return None
+    match = _BLOCK_VALUE.match(found.strip())
+    block = next((g for g in match.group("b1", "b2", "b3") if g), None) if match is not None else None
+    return block if block in blocks else None
 
 
 def clear() -> None:
