@@ -109,7 +109,7 @@ def _paused_collection() -> Iterator[None]:
 def clear_caches() -> None:
     """Forget what earlier runs read of the scripts launch lines start (a long-lived process
     sees edited files); the engine calls it at the start of every check."""
-    for name in ("script_schema", "script_path", "front_end"):  # imported only where one was read
+    for name in ("script_schema", "script_path", "front_end", "launch_args"):  # imported only where one was read
         module = sys.modules.get(f"{__name__}.{name}")
         if module is not None:
             module.clear()

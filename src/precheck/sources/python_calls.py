@@ -14,7 +14,7 @@ import ast
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, Protocol
 
 from .python_index import ModuleIndex
@@ -23,6 +23,7 @@ from .python_prepared import dotted, prepared_names
 from .python_prepared import dotted as _dotted
 from .python_returns import returned
 from .python_values import UNHANDLED, Dtype, Evaluator, Names, Runtime, Source, Unknown, truth
+from .tree_facts import remembered
 
 #: TrainingArguments and its subclasses that add no precision switches
 HF_ARGUMENTS = {"TrainingArguments", "Seq2SeqTrainingArguments", "UnslothTrainingArguments"}
@@ -354,6 +355,44 @@ def kind_of(qualname: str) -> str | None:
     return None
 
 
+@dataclass(slots=True, eq=False, repr=False)
+class _Static:
+    """What :class:`Collector` reads from a module before its statements, the same whatever
+    the launch's flags: kept with the tree (:func:`.tree_facts.remembered`), never changed."""
+
+    #: one walk: what the rest looks up in the tree
+    index: ModuleIndex
+    names: Names
+    #: names whose parameters the script trains (``AdamW(model.parameters())``, ``accelerator.prepare(self.model)``)
+    models: frozenset[str]
+    #: classes the file defines that subclass ``nn.Module``
+    modules: set[str]
+    #: classes that subclass a training config class → its kind
+    configs: dict[str, str]
+    #: module-level functions by name
+    entries: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]
+    #: module-level function name → the lines that name it (:func:`_word_lines`)
+    words: dict[str, list[int]]
+
+    @classmethod
+    def of(cls, tree: ast.Module, code: str) -> _Static:
+        source = Source(code)
+        index = ModuleIndex(tree, code)
+        names = Names.of(tree, index.bindings)
+        names.memo = {}  # the names are fixed from here on (a memo for the classes read here)
+        models = {*_parameter_owners(index.parameter_calls), *prepared_names(tree, code)}
+        entries = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        return cls(
+            index,
+            names,
+            frozenset(models),
+            {c.name for c in index.classes if _is_module(c, names)},
+            _config_subclasses(index.classes, names),
+            entries,
+            _code_lines(source, _word_lines(source, entries)),
+        )
+
+
 class Collector:
     """Reads a module's statements in order and collects the :class:`Call` records."""
 
@@ -367,10 +406,13 @@ class Collector:
         self._depth = 0
         #: the function whose body is read now (None: the module's own statements)
         self._function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
-        self.source = Source(code)
-        self.index = ModuleIndex(tree, code)  # one walk: what the rest looks up in the tree
-        self.names = Names.of(tree, self.index.bindings)
-        self.names.memo = {}  # the names are fixed from here on; the tree lives as long
+        # what the module alone decides, worked out once per tree (a script read once per launch)
+        static = remembered(tree, ("collector", code), partial(_Static.of, tree, code))
+        self.source = Source(code)  # (its lines, kept with the tree, would double a kept script's size)
+        self.index = static.index
+        # (the dotted names worked out are the collector's own: kept with the tree, they would
+        # hold every attribute node's name for as long as it lives)
+        self.names = Names(static.names.imports, static.names.star, static.names.defined, {})
         self.runtime = runtime
         self.runtime.unsloth = self.names.imported_from("unsloth")
         if flow is not None:
@@ -392,16 +434,15 @@ class Collector:
         #: the first line that calls ``.backward()`` (casts after it are for saving, not training)
         self.backward_at: int | None = None
         #: names (``model``, ``self.model``) whose parameters the script trains
-        self.models: set[str] = set(_parameter_owners(self.index.parameter_calls))
-        self.models |= prepared_names(tree, code)  # accelerator.prepare(self.model): the trained model
+        self.models: set[str] = set(static.models)
         #: modules the script freezes on every path it takes (``vae.requires_grad_(False)``): not
         #: trained, so a cast of one (``vae.to(dtype=weight_dtype)``) is not of the trained weights
         self.frozen: set[str] = set()
         #: classes the file defines that subclass ``nn.Module``
-        self.modules = {c.name for c in self.index.classes if _is_module(c, self.names)}
+        self.modules = static.modules
         #: classes the file defines that subclass a training config class (``class
         #: MyArguments(TrainingArguments)``): calls of them are that config, with its inherited fields
-        self.configs = _config_subclasses(self.index.classes, self.names)
+        self.configs = static.configs
         #: values (keys as written) that could not be read, for notes: (key, where, why)
         self.unknown: list[tuple[str, tuple[int, int], str]] = []
         #: the names bound since the innermost undecided branch began (None: outside any)
@@ -411,7 +452,7 @@ class Collector:
         #: the evaluator of the names last read (dropped when the run ends: it refers back to the collector)
         self._evaluator: Evaluator | None = None
         #: module-level functions, while the module's own statements are read (their calls are recorded)
-        self._entries: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self._entries: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = static.entries
         #: function name → its one call from the module's statements and what it passes (None: not known)
         self._sites: dict[str, tuple[ast.Call, dict[str | int, tuple[Any, Any]] | None]] = {}
         #: reading the module's own statements (not a function's body)
@@ -424,7 +465,7 @@ class Collector:
         #: object → the attention implementation the script sets on it as an attribute
         self.attention: dict[str, Arg] = {}
         #: module-level function name → the lines that name it (:func:`_word_lines`)
-        self._words: dict[str, list[int]] = {}
+        self._words: dict[str, list[int]] = static.words
 
     # -- positions -------------------------------------------------------------------------
 
@@ -445,8 +486,6 @@ class Collector:
 
     def _run(self) -> None:
         env: dict[str, Any] = {"__name__": "__main__"}
-        self._entries = {n.name: n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        self._words = _code_lines(self.source, _word_lines(self.source, self._entries))
         self._module = True
         self.block(self.tree.body, env, inference=False)
         self._module = False

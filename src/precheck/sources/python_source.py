@@ -45,13 +45,16 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FileTooLarge, InputError
+from .flag_memo import read_once
 from .nodes import ATTENTION_PATCH, Document, Node, SourceNote
 from .notebook import Cell, code_cells
 from .parsed import parse as parse_once
 from .python_calls import Arg, Built, Call, Collector, cast_dtype, plugin_precision, recipe_default, trainer_dialect
+from .python_model_config import fields_read
 from .python_options import Flow, Given
 from .python_values import Dtype, Runtime, Unknown
 from .suppressions import scan as scan_suppressions
+from .tree_facts import calls
 
 if TYPE_CHECKING:
     from ..hardware import Hardware
@@ -193,7 +196,9 @@ _LOADED_KEYS = ("torch_dtype", "load_in_4bit", "load_in_8bit", "bnb_4bit_compute
 def model_keys(path: str, text: str, flags: Mapping[str, Given]) -> dict[str, Node]:
     """The model a script a launch line starts loads (its first ``from_pretrained`` for training),
     read with the launch's ``flags`` as its options' values: dtype and quantization, each where
-    the script decides it. Empty for a file that holds no training words or does not parse."""
+    the script decides it. Empty for a file that holds no training words or does not parse.
+    Read once per set of the flags the reading asks for (:func:`.flag_memo.read_once`): what it
+    reads must come from the path, the text and the flags alone, all read while it runs."""
     if not _training_words(text):
         return {}
     code = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -203,8 +208,14 @@ def model_keys(path: str, text: str, flags: Mapping[str, Given]) -> dict[str, No
         tree = parse_once(code, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
-    model = _Runs(path, text, code, tree, _identity, None, Flow(tree, code, path, flags))._model()
-    return {key: node for key, node in model.keys.items() if key in _LOADED_KEYS}
+
+    def read(given: Mapping[str, Given]) -> dict[str, Node]:
+        model = _Runs(path, text, code, tree, _identity, None, Flow(tree, code, path, given))._model()
+        return {key: node for key, node in model.keys.items() if key in _LOADED_KEYS}
+
+    # launches of one script often differ only in flags its model loading does not read; the
+    # key names every other input (the tree is the code's; no hardware: the model as written)
+    return read_once(tree, ("model-keys", path, text), flags, read)
 
 
 def _notebook(path: str, text: str, hardware: Hardware | None) -> list[Document]:
@@ -551,10 +562,10 @@ class _Runs:
         master weights), not the loop's own GradScaler. The note says so to the loop's resolver."""
         if "initialize" not in self.code:
             return None
-        for node in ast.walk(self.tree):
-            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
-                continue
+        for node in calls(self.tree):
             func = node.func
+            if not isinstance(func, ast.Attribute):
+                continue
             if func.attr == "initialize" and isinstance(func.value, ast.Name) and func.value.id in ("deepspeed", "ds"):
                 line, column = self.where(self.collector.at(node))
                 return SourceNote(
@@ -649,8 +660,11 @@ class _Runs:
                 self._put(keys, "attn_implementation", patch)
             return _Model(keys, None)
         if loader.kind == "model-config":
+            # a field reaches the model only where the script hands it on (model_name_or_path
+            # names the model whatever reads it)
+            read = fields_read(self.tree, self.collector.at, loader.at)
             for key in _MODEL_CONFIG_KEYS:
-                if key in loader.args:
+                if key in loader.args and (read is None or key in read or key == "model_name_or_path"):
                     self._put(keys, "torch_dtype" if key == "dtype" else key, loader.args[key])
             return _Model(keys, loader)
         args = loader.args
