@@ -35,9 +35,11 @@ MISSED = {
     "key `precision` with no line",
     "246-gpt-neox-bf16-torch-1.8.1-nccl-8xa100": "bf16 training on a torch release whose NCCL process group has no "
     "bfloat16 (torch < 1.10, pinned 1.8.1): no rule reads the torch version for bf16 collectives",
-    "318-ai-responder-yaml-fp16-and-bf16-ampere": "TrainingArguments(**device_args) whose dict is a section of "
-    "a YAML file the script loads at run time (picked by a runtime key, strings eval'ed): fp16 and bf16 both "
-    "true are not read",
+    "318-ai-responder-yaml-fp16-and-bf16-ampere": "TrainingArguments(**device_args) whose dict is one section "
+    "of the YAML's training_args block, picked by a key the code reads at run time (self.device, from "
+    "main_settings.training_device), in a code file outside the config's folder chain, with bf16 a string the "
+    'code eval\'s ("torch.cuda.is_bf16_supported()"): a block handed over whole (training_args: / trainer: / '
+    "args:, or a Hydra _target_ block) is read, a section chosen at run time is not",
     "321-t5-large-run-translation-fp16-nan": "a Python script run by its path (`./run_translation.py ...` after "
     "`cd examples/seq2seq`, its `#!` line the interpreter) is not taken as a launch: the T5 fp16 warning is lost",
 }

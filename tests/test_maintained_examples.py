@@ -211,3 +211,14 @@ def test_xtuner_launch_without_deepspeed_is_ddp_unsharded(tmp_path: Path) -> Non
     alone = [f for f in report.findings if f.rule == "PC801"]
     assert alone and all(f.severity.name == "WARNING" for f in alone)
     assert "ZeRO-3" in alone[0].message
+
+
+def test_nemo_example_recipe_runs_in_bf16() -> None:
+    # auto_config.py builds its run from `partial(llm.llama3_8b.pretrain_recipe, ...)()`
+    # (NVIDIA/NeMo@8cfedd7 examples/llm/auto_configurator/auto_config.py:51): the recipe's trainer,
+    # with its bf16_mixed() plugin (llama3_8b.py:138): none on 8xH100 (above), bf16 on a V100
+    report, _ = _run([FOLDERS["nemo"] / "auto_config.py"], "8xV100")
+    errors = [
+        (f.rule, Path(f.origin.path or "").name, f.origin.line) for f in report.findings if f.severity.name == "ERROR"
+    ]
+    assert errors == [("PC101", "auto_config.py", 51)]

@@ -61,6 +61,12 @@ def load_runs(path: str | Path, display: str | None = None, hardware: Hardware |
             handed = front_end(document, Path(path))
             if handed is not None:
                 return [handed]
+        if document.format in ("yaml", "json") and "_target_" in document.text:
+            from .front_end import targeted  # a Hydra block built as an HF/TRL argument class
+
+            built = targeted(document)
+            if built is not None:
+                return [built]
         return [document]
     shown = display if display is not None else str(path)
     text = read_text(Path(path), shown)

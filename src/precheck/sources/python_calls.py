@@ -193,6 +193,22 @@ _DECIDED_AT = "\0at "
 FLASH_PATCH = re.compile(r"(?i)^(?!is_|has_|check|disable|unpatch|restore|remove).*flash_?(?:attn|attention)")
 
 
+#: the calls that bind a callable's first arguments, the call of their result being the callable's
+#: (``functools.partial``: ``partial(func, *args, **keywords)(*more, **kw)`` calls
+#: ``func(*args, *more, **keywords, **kw)``, CPython ``Lib/functools.py`` ``partial.__call__``)
+_PARTIALS = frozenset(("functools.partial",))
+
+
+def _partial_call(node: ast.Call, partial: ast.Call) -> ast.Call:
+    """The call ``node`` (of ``partial(func, ...)``) as the call of ``func`` it makes, at ``node``'s place."""
+    call = ast.Call(
+        func=partial.args[0],
+        args=[*partial.args[1:], *node.args],
+        keywords=[*partial.keywords, *node.keywords],
+    )
+    return ast.copy_location(call, node)
+
+
 def _deferred(node: ast.Call, qualname_of: Callable[[ast.expr], str | None]) -> tuple[ast.Call, ast.expr, str]:
     """A deferred construction (``Config(Trainer, plugins=...)``, as the frameworks declare them:
     ``Framework.python_deferred_calls``) as the call it defers, ``Trainer(plugins=...)`` (the same
@@ -267,6 +283,11 @@ def recipe_default(qualname: str) -> str | None:
     from . import registered  # the registry's table (the registry imports the sources)
 
     return next((default for pattern, default in registered.recipe_defaults if pattern.match(qualname)), None)
+
+
+def _recipe(call: Call) -> bool:
+    """A recipe factory's call: the run with its trainer (``llm.llama3_8b.finetune_recipe(...)``)."""
+    return call.kind == "trainer-precision" and recipe_default(call.qualname) is not None
 
 
 def plugin_precision(call: Call) -> str | None:
@@ -721,6 +742,8 @@ class Collector:
         elif isinstance(target, ast.Attribute):
             if target.attr == "allow_tf32" and source is not None:
                 self._tf32(target, value, source)
+            if target.attr in ("plugins", "precision") and source is not None:
+                self._recipe_edit(target, value, source, env)
             owner_name = target.value.id if type(target.value) is ast.Name else None
             if owner_name is not None and self.flow is not None and owner_name in env:
                 rebound = self.flow.rebound(env[owner_name], target.attr, value)
@@ -746,6 +769,32 @@ class Collector:
                 self.environ[key] = Arg(value, key, self.at(target), self.at(source), self.source.segment(source))
                 if key == "CUDA_VISIBLE_DEVICES" and isinstance(value, str):
                     self._visible(value)
+
+    def _recipe_edit(self, target: ast.Attribute, value: Any, source: ast.expr, env: dict[str, Any]) -> None:
+        """A change to a recipe's trainer precision, read into the recipe's call: ``recipe.trainer.plugins
+        = fp16_mixed()`` replaces the plugin the factory built (the framework's documented way to
+        change a recipe's precision, cited where it declares its recipes; ``run.Config``/``run.Partial``
+        attributes are the arguments of the call they build, ``nemo_run/config.py``), ``recipe.trainer.plugins.precision
+        = "16-mixed"`` the plugin's precision. In a branch precheck cannot decide the change is unknown."""
+        parts = (_dotted(target) or "").split(".")
+        if (
+            len(parts) not in (3, 4)
+            or parts[1:3] != ["trainer", "plugins"]
+            or (len(parts) == 4) != (target.attr == "precision")
+        ):
+            return
+        recipe = env.get(parts[0])
+        if not (isinstance(recipe, Built) and _recipe(recipe.call)):
+            return
+        if self._written is not None:
+            value = Unknown("set in a branch precheck cannot decide")
+        arg = Arg(value, target.attr, self.at(target), self.at(source), self.source.segment(source))
+        args = recipe.call.args
+        if target.attr == "plugins":
+            args.pop("precision", None)  # a new plugin: the precision set on the old one is not its
+            args["plugins"] = arg
+        else:
+            args["precision"] = arg
 
     def _tf32(self, target: ast.Attribute, value: Any, source: ast.expr) -> None:
         """``torch.backends.cuda.matmul.allow_tf32 = value``: TF32 matmuls (torch's default False
@@ -882,8 +931,8 @@ class Collector:
 
     def _object(self, node: ast.Call) -> Any:
         call = self._seen.get(id(node))
-        if call is not None and call.kind in _BUILT:
-            return Built(call)
+        if call is not None and (call.kind in _BUILT or _recipe(call)):
+            return Built(call)  # (a recipe: its trainer's precision may be changed through it)
         if self.flow is not None and self._evaluator is not None:
             value = self.flow.call(node, self._evaluator)
             if value is not None:
@@ -969,8 +1018,11 @@ class Collector:
                 self._site(func.id, node, env)
             if method == "set_float32_matmul_precision" and qualname_of(func) == "torch.set_float32_matmul_precision":
                 self._matmul_precision(node, env)
-            qualname = qualname_of(func) or ""
             original = node
+            if type(func) is ast.Call and func.args and qualname_of(func.func) in _PARTIALS:
+                node = _partial_call(node, func)  # `partial(f, a=1)(b=2)`: the call `f(a=1, b=2)`
+                func = node.func
+            qualname = qualname_of(func) or ""
             if node.args and qualname in _deferred_calls():
                 node, func, qualname = _deferred(node, qualname_of)
             kind = kind_of(qualname)

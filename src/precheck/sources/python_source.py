@@ -101,8 +101,9 @@ def _training_words(text: str) -> bool:
     return "Config" in text and any(_config_name(text, m.start()) for m in _CONFIG_END.finditer(text))
 
 
-#: a call of a recipe factory, by the spelling the frameworks' declared patterns end with
-_RECIPE_CALL = re.compile(r"\w_recipe\s*\(")
+#: a call of a recipe factory, by the spelling the frameworks' declared patterns end with (or the
+#: factory handed to a call that calls it: ``partial(llm.llama3_8b.pretrain_recipe)()``)
+_RECIPE_CALL = re.compile(r"\w_recipe\s*[(),]")
 
 
 def _declares_recipes() -> bool:
@@ -498,9 +499,10 @@ class _Runs:
         loaders = [c for c in calls if c.kind in ("model", "unsloth")]
         mixed = [c for c in calls if c.kind in ("accelerator", "trainer-precision") and _precision_arg(c) is not None]
         if _RECIPE_TRAINER_CHANGED.search(self.code):
-            # a recipe whose trainer the script changes afterwards (`recipe.trainer.plugins = ...`):
-            # its factory's precision is not the run's, and the change is not followed
-            mixed = [c for c in mixed if recipe_default(c.qualname) is None or "precision" in c.args]
+            # a recipe whose trainer the script changes afterwards in a way not followed
+            # (`recipe.trainer = ...`): its factory's precision is not the run's (a changed plugin
+            # or plugin precision is read into the recipe's call, Collector._recipe_edit)
+            mixed = [c for c in mixed if recipe_default(c.qualname) is None or {"precision", "plugins"} & c.args.keys()]
         if mixed and self.collector.prepared and self.collector.backward_lines:
             # an autocast in a function that runs no backward (a validation pipeline) is not the
             # training step's: the Accelerator's mixed precision wraps the prepared model's forward
@@ -905,7 +907,7 @@ def _precision_arg(call: Call) -> Arg | None:
     precision plugin (``plugins=Plugin(precision="bf16-mixed")``, or a helper that sets one by
     its name), as the frameworks declare them (``Framework.python_precision_plugins``)."""
     own = call.args.get(_MIXED_KEY[call.kind])
-    if own is None and call.kind == "trainer-precision":
+    if own is None and call.kind == "trainer-precision" and "plugins" not in call.args:
         default = recipe_default(call.qualname)
         if default is not None:  # a recipe factory's trainer, in the precision it builds it with
             return Arg(default, None, None, call.at, f"{call.name}()")
