@@ -583,8 +583,11 @@ class _Runs:
         if autocast is None and weights is None:
             return
 
+        # the finding's key: the launch's flag the value came from, else the keyword as written
+        option = arg.option or arg.key
+
         def at(value: Any) -> Arg:
-            return Arg(value, None, arg.key_at, arg.at, arg.raw, via=arg.via, through=arg.through)
+            return Arg(value, None, arg.key_at, arg.at, arg.raw, via=arg.via, through=arg.through, option=option)
 
         if autocast is not None:
             self._put(root, "autocast", at(autocast != "no"))
@@ -801,7 +804,7 @@ class _Runs:
         line, column = self.where(arg.at)
         key_line, key_column = self.where(arg.key_at) if arg.key_at is not None else (line, column)
         value = _value(arg.value, line, column)
-        node = Node(value, line, column, arg.key, key_line, key_column, raw=arg.raw, via=arg.via)
+        node = Node(value, line, column, arg.key, key_line, key_column, raw=arg.raw, via=arg.via, option=arg.option)
         if arg.through:  # the other lines it flows through, as the file counts them (a notebook's)
             node.through = tuple(dict.fromkeys((None, self.where((at, 0))[0]) for at in arg.through))
         return node
@@ -859,7 +862,7 @@ def mixed_precision_keys(node: Node) -> dict[str, Node]:
         return {}
 
     def at(value: Any) -> Node:
-        return replace(node, value=value, key=None)
+        return replace(node, value=value, key=None, option=node.option or node.key)
 
     out: dict[str, Node] = {}
     if autocast is not None:
