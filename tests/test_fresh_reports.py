@@ -28,9 +28,6 @@ _RANK = {"info": 0, "warning": 1, "error": 2}
 
 #: the classes these cases show that precheck misses (the report names them for the lead)
 MISSED = {
-    "201-litgpt-lora-16-true-nf4-t4": "a jsonargparse `CLI(setup)` script's `--precision 16-true` reaches "
-    "L.Fabric only through a BitsandbytesPrecision(mode, dtype) plugin (precision=None): "
-    "the plugin's dtype is not read",
     "208-gpt-neox-bf16-section-without-precision": "a gpt-neox DeepSpeed bf16 section with no `precision`: "
     "releases before EleutherAI/gpt-neox#1311 build the model in fp32 and crash",
     "318-ai-responder-yaml-fp16-and-bf16-ampere": "TrainingArguments(**device_args) whose dict is a section of "

@@ -260,6 +260,19 @@ def _declared() -> tuple[Mapping[str, str], tuple[str, ...], Mapping[str, str | 
 
 
 @lru_cache(maxsize=1)
+def _plugin_parameters() -> Mapping[str, tuple[str, ...]]:
+    """A precision plugin's positional parameters when its first is not ``precision``
+    (``Framework.python_plugin_parameters``)."""
+    from . import registered  # the registry's table (the registry imports the sources)
+
+    return registered.plugin_parameters
+
+
+#: a precision plugin's positional parameters, unless its framework declares others
+_PLUGIN_POSITIONAL = ("precision",)
+
+
+@lru_cache(maxsize=1)
 def _deferred_calls() -> frozenset[str]:
     """The calls that build another later, its callee first (``Framework.python_deferred_calls``)."""
     from . import registered  # the registry's table (the registry imports the sources)
@@ -1003,6 +1016,8 @@ class Collector:
         params = AUTOCASTS.get(call.qualname) or SCALERS.get(call.qualname) or POSITIONAL.get(call.kind)
         if call.kind == "model":
             params = POSITIONAL["from_pretrained"]
+        elif call.kind == "precision-plugin":  # HalfPrecision("bf16-true"), BitsandbytesPrecision("nf4", dtype)
+            params = _plugin_parameters().get(call.qualname.rsplit(".", 1)[-1], _PLUGIN_POSITIONAL)
         for index, positional in enumerate(node.args):
             if isinstance(positional, ast.Starred) or params is None or index >= len(params):
                 continue

@@ -57,12 +57,13 @@ if TYPE_CHECKING:
     from ..hardware import Hardware
 
 #: a cheap test before parsing: a file holds a run only if it names a training config
-#: class, a GradScaler, calls ``.backward(`` or names a precision and constructs a framework
-#: object that takes one (``Fabric(``, ``Trainer(``, ``Accelerator(``); the rest is never parsed
+#: class, a GradScaler, calls ``.backward(`` or names a precision (or a ``...Precision`` plugin)
+#: and constructs a framework object that takes one (``Fabric(``, ``Trainer(``, ``Accelerator(``);
+#: the rest is never parsed
 _TRAINING_WORDS = re.compile(
     r"TrainingArguments|\b(?:SFT|DPO|GRPO|ORPO|KTO|Reward|PPO|CPO|BCO|PRM|OnlineDPO|RLOO|NashMD|XPO|GKD|GSPO|"
     r"IterativeSFT)Config\b|GradScaler|\.backward\s*\(|precision\s*=\s*[\"'](?:bf16|16)"
-    r"|(?s:^(?=.*precision)(?=.*\b(?:Fabric|Trainer|Accelerator)\s*\())"
+    r"|(?s:^(?=.*[pP]recision)(?=.*\b(?:Fabric|Trainer|Accelerator)\s*\())"
     r"|(?s:^(?=.*deepspeed)(?=.*(?:initialize|DeepSpeedConfig)))"
     r"|(?s:^(?=.*Accelerator)(?=.*\.prepare\())"
 )
@@ -87,6 +88,8 @@ def _training_words(text: str) -> bool:
         return True
     if "precision" in text and (_PRECISION.search(text) or _FRAMEWORK_OBJECT.search(text)):
         return True
+    if "Precision" in text and _FRAMEWORK_OBJECT.search(text):
+        return True  # a precision plugin handed to one (``plugins=HalfPrecision("bf16-true")``)
     if "deepspeed" in text and ("initialize" in text or "DeepSpeedConfig" in text):
         return True
     if "Accelerator" in text and ".prepare(" in text:
@@ -898,16 +901,37 @@ def _precision_arg(call: Call) -> Arg | None:
         default = recipe_default(call.qualname)
         if default is not None:  # a recipe factory's trainer, in the precision it builds it with
             return Arg(default, None, None, call.at, f"{call.name}()")
-    if own is not None or call.kind != "trainer-precision" or "plugins" not in call.args:
+    # (``precision=None`` beside a precision plugin: Fabric takes the plugin, and raises "Received both
+    # `precision=...` and `plugins=...`" for both: lightning fabric/connector.py:249-255@2.1.3)
+    if (own is not None and own.value is not None) or call.kind != "trainer-precision" or "plugins" not in call.args:
         return own
     plugins = call.args["plugins"].value
     for value in plugins if isinstance(plugins, (list, tuple)) else (plugins,):
         if isinstance(value, Built) and value.call.kind == "precision-plugin":
             implied = plugin_precision(value.call)
             if implied is None:
-                return value.call.args.get("precision")
+                return value.call.args.get("precision") or _plugin_dtype(value.call)
             return Arg(implied, None, None, value.call.at, f"{value.call.name}()")
-    return None
+    return own
+
+
+#: a plugin's compute dtype → the Lightning precision that trains in it
+_TRUE_PRECISION = {"float16": "16-true", "bfloat16": "bf16-true", "float32": "32-true"}
+
+
+def _plugin_dtype(call: Call) -> Arg | None:
+    """A precision plugin that takes a ``dtype`` and no ``precision``: Lightning's
+    ``BitsandbytesPrecision(mode, dtype)`` creates the layers it does not quantize under that
+    dtype (``tensor_init_context``/``module_init_context``: ``_DtypeContextManager(self.dtype)``),
+    runs the forward in it (``forward_context``), sets it as the 4-bit layers' compute dtype
+    (``convert_module``) and creates no GradScaler: the run trains as ``"<dtype>-true"`` would
+    (lightning ``fabric/plugins/precision/bitsandbytes.py:74-81,113-139``@2.1.3). With no
+    ``dtype`` it picks bf16 where the GPU supports it, else fp16 (``:79-81``), float16 for the
+    int8 modes (``:76-77``): not read here (None)."""
+    dtype = call.args.get("dtype")
+    if dtype is None or not isinstance(dtype.value, Dtype) or dtype.value.name not in _TRUE_PRECISION:
+        return None
+    return replace(dtype, value=_TRUE_PRECISION[dtype.value.name])
 
 
 #: an assignment that changes a built run's trainer or its precision plugin (``recipe.trainer =``,

@@ -25,6 +25,23 @@ NEMO2_PRECISION_PLUGINS: tuple[tuple[str, str | None], ...] = (
     ("fp16_with_fp8_subchannel_scaling_mixed", "16-mixed"),
 )
 
+#: Lightning's own precision plugins (``plugins=`` of ``Fabric``/``Trainer``), each taking its
+#: ``precision=`` (lightning 2.1.3 ``fabric/plugins/precision/half.py:35`` ``HalfPrecision(precision=
+#: "16-true")``, ``amp.py:38`` ``MixedPrecision(precision, device, scaler)``, ``fsdp.py:52``,
+#: ``deepspeed.py``; the ``...Plugin`` names are lightning 2.0's ``pytorch/plugins/precision``), and
+#: ``BitsandbytesPrecision(mode, dtype)`` (``bitsandbytes.py:66-71``), whose ``dtype`` decides
+#: (``python_source._plugin_dtype``)
+LIGHTNING_PRECISION_PLUGINS: tuple[tuple[str, str | None], ...] = tuple(
+    (name, None)
+    for base in ("HalfPrecision", "MixedPrecision", "FSDPPrecision", "DeepSpeedPrecision", "BitsandbytesPrecision")
+    for name in (base, f"{base}Plugin")
+)
+#: their positional parameters where the first is not ``precision``
+LIGHTNING_PLUGIN_PARAMETERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("BitsandbytesPrecision", ("mode", "dtype", "ignore_modules")),
+    ("BitsandbytesPrecisionPlugin", ("mode", "dtype", "ignore_modules")),
+)
+
 FRAMEWORK = Framework(
     name="lightning",
     distribution="lightning",
@@ -43,7 +60,8 @@ FRAMEWORK = Framework(
     signature=frozenset(("trainer",)),
     # NeMo 2 (``nemo.lightning.Trainer``, a Lightning Trainer) takes its precision as a plugin
     python_trainer_packages=("lightning", "pytorch_lightning", "lightning_fabric", "nemo"),
-    python_precision_plugins=NEMO2_PRECISION_PLUGINS,
+    python_precision_plugins=NEMO2_PRECISION_PLUGINS + LIGHTNING_PRECISION_PLUGINS,
+    python_plugin_parameters=LIGHTNING_PLUGIN_PARAMETERS,
     # NeMo-Run's deferred constructions (``nemo_run/config.py``: ``Config(cls, **kwargs)`` builds
     # ``cls(**kwargs)``, ``Partial(fn, **kwargs)`` calls ``fn``): recipes build their Trainer so
     # NeMo 2's recipe factories (``llm.llama3_8b.finetune_recipe(...)``) build their Trainer with
