@@ -49,6 +49,10 @@ FRAMEWORK = Framework(
         keeps_deepspeed_auto=True,
         precision_without_bf16=("16-mixed", "use fp16 mixed precision"),
         precision_modes=True,
+        # LitGPT's `quantize: bnb.*`: `if "mixed" in precision: raise ValueError("Quantization and mixed
+        # precision is not supported.")`, then `{"16-true": torch.float16, "bf16-true": torch.bfloat16,
+        # "32-true": torch.float32}[precision]` (litgpt/finetune/lora.py:142-149@0.5.13)
+        quantized_precisions=(("bf16-true", "bf16 weights and compute"), ("32-true", "fp32")),
         label=modes.LABEL,
         refuses_deepspeed_accumulation=f"{modes.PACKAGE}.deepspeed_accumulation",
         own_loop_variants=frozenset((modes.GPT_VARIANT,)),
