@@ -44,3 +44,22 @@ def test_the_hub_qlora_bf16_true_on_a_v100_is_fixed_with_32_true(tmp_path: Path)
     found = findings(tmp_path, "litgpt finetune lora --config qlora.yaml", "V100")
     (fix,) = [fix for rule, _, fix in found if rule == "PC101"]
     assert "set `precision: 32-true`" in fix and "16-mixed" not in fix
+
+
+def test_an_unset_precision_the_default_makes_bf16_is_keyed_and_fixed_with_32_true(tmp_path: Path) -> None:
+    """No `precision` anywhere: LitGPT's get_default_supported_precision picks bf16 (emulation counted
+    on a T4): PC101 points at the launch with key `precision`, its fix adds `--precision 32-true`, which
+    every LitGPT command takes (`pretrain` refuses 16-bit ones). The hub's phi-2/lora.yaml (litgpt
+    0.5.13) with its `precision:` line taken out, launched as `litgpt finetune lora --config`."""
+    hub = QLORA.parent.parent / "phi-2" / "lora.yaml"
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    text = "".join(
+        line for line in hub.read_text(encoding="utf-8").splitlines(True) if not line.startswith("precision:")
+    )
+    (tmp_path / "lora.yaml").write_text(text, encoding="utf-8")
+    launch = tmp_path / "finetune.sh"
+    launch.write_text("#!/bin/bash\nlitgpt finetune lora --config lora.yaml\n", encoding="utf-8")
+    report = engine.run([str(launch)], from_specs(["T4"], {}), env={})
+    (found,) = [f for f in report.findings if f.rule == "PC101"]
+    assert found.origin.shown_key == "precision" and found.origin.path == str(launch)
+    assert found.fix is not None and "set `--precision 32-true`" in found.fix.text()

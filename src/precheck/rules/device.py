@@ -69,6 +69,16 @@ def _switch_to_fp16(ctx: Context) -> Fix:
             f"train in {value} ({means}): `{written(config.quantize, 'quantize')}` takes no mixed precision",
             edits_for(config.precision, config.path, value),
         )
+    if traits.precision_without_bf16 is not None and config.precision is None and traits.quantized_precisions:
+        # no precision set, the framework's default picked bf16 (LitGPT's get_default_supported_precision):
+        # set the mode without bf16 that every one of its commands takes (LitGPT: 32-true; `pretrain`
+        # refuses the 16-bit ones, litgpt/pretrain.py:52@0.5.13)
+        value, means = traits.quantized_precisions[-1]
+        return Fix(
+            f"set the precision to {value} ({means}), or to {traits.precision_without_bf16[0]} where the command "
+            "takes it",
+            (Edit(config.path, "precision", value, format=config.format or None),),
+        )
     if traits.precision_without_bf16 is not None and config.precision is not None:
         value, description = traits.precision_without_bf16
         return Fix(description, edits_for(config.precision, config.path, value))
