@@ -63,16 +63,15 @@ def _switch_to_fp16(ctx: Context) -> Fix:
     config, plan = ctx.config, ctx.plan
     traits = config.traits
     if traits.quantized_precisions and config.quantize is not None and config.precision is not None:
-        # its quantized path refuses the mixed modes: its fp32 mode (LitGPT: 32-true)
+        # its quantized path refuses the mixed modes: its fp32 mode (Traits.quantized_precisions)
         value, means = traits.quantized_precisions[-1]
         return Fix(
             f"train in {value} ({means}): `{written(config.quantize, 'quantize')}` takes no mixed precision",
             edits_for(config.precision, config.path, value),
         )
     if traits.precision_without_bf16 is not None and config.precision is None and traits.quantized_precisions:
-        # no precision set, the framework's default picked bf16 (LitGPT's get_default_supported_precision):
-        # set the mode without bf16 that every one of its commands takes (LitGPT: 32-true; `pretrain`
-        # refuses the 16-bit ones, litgpt/pretrain.py:52@0.5.13)
+        # no precision set, the framework's default picked bf16: set the mode without bf16 that every
+        # one of its commands takes, its quantized path's fp32 one (the framework's traits cite why)
         value, means = traits.quantized_precisions[-1]
         return Fix(
             f"set the precision to {value} ({means}), or to {traits.precision_without_bf16[0]} where the command "

@@ -901,8 +901,8 @@ def _precision_arg(call: Call) -> Arg | None:
         default = recipe_default(call.qualname)
         if default is not None:  # a recipe factory's trainer, in the precision it builds it with
             return Arg(default, None, None, call.at, f"{call.name}()")
-    # (``precision=None`` beside a precision plugin: Fabric takes the plugin, and raises "Received both
-    # `precision=...` and `plugins=...`" for both: lightning fabric/connector.py:249-255@2.1.3)
+    # (``precision=None`` beside a precision plugin: the trainer takes the plugin's, as the
+    # framework declaring the plugin documents: ``Framework.python_precision_plugins``)
     if (own is not None and own.value is not None) or call.kind != "trainer-precision" or "plugins" not in call.args:
         return own
     plugins = call.args["plugins"].value
@@ -915,19 +915,16 @@ def _precision_arg(call: Call) -> Arg | None:
     return own
 
 
-#: a plugin's compute dtype → the Lightning precision that trains in it
+#: a plugin's compute dtype → the precision mode that trains in it
 _TRUE_PRECISION = {"float16": "16-true", "bfloat16": "bf16-true", "float32": "32-true"}
 
 
 def _plugin_dtype(call: Call) -> Arg | None:
-    """A precision plugin that takes a ``dtype`` and no ``precision``: Lightning's
-    ``BitsandbytesPrecision(mode, dtype)`` creates the layers it does not quantize under that
-    dtype (``tensor_init_context``/``module_init_context``: ``_DtypeContextManager(self.dtype)``),
-    runs the forward in it (``forward_context``), sets it as the 4-bit layers' compute dtype
-    (``convert_module``) and creates no GradScaler: the run trains as ``"<dtype>-true"`` would
-    (lightning ``fabric/plugins/precision/bitsandbytes.py:74-81,113-139``@2.1.3). With no
-    ``dtype`` it picks bf16 where the GPU supports it, else fp16 (``:79-81``), float16 for the
-    int8 modes (``:76-77``): not read here (None)."""
+    """A precision plugin that takes a ``dtype`` and no ``precision`` (a quantization plugin, as
+    its framework declares it: ``Framework.python_plugin_parameters``, whose citation says why):
+    it creates the layers it does not quantize in that dtype, runs the forward in it and creates
+    no GradScaler, so the run trains as ``"<dtype>-true"`` would. With no ``dtype`` the plugin
+    picks one at run time (None here)."""
     dtype = call.args.get("dtype")
     if dtype is None or not isinstance(dtype.value, Dtype) or dtype.value.name not in _TRUE_PRECISION:
         return None

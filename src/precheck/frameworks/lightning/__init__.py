@@ -36,7 +36,14 @@ LIGHTNING_PRECISION_PLUGINS: tuple[tuple[str, str | None], ...] = tuple(
     for base in ("HalfPrecision", "MixedPrecision", "FSDPPrecision", "DeepSpeedPrecision", "BitsandbytesPrecision")
     for name in (base, f"{base}Plugin")
 )
-#: their positional parameters where the first is not ``precision``
+#: their positional parameters where the first is not ``precision``. ``BitsandbytesPrecision``
+#: creates the layers it does not quantize under its dtype (``tensor_init_context``/
+#: ``module_init_context``: ``_DtypeContextManager(self.dtype)``), runs the forward in it
+#: (``forward_context``), sets it as the 4-bit layers' compute dtype (``convert_module``) and
+#: creates no GradScaler (``fabric/plugins/precision/bitsandbytes.py:74-81,99-139``@2.1.3): the run
+#: trains as "<dtype>-true"; with ``dtype=None`` it picks bf16 where the GPU has it, else fp16 (int8
+#: modes: fp16). Fabric with ``precision=None`` takes a precision plugin, and raises "Received both
+#: `precision=...` and `plugins=...`" for both (``fabric/connector.py:249-255``@2.1.3)
 LIGHTNING_PLUGIN_PARAMETERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("BitsandbytesPrecision", ("mode", "dtype", "ignore_modules")),
     ("BitsandbytesPrecisionPlugin", ("mode", "dtype", "ignore_modules")),

@@ -551,7 +551,7 @@ def _bitsandbytes(config: TrainingConfig, mode: _Mode, count: int | None, kind: 
             + quote(f"{PACKAGE}.bnb_int8_dtype", mode=repr(method[4:]), dtype=f"torch.{dtype}")
         )
     tag = f" [{'; '.join(problems)}]" if problems else ""
-    # LitGPT's dtype is its precision's (`dtype = {...}[precision]`): the precision set decides it,
+    # the GPT variant's dtype is its precision's (`dtype = {...}[precision]`): the precision set decides it,
     # through the quantize that hands it to the plugin; a plugin's own `dtype` otherwise
     decided = mode.origin if kind == GPT_VARIANT and mode.origin.in_file else bits.origin
     detail = f"BitsandbytesPrecision(dtype={dtype}): weights, LoRA and inputs in {dtype}{tag}"
