@@ -1,5 +1,5 @@
 """Issue 28's measure on our own material: real failure reports in the frameworks whose code is
-an installed package (LitGPT, llm-foundry/Composer, NeMo 2.0, gpt-neox, a TRL YAML front-end),
+an installed package (LitGPT, llm-foundry/Composer, NeMo 2.0, gpt-neox, xtuner, a TRL YAML front-end),
 rebuilt as cases in the shared reports' format (``tests/fixtures/fresh_reports/``, each with its
 ``source.url``). Each case runs precheck as the scorer does (``precheck ARGS --format json
 PATHS`` in the case's folder): a clean case has no error; a buggy case has a finding at one
@@ -30,9 +30,11 @@ _RANK = {"info": 0, "warning": 1, "error": 2}
 MISSED = {
     "208-gpt-neox-bf16-section-without-precision": "a gpt-neox DeepSpeed bf16 section with no `precision`: "
     "releases before EleutherAI/gpt-neox#1311 build the model in fp32 and crash",
-    "318-ai-responder-yaml-fp16-and-bf16-ampere": "TrainingArguments(**device_args) whose dict is a section of "
-    "a YAML file the script loads at run time (picked by a runtime key, strings eval'ed): fp16 and bf16 both "
-    "true are not read",
+    "318-ai-responder-yaml-fp16-and-bf16-ampere": "TrainingArguments(**device_args) whose dict is one section "
+    "of the YAML's training_args block, picked by a key the code reads at run time (self.device, from "
+    "main_settings.training_device), in a code file outside the config's folder chain, with bf16 a string the "
+    'code eval\'s ("torch.cuda.is_bf16_supported()"): a block handed over whole (training_args: / trainer: / '
+    "args:, or a Hydra _target_ block) is read, a section chosen at run time is not",
     "321-t5-large-run-translation-fp16-nan": "a Python script run by its path (`./run_translation.py ...` after "
     "`cd examples/seq2seq`, its `#!` line the interpreter) is not taken as a launch: the T5 fp16 warning is lost",
 }

@@ -91,3 +91,79 @@ def test_glm_front_ends(folder: Path) -> None:
         documents = load_runs(path, str(path))
         assert [d.dialect for d in documents] == ["hf-trainer"], path
         assert errors(path, "8xH100") == set() and errors(path, "V100") == set()
+
+
+#: Hydra configs that build TRL's GRPOConfig from a `_target_` block: gensyn-ai/rl-swarm's
+#: rgym_exp/config/rg-swarm.yaml@4d44599 (3f32e09^, the file of rl-swarm#396), and its
+#: code-gen-swarm.yaml@9c95410, whose `_target_: code_gen_exp.src.proposer.PPOConfig` is the
+#: repository's own class, not TRL's
+HYDRA = Path(__file__).parent / "fixtures" / "hydra_front_end"
+
+
+def test_hydra_target_block_is_read_as_its_class() -> None:
+    # TRL's GRPOConfig: bf16 None -> `not fp16` (trl/trainer/grpo_config.py:530@0.19.1): fp16: false
+    # leaves bf16 on, which a T4 lacks; cited at the block's `_target_:` (a default of the class)
+    config = HYDRA / "rl-swarm-rg-swarm.yaml"
+    (run_,) = load_runs(config)
+    assert run_.dialect == "trl" and "fp16" in run_.mapping() and "_target_" in run_.mapping()
+    assert errors(config, "T4") == {("PC101", config.name, 61)}
+    assert errors(config, "A100") == set()
+
+
+def test_hydra_reference_is_the_referred_value(tmp_path: Path) -> None:
+    # the community's fix of rl-swarm#396 (fp16/bf16 false under `training:`, referred to by the
+    # block): no bf16 left; the same file with `bf16: true` there is an error
+    text = (HYDRA / "rl-swarm-rg-swarm.yaml").read_text(encoding="utf-8")
+    fixed = text.replace("  fp16: false #", "  bf16: false\n  fp16: false #").replace(
+        "      fp16: ${training.fp16}\n", "      fp16: ${training.fp16}\n      bf16: ${training.bf16}\n"
+    )
+    assert fixed != text
+    path = write(tmp_path, "rg-swarm.yaml", fixed)
+    assert errors(path, "T4") == set()
+    path.write_text(fixed.replace("  bf16: false\n", "  bf16: true\n"), encoding="utf-8")
+    assert {rule for rule, _, _ in errors(path, "T4")} == {"PC101"}
+
+
+def test_hydra_target_of_another_package_or_partial_is_not_a_run(tmp_path: Path) -> None:
+    (own,) = load_runs(HYDRA / "rl-swarm-code-gen-swarm.yaml")
+    assert own.dialect is None
+    partial = write(
+        tmp_path, "c.yaml", "args:\n  _target_: transformers.TrainingArguments\n  _partial_: true\n  bf16: true\n"
+    )
+    (read,) = load_runs(partial)
+    assert read.dialect is None
+    whole = write(tmp_path, "d.yaml", "args:\n  _target_: transformers.TrainingArguments\n  bf16: true\n")
+    assert errors(whole, "V100") == {("PC101", "d.yaml", 3)}
+
+
+def test_block_bound_to_a_name_then_handed_over(tmp_path: Path) -> None:
+    # `args = cfg["training_args"]` ... `TrainingArguments(**args)`: the name holds the whole block
+    write(tmp_path, "requirements.txt", "")
+    config = write(tmp_path, "config.yaml", FRONT_END.replace("  deepspeed: configs/ds.json\n", ""))
+    write(
+        tmp_path,
+        "train.py",
+        'cfg = yaml.safe_load(open("config.yaml"))\nargs = cfg["training_args"]\nTrainingArguments(**args)\n',
+    )
+    assert errors(config, "V100") == {("PC101", "config.yaml", 7)}
+    # one section of the block, chosen at run time: not read
+    write(tmp_path, "train.py", 'args = cfg.get("training_args", {}).get(device, {})\nTrainingArguments(**args)\n')
+    from precheck.sources import front_end
+
+    front_end.clear()
+    assert errors(config, "V100") == set()
+
+
+def test_code_in_a_folder_beside_the_config(tmp_path: Path) -> None:
+    # configs/train.yaml and src/train.py under the repository's root: the code that names the
+    # config file hands its block over; code that does not name it is not taken for its reader
+    from precheck.sources import front_end
+
+    write(tmp_path, "pyproject.toml", "")
+    config = write(tmp_path, "configs/train.yaml", FRONT_END.replace("  deepspeed: configs/ds.json\n", ""))
+    code = write(tmp_path, "src/other.py", "TrainingArguments(**cfg['training_args'])\n")
+    front_end.clear()
+    assert errors(config, "V100") == set()
+    code.write_text('cfg = yaml.safe_load(open("configs/train.yaml"))\nTrainingArguments(**cfg["training_args"])\n')
+    front_end.clear()
+    assert errors(config, "V100") == {("PC101", "train.yaml", 7)}

@@ -144,3 +144,81 @@ def test_xtuner_sequence_parallel_config_runs_under_deepspeed() -> None:
     assert not [f for f in report.findings if f.severity.name in ("ERROR", "WARNING")]
     plan = _plan(results[sp8.name])
     assert (plan["params"], plan["master"]) == ("bfloat16", "float32")
+
+
+def test_xtuner_sequence_parallel_memory_leaves_the_zero_stage_to_the_launch(tmp_path: Path) -> None:
+    # every bundled DeepSpeed file fills fp16/bf16 "auto" alike, but their ZeRO stage differs and the
+    # 70B configs' READMEs launch deepspeed_zero3: the stage a config alone runs under is the launch's,
+    # so its memory estimate is the best case with that assumption named; a launch that names its
+    # file is a fact (70B full fine-tune states on 8 cards: no stage fits)
+    sp8 = XTUNER / "llama2_70b_full_alpaca_enzh_128k_sp8.py"
+    report, _ = _run([sp8], "8xH100")
+    memory = [f for f in report.findings if f.rule == "PC801"]
+    assert memory and all(f.severity.name == "WARNING" for f in memory)
+    assert any("shards without CPU offload" in a for f in memory for a in f.assumptions)
+    (tmp_path / sp8.name).write_text(sp8.read_text(encoding="utf-8"), encoding="utf-8")
+    for stage in ("deepspeed_zero2", "deepspeed_zero3"):
+        launch = tmp_path / f"{stage}.sh"
+        launch.write_text(f"NPROC_PER_NODE=8 xtuner train {sp8.name} --deepspeed {stage}\n", encoding="utf-8")
+        report, _ = _run([launch], "8xH100")
+        assert [f.severity.name for f in report.findings if f.rule == "PC801"] == ["ERROR"], stage
+
+
+def test_xtuner_memory_reads_the_dataloader_and_activation_checkpointing(tmp_path: Path) -> None:
+    # train_dataloader's batch_size and its dataset's max_length are the micro-batch and sequence;
+    # SupervisedFinetune checkpoints activations unless use_activation_checkpointing=False
+    # (model/sft.py:90@0.2.0)
+    _, results = _run([PGBOOKS], "8xH100")
+    plan = results[PGBOOKS.name].plan
+    config = results[PGBOOKS.name].config
+    assert plan is not None and config is not None
+    assert plan.gradient_checkpointing is not None and plan.gradient_checkpointing.value is True
+    assert config.batch_size is not None and config.batch_size.value == 1
+    assert config.seq_len is None  # a pre-tokenized dataset: the module's max_length is not the dataset's
+    # a second real config (EmoLLM's, fresh report case 222): micro-batch 8 x 2048 on a 24 GB card
+    emollm = ROOT / "tests/fixtures/fresh_reports/cases/222-emollm-xtuner-internlm2-7b-qlora-batch8-3090ti-memory"
+    config_file = emollm / "internlm2_7b_chat_qlora_e3.py"
+    report, results = _run([config_file], "1xRTX3090Ti")
+    near = [f for f in report.findings if f.rule in ("PC801", "PC802")]
+    assert near and "micro-batch 1" in (near[0].fix.description if near[0].fix else "")
+    off = tmp_path / config_file.name
+    off.write_text(
+        config_file.read_text(encoding="utf-8").replace(
+            "type=SupervisedFinetune,", "type=SupervisedFinetune,\n    use_activation_checkpointing=False,"
+        ),
+        encoding="utf-8",
+    )
+    _, results = _run([off], "1xRTX3090Ti")
+    plan = results[off.name].plan
+    assert plan is not None and plan.gradient_checkpointing is not None
+    assert plan.gradient_checkpointing.value is False and plan.gradient_checkpointing.origin.line is not None
+
+
+def test_xtuner_launch_without_deepspeed_is_ddp_unsharded(tmp_path: Path) -> None:
+    # `xtuner train CONFIG` without --deepspeed sets no strategy (tools/train.py:278-366@0.2.0): mmengine
+    # wraps the model in MMDistributedDataParallel, a full copy per GPU (InternLM/xtuner#88, fresh case 224):
+    # the memory estimate is the unsharded one and rests on no launcher assumption; the config alone
+    # (the launch unknown) keeps the best case with that assumption named
+    config = XTUNER / "llama2_70b_full_wizardlm_e1.py"
+    (tmp_path / config.name).write_text(config.read_text(encoding="utf-8"), encoding="utf-8")
+    launch = tmp_path / "ddp.sh"
+    launch.write_text(f"NPROC_PER_NODE=8 xtuner train {config.name}\n", encoding="utf-8")
+    report, _ = _run([launch], "8xH100")
+    memory = [f for f in report.findings if f.rule == "PC801"]
+    assert [f.severity.name for f in memory] == ["ERROR"]
+    assert "sharded" not in memory[0].message and not memory[0].assumptions
+    report, _ = _run([config], "8xH100")
+    alone = [f for f in report.findings if f.rule == "PC801"]
+    assert alone and all(f.severity.name == "WARNING" for f in alone)
+    assert "ZeRO-3" in alone[0].message
+
+
+def test_nemo_example_recipe_runs_in_bf16() -> None:
+    # auto_config.py builds its run from `partial(llm.llama3_8b.pretrain_recipe, ...)()`
+    # (NVIDIA/NeMo@8cfedd7 examples/llm/auto_configurator/auto_config.py:51): the recipe's trainer,
+    # with its bf16_mixed() plugin (llama3_8b.py:138): none on 8xH100 (above), bf16 on a V100
+    report, _ = _run([FOLDERS["nemo"] / "auto_config.py"], "8xV100")
+    errors = [
+        (f.rule, Path(f.origin.path or "").name, f.origin.line) for f in report.findings if f.severity.name == "ERROR"
+    ]
+    assert errors == [("PC101", "auto_config.py", 51)]

@@ -87,6 +87,8 @@ REQUIRED = [
     "t5-large",
     "t5-3b",
     "t5-11b",
+    "internlm2-7b",
+    "internlm2-1_8b",
 ]
 
 
@@ -137,6 +139,10 @@ def test_params_property_is_the_count() -> None:
         ("Qwen/Qwen3-8B-Base", "Qwen3-8B"),
         ("microsoft/Phi-3-mini-128k-instruct", "Phi-3-mini"),
         ("microsoft/phi-2", "phi-2"),
+        ("internlm/internlm2-chat-7b", "internlm2-7b"),
+        ("/root/share/model_repos/internlm2-chat-7b", "internlm2-7b"),
+        ("internlm/internlm2_5-7b-chat", "internlm2-7b"),
+        ("internlm/internlm2-chat-1_8b", "internlm2-1_8b"),
         ("META-LLAMA/LLAMA-2-13B-HF", "Llama-2-13b"),
         ("/data/checkpoints/Qwen2.5-0.5B-Instruct/", "Qwen2.5-0.5B"),
         (
@@ -169,6 +175,8 @@ def test_size_for_known(model_name: str, expected: str) -> None:
         "TinyLlama/TinyLlama_v1.1",
         "t5",
         "Qwen/Qwen3-30B-A3B",
+        "internlm/internlm2-chat-20b",
+        "internlm/internlm-chat-7b",
     ],
 )
 def test_size_for_unknown_is_none(model_name: str) -> None:

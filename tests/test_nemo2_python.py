@@ -87,7 +87,8 @@ def test_transformer_engine_fp8_needs_sm89(tmp_path: Path, plugins: str) -> None
 
 
 RECIPE = (
-    "import nemo_run as run\nfrom nemo.collections import llm\n\n"
+    "import nemo_run as run\nfrom nemo import lightning as nl\nfrom nemo.collections import llm\n"
+    "from nemo.collections.llm.recipes.precision.mixed_precision import bf16_mixed, bf16_with_fp8_mixed, fp16_mixed\n\n"
     'recipe = llm.{model}.finetune_recipe(name="r", dir="/ckpt", num_nodes=1, num_gpus_per_node=8{extra})\n'
     "recipe.trainer.max_steps = 100\n{after}run.run(recipe, executor=run.LocalExecutor())\n"
 )
@@ -100,8 +101,22 @@ RECIPE = (
         ("llama3_8b", "", "", ["PC101"]),
         ("qwen2_7b", "", "", ["PC101"]),
         ("qwen2_7b", ', precision="16-mixed"', "", []),  # the recipe's own precision parameter
-        # the trainer changed afterwards: not followed, so the factory's default is not the run's
+        # the plugin or its precision changed afterwards (NeMo 2's documented way to change a
+        # recipe's precision, docs/source/features/mixed_precision.rst@8cfedd7): the change is the run's
         ("llama3_8b", "", "recipe.trainer.plugins = fp16_mixed()\n", []),
+        ("mamba2_780m", "", "recipe.trainer.plugins = bf16_mixed()\n", ["PC101"]),
+        ("qwen2_7b", "", 'recipe.trainer.plugins = run.Config(nl.MegatronMixedPrecision, precision="16-mixed")\n', []),
+        ("llama3_8b", "", 'recipe.trainer.plugins.precision = "16-mixed"\n', []),
+        (
+            "llama3_8b",
+            "",
+            'recipe.trainer.plugins = fp16_mixed()\nrecipe.trainer.plugins.precision = "bf16-mixed"\n',
+            ["PC101"],
+        ),
+        ("llama3_8b", "", "recipe.trainer.plugins = bf16_with_fp8_mixed()\n", ["PC101", "PC104"]),
+        # in a branch precheck cannot decide, or the whole trainer replaced: not the factory's default
+        ("llama3_8b", "", "if use_fp16:\n    recipe.trainer.plugins = fp16_mixed()\n", []),
+        ("llama3_8b", "", "recipe.trainer = my_trainer()\n", []),
         # the HF AutoModel recipe sets no precision plugin (hf_auto_model_for_causal_lm.py:109-120)
         ("hf_auto_model_for_causal_lm", "", "", []),
     ],
@@ -122,3 +137,30 @@ def test_recipe_factory_builds_its_trainer_in_bf16(
     assert sorted(f["rule"] for f in report["findings"] if f["severity"] == "error") == v100
     if v100:
         assert errors(tmp_path, code, "8xH100") == []
+
+
+#: NeMo's own way to change a recipe's precision (docs/source/features/mixed_precision.rst:49-58@8cfedd7)
+DOCS_SNIPPET = """\
+from functools import partial
+
+from nemo.collections import llm
+from nemo.collections.llm.recipes.precision.mixed_precision import bf16_mixed, fp16_mixed
+
+# Load recipe
+recipe = partial(llm.llama3_8b.pretrain_recipe)()
+
+# Change precision
+recipe.trainer.plugins = fp16_mixed()
+"""
+
+
+def test_a_recipe_called_through_partial_is_the_recipe(tmp_path: Path) -> None:
+    # functools.partial(f)() calls f: the recipe, with its bf16_mixed() plugin; the docs' change followed
+    assert errors(tmp_path, DOCS_SNIPPET, "1xV100") == []
+    unchanged = DOCS_SNIPPET.replace("recipe.trainer.plugins = fp16_mixed()\n", "")
+    assert errors(tmp_path, unchanged, "1xV100") == ["PC101"]
+    assert errors(tmp_path, unchanged, "8xH100") == []
+    bound = unchanged.replace(
+        "partial(llm.llama3_8b.pretrain_recipe)()", "partial(llm.qwen2_7b.pretrain_recipe, precision='16-mixed')()"
+    )
+    assert errors(tmp_path, bound, "1xV100") == []  # the partial's own arguments are the call's

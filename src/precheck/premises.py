@@ -277,7 +277,7 @@ def at_run_time_values(findings: list[Finding], config: TrainingConfig) -> list[
         said = [
             places[(o.path, o.line)]
             for o in (finding.origin, *finding.related)
-            if o.path is not None and o.line is not None and (o.path, o.line) in places
+            if o.path is not None and o.line is not None and (o.path, o.line) in places and not _placeholder(o)
         ]
         said = [m for m in dict.fromkeys(said) if m not in finding.assumptions]
         if not said:
@@ -290,6 +290,12 @@ def at_run_time_values(findings: list[Finding], config: TrainingConfig) -> list[
         judged = rest_on_facts(replace(finding, fix=fix, assumptions=tuple(said)))  # says only the new ones
         out.append(replace(judged, assumptions=(*finding.assumptions, *said)))
     return out
+
+
+def _placeholder(origin: Origin) -> bool:
+    """The whole file's top (line 1, column 1, no key): where a finding that rests on a default
+    stands until :func:`point_at_key` places it; not the value of the key written on line 1."""
+    return origin.key is None and (origin.line, origin.column) == (1, 1)
 
 
 def within_schema(findings: list[Finding], document: Document) -> list[Finding]:

@@ -44,6 +44,11 @@ class Traits:
     method_by_entry_point: bool = False
     #: a script's own calls (a plain PyTorch loop): no framework switch to flip
     script: bool = False
+    #: its mixed precision is an autocast that checks bf16 support itself, with no earlier
+    #: check (mmengine's ``AmpOptimWrapper`` enters ``mmengine.runner.amp.autocast``, which raises
+    #: ``RuntimeError('Current CUDA Device does not support bfloat16. Please switch dtype to
+    #: float16.')`` when ``not torch.cuda.is_bf16_supported()``: ``runner/amp.py:121-125@0.10.4``)
+    bf16_checked_by_autocast: bool = False
     #: a file a run attaches (DeepSpeed JSON, accelerate or FSDP config), not a trainer
     component: bool = False
     #: the precision string to write instead of bf16 on a card without it, and what it does

@@ -31,6 +31,12 @@ global_train_batch_size: 8
 device_train_microbatch_size: 1
 train_loader:
   name: text
+tokenizer:
+  name: EleutherAI/gpt-neox-20b
+optimizer:
+  name: decoupled_adamw
+scheduler:
+  name: cosine_with_warmup
 """
 
 
@@ -108,15 +114,15 @@ def test_default_mixed_precision_reduces_in_fp32(tmp_path: Path) -> None:
 
 def test_fp8_needs_sm89(tmp_path: Path) -> None:
     path = write(tmp_path, BASE + "precision: amp_fp8\n")
-    assert findings(path, "A100") == {("PC104", 10)}
+    assert findings(path, "A100") == {("PC104", 16)}
     assert findings(path, "H100") == set()
 
 
 @pytest.mark.parametrize(
     ("extra", "expected"),
     [
-        ("precision: bf16\n", {("PC716", 10)}),
-        ("precision: amp_bf16\nfsdp_config:\n  mixed_precision: HALF\n", {("PC716", 12)}),
+        ("precision: bf16\n", {("PC716", 16)}),
+        ("precision: amp_bf16\nfsdp_config:\n  mixed_precision: HALF\n", {("PC716", 18)}),
         ("precision: amp_bf16\nfsdp_config:\n  mixed_precision: {param_dtype: bf16, reduce_dtype: fp32}\n", set()),
     ],
 )

@@ -114,11 +114,13 @@ def _what_happens(ctx: Context) -> str:
     # a hand-written loop: torch.autocast checks torch.cuda.is_bf16_supported() itself
     # (torch/amp/autocast_mode.py); bf16 weights without autocast are never checked
     script = ctx.config.traits.script
-    autocast = script and ctx.plan.autocast_dtype.value == "bfloat16"
+    own_check = script or ctx.config.traits.bf16_checked_by_autocast  # the autocast itself checks
+    autocast = own_check and ctx.plan.autocast_dtype.value == "bfloat16"
     if torch is not None and not BF16_CHECK_COUNTS_EMULATION.contains(torch.version):
         if autocast:
+            who = "torch.autocast" if script else "the framework's autocast (it checks torch.cuda.is_bf16_supported())"
             return (
-                f"with torch {torch.version} ({torch.source}) torch.autocast raises "
+                f"with torch {torch.version} ({torch.source}) {who} raises "
                 f'"RuntimeError: {quote("torch.autocast_no_bf16")}"'
             )
         if not script:
@@ -143,7 +145,7 @@ def _what_happens(ctx: Context) -> str:
         if torch
         else "torch>=2.3 (the torch version is not known: pin it or pass --assume-version torch==VERSION)"
     )
-    if script and autocast:
+    if autocast:
         return f"{known} counts emulation as support, so torch.autocast lets the run start and it runs emulated"
     if script:
         return "nothing checks bf16 weights, so the run starts and computes them emulated, without tensor cores"

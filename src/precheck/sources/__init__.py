@@ -61,6 +61,12 @@ def load_runs(path: str | Path, display: str | None = None, hardware: Hardware |
             handed = front_end(document, Path(path))
             if handed is not None:
                 return [handed]
+        if document.format in ("yaml", "json") and "_target_" in document.text:
+            from .front_end import targeted  # a Hydra block built as an HF/TRL argument class
+
+            built = targeted(document)
+            if built is not None:
+                return [built]
         return [document]
     shown = display if display is not None else str(path)
     text = read_text(Path(path), shown)
@@ -103,7 +109,7 @@ def _paused_collection() -> Iterator[None]:
 def clear_caches() -> None:
     """Forget what earlier runs read of the scripts launch lines start (a long-lived process
     sees edited files); the engine calls it at the start of every check."""
-    for name in ("script_schema", "script_path", "front_end"):  # imported only where one was read
+    for name in ("script_schema", "script_path", "front_end", "launch_args"):  # imported only where one was read
         module = sys.modules.get(f"{__name__}.{name}")
         if module is not None:
             module.clear()

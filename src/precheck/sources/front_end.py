@@ -1,4 +1,4 @@
-"""A YAML/JSON front-end whose block the repository's code hands to ``TrainingArguments``.
+"""A YAML/JSON front-end whose block the repository's code (or Hydra) hands to ``TrainingArguments``.
 
 Many repositories keep their run in a YAML of their own (``data_config:``, ``peft_config:``,
 ``training_args:`` ...) and build the HF arguments from one block of it:
@@ -15,6 +15,16 @@ expression whose last name is the block's (``training_args``, ``config.training_
 A path the block names (``deepspeed: configs/ds_zero_2.json``) is resolved as the launched
 code resolves it: from the folder of the code that hands the block over (where its README runs
 it), when it is not found next to the YAML.
+
+A Hydra config hands a block over by itself: a mapping whose ``_target_`` names one of these
+classes (``config: {_target_: trl.trainer.GRPOConfig, fp16: false}``) is built by
+``hydra.utils.instantiate`` as ``GRPOConfig(**the other keys)``: ``_target_``, ``_args_``,
+``_recursive_``, ``_convert_``, ``_partial_`` are Hydra's own keys (``_instantiate2.py:20-24``) and
+the class is called as ``_target_(*args, **kwargs)`` (``:92``), in ``hydra/_internal/instantiate/``
+@1.3.2. That block is read the same way (a ``_partial_: true`` one is not: the code adds the rest
+of its arguments). A value that refers to
+a key of the same file (``fp16: ${training.fp16}``, resolved by OmegaConf when the block is
+built) is that key's value, cited with it.
 """
 
 from __future__ import annotations
@@ -40,6 +50,17 @@ _LAST = re.compile(r"""[A-Za-z_]\w*|["'][A-Za-z_]\w*["']""")
 MAX_LEVELS = 3
 MAX_FILES = 60
 MAX_BYTES = 1_000_000
+#: how deep the folders under the top one are searched, and how many files in all
+SUBFOLDER_DEPTH = 2
+MAX_BELOW = 200
+#: folders that hold no repository code
+_SKIPPED = frozenset(("node_modules", "venv", "env", "site-packages", "build", "dist", "tests", "test"))
+#: a value that is one block of a loaded config, whole (``cfg["training_args"]``,
+#: ``config.get("trainer", {})``, ``cfg.training_args``, optionally ``.copy()``/``dict(...)``)
+_BLOCK_VALUE = re.compile(
+    r"""^(?:dict\()?(?:[A-Za-z_][\w.]*(?:\[\s*["'](?P<b1>\w+)["']\s*\]|\.get\(\s*["'](?P<b2>\w+)["']\s*(?:,[^()]*)?\))"""
+    r"""|(?!self\.)[A-Za-z_]\w*\.(?P<b3>\w+))(?:\.copy\(\))?\)?$"""
+)
 #: what marks a repository's root (the search stops there)
 ROOTS = (".git", "pyproject.toml", "setup.py", "requirements.txt")
 #: the block's keys that name a file the HF arguments read
@@ -53,7 +74,7 @@ def front_end(document: Document, file: Path) -> Document | None:
     present = {name for name in BLOCKS if name in root and isinstance(root[name].value, dict)}
     if not present:
         return None
-    found = _handoff(file.resolve().parent, frozenset(present))
+    found = _handoff(file.resolve().parent, frozenset(present), file.name)
     if found is None:
         return None
     block, cls, code, line = found
@@ -65,6 +86,103 @@ def front_end(document: Document, file: Path) -> Document | None:
     label = f"`{block}:`, handed to {cls} by {_shown(code)}:{line}"
     dialect = "hf-trainer" if cls in HF_CLASSES else "trl"
     return replace(document, root=Node(mapping, node.line, node.column), label=label, dialect=dialect)
+
+
+#: Hydra's own keys of a ``_target_`` mapping (not arguments of the class)
+HYDRA_KEYS = frozenset(("_target_", "_args_", "_recursive_", "_convert_", "_partial_"))
+#: the packages whose argument classes a ``_target_`` names
+_TARGET_PACKAGES = ("transformers", "trl")
+#: how deep a ``_target_`` block is looked for, and how many mappings are looked at
+MAX_TARGET_DEPTH = 8
+MAX_TARGET_NODES = 2000
+_REFERENCE = re.compile(r"^\$\{\s*([A-Za-z_][\w-]*(?:\.[\w-]+)*)\s*\}$")
+
+
+def targeted(document: Document) -> Document | None:
+    """The first mapping of ``document`` whose Hydra ``_target_`` is an HF/TRL argument class,
+    as a document of its own (named for the class's framework); None when there is none."""
+    budget = [MAX_TARGET_NODES]
+    found = _target_node(document.root, 0, budget)
+    if found is None:
+        return None
+    node, cls = found
+    mapping = {}
+    for key, child in node.value.items():
+        if (key in HYDRA_KEYS and key != "_target_") or not isinstance(child, Node):
+            continue
+        # (`_target_` kept: where the block starts, which a default of the class is cited at)
+        mapping[key] = _referred(document.root, child)
+    # a default of the class (a key the block leaves out) is the class's: cited at `_target_:`
+    target = node.get("_target_")
+    line, column = target.anchor if target is not None else (node.line, node.column)
+    label = f"`{node.key or 'the block'}:`, built by Hydra as {cls} (line {line})"
+    dialect = "hf-trainer" if cls in HF_CLASSES else "trl"
+    # the notes of the file's other parts (a `${oc.env:...}` elsewhere) are not the block's
+    lines = {n for child in mapping.values() for n in _lines(child)}
+    notes = [n for n in document.notes if n.line in lines]
+    return replace(document, root=Node(mapping, line, column), label=label, dialect=dialect, notes=notes)
+
+
+def _lines(node: Node, depth: int = 0) -> set[int]:
+    """The lines ``node`` (and what it holds, and a key its value refers to) stands on."""
+    out = {node.line, node.anchor[0], *(line for path, line in node.through if path is None)}
+    if depth < MAX_TARGET_DEPTH and isinstance(node.value, (dict, list)):
+        for child in node.value.values() if isinstance(node.value, dict) else node.value:
+            if isinstance(child, Node):
+                out |= _lines(child, depth + 1)
+    return out
+
+
+def _target_node(node: Node, depth: int, budget: list[int]) -> tuple[Node, str] | None:
+    value = node.value
+    if depth > MAX_TARGET_DEPTH or budget[0] <= 0 or not isinstance(value, (dict, list)):
+        return None
+    budget[0] -= 1
+    if isinstance(value, dict):
+        target = value.get("_target_")
+        cls = _argument_class(target.value) if isinstance(target, Node) else None
+        partial = value.get("_partial_")
+        if cls is not None and not (isinstance(partial, Node) and partial.value is True):
+            return node, cls
+    children = value.values() if isinstance(value, dict) else value
+    for child in children:
+        if isinstance(child, Node):
+            found = _target_node(child, depth + 1, budget)
+            if found is not None:
+                return found
+    return None
+
+
+def _argument_class(target: object) -> str | None:
+    """The HF/TRL argument class a ``_target_`` names (``trl.trainer.GRPOConfig``), or None."""
+    if not isinstance(target, str):
+        return None
+    parts = target.strip().split(".")
+    if len(parts) < 2 or parts[0] not in _TARGET_PACKAGES:
+        return None
+    last = parts[-1]
+    if last in HF_CLASSES and parts[0] == "transformers":
+        return last
+    return last if last in TRL_CONFIGS and parts[0] == "trl" else None
+
+
+def _referred(root: Node, node: Node) -> Node:
+    """``node`` with the value of the same-file key its ``${a.b}`` names (that key's line cited)."""
+    match = _REFERENCE.match(node.value) if isinstance(node.value, str) else None
+    if match is None:
+        return node
+    referred: Node | None = root
+    for part in match.group(1).split("."):
+        referred = referred.get(part) if referred is not None else None
+    if referred is None or isinstance(referred.value, (dict, list)):
+        return node
+    return replace(
+        node,
+        value=referred.value,
+        raw=referred.raw,
+        quoted=referred.quoted,
+        through=(*node.through, (None, referred.anchor[0])),
+    )
 
 
 def _rebased(node: Node | None, config_folder: Path, code_folder: Path) -> Node | None:
@@ -87,8 +205,10 @@ def _shown(path: Path) -> str:
 
 
 @lru_cache(maxsize=256)
-def _handoff(folder: Path, blocks: frozenset[str]) -> tuple[str, str, Path, int] | None:
-    """(block, class, file, line) of the first handoff found from ``folder`` upwards."""
+def _handoff(folder: Path, blocks: frozenset[str], name: str = "") -> tuple[str, str, Path, int] | None:
+    """(block, class, file, line) of the first handoff found from ``folder`` upwards; then in the
+    folders under the top one reached (``src/``, ``scripts/``... beside the config's ``configs/``),
+    from code that names the config file (``name``: its file name)."""
     current = folder
     for _ in range(MAX_LEVELS):
         for code in sorted(current.glob("*.py"))[:MAX_FILES]:
@@ -96,30 +216,75 @@ def _handoff(folder: Path, blocks: frozenset[str]) -> tuple[str, str, Path, int]
             if hit is not None:
                 return hit
         if any((current / marker).exists() for marker in ROOTS) or current.parent == current:
-            return None
+            break
         current = current.parent
+    return _below(current, folder, blocks, name) if name else None
+
+
+def _below(top: Path, seen: Path, blocks: frozenset[str], name: str) -> tuple[str, str, Path, int] | None:
+    """A handoff in the folders under ``top`` (at most :data:`SUBFOLDER_DEPTH` deep, not the
+    chain from ``seen`` already read), by code that names the config file."""
+    chain = {seen, *seen.parents}
+    folders = [top]
+    read = 0
+    for _ in range(SUBFOLDER_DEPTH):
+        below: list[Path] = []
+        for parent in folders:
+            try:
+                children = sorted(p for p in parent.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+            except OSError:
+                continue
+            below.extend(c for c in children[:MAX_FILES] if c.name not in _SKIPPED)
+        for current in below:
+            if current in chain:
+                continue
+            for code in sorted(current.glob("*.py"))[:MAX_FILES]:
+                read += 1
+                if read > MAX_BELOW:
+                    return None
+                hit = _in_file(code, blocks, name)
+                if hit is not None:
+                    return hit
+        folders = below
     return None
 
 
-def _in_file(code: Path, blocks: frozenset[str]) -> tuple[str, str, Path, int] | None:
+def _in_file(code: Path, blocks: frozenset[str], name: str = "") -> tuple[str, str, Path, int] | None:
     try:
         if code.stat().st_size > MAX_BYTES:
             return None
         text = code.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    if "(**" not in text.replace(" ", ""):
+    if "(**" not in text.replace(" ", "") or (name and name not in text):
         return None
     for match in _HANDOFF.finditer(text):
         names = _LAST.findall(match.group("expr"))
         last = names[-1].strip("\"'") if names else None
+        if last not in blocks and last is not None and len(names) == 1:
+            last = _bound_block(text, last, match.start(), blocks)  # `args = cfg["training_args"]`
         if last in blocks:
             return last, match.group("cls"), code, text.count("\n", 0, match.start()) + 1
     return None
+
+
+def _bound_block(text: str, name: str, before: int, blocks: frozenset[str]) -> str | None:
+    """The block a name handed over is bound to, by the last assignment above the handoff
+    (``training_args = config["training_args"]``, ``args = cfg.get("trainer", {}).copy()``);
+    None when it is bound otherwise, or to one section of the block (``.get("training_args",
+    {}).get(device)``: which one is known only at run time)."""
+    found = None
+    for assigned in re.finditer(rf"^[ \t]*{re.escape(name)}[ \t]*=[ \t]*(?P<value>[^\n]+)$", text[:before], re.M):
+        found = assigned.group("value")
+    if found is None:
+        return None
+    match = _BLOCK_VALUE.match(found.strip())
+    block = next((g for g in match.group("b1", "b2", "b3") if g), None) if match is not None else None
+    return block if block in blocks else None
 
 
 def clear() -> None:
     _handoff.cache_clear()
 
 
-__all__ = ["BLOCKS", "clear", "front_end"]
+__all__ = ["BLOCKS", "HYDRA_KEYS", "clear", "front_end", "targeted"]

@@ -31,9 +31,11 @@ them (:data:`STYLES`):
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -378,10 +380,21 @@ def _children(node: Node) -> Iterator[Node]:
 
 def shown(path: Path) -> str:
     """A file as precheck shows it: relative to the current folder when inside it."""
+    return _shown(path, os.getcwd())
+
+
+@lru_cache(maxsize=1024)
+def _shown(path: Path, cwd: str) -> str:
+    """:func:`shown`, once per run for each path (resolving one takes a system call per part)."""
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        return str(path.resolve().relative_to(Path(cwd).resolve()))
     except ValueError:
         return str(path)
+
+
+def clear() -> None:
+    """Forget the paths shown in earlier runs (a long-lived process)."""
+    _shown.cache_clear()
 
 
 def locate(value: str, bases: list[Path]) -> Path | None:

@@ -14,7 +14,7 @@ import ast
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, Protocol
 
 from .python_index import ModuleIndex
@@ -23,6 +23,7 @@ from .python_prepared import dotted, prepared_names
 from .python_prepared import dotted as _dotted
 from .python_returns import returned
 from .python_values import UNHANDLED, Dtype, Evaluator, Names, Runtime, Source, Unknown, truth
+from .tree_facts import remembered
 
 #: TrainingArguments and its subclasses that add no precision switches
 HF_ARGUMENTS = {"TrainingArguments", "Seq2SeqTrainingArguments", "UnslothTrainingArguments"}
@@ -196,6 +197,22 @@ _DECIDED_AT = "\0at "
 FLASH_PATCH = re.compile(r"(?i)^(?!is_|has_|check|disable|unpatch|restore|remove).*flash_?(?:attn|attention)")
 
 
+#: the calls that bind a callable's first arguments, the call of their result being the callable's
+#: (``functools.partial``: ``partial(func, *args, **keywords)(*more, **kw)`` calls
+#: ``func(*args, *more, **keywords, **kw)``, CPython ``Lib/functools.py`` ``partial.__call__``)
+_PARTIALS = frozenset(("functools.partial",))
+
+
+def _partial_call(node: ast.Call, partial: ast.Call) -> ast.Call:
+    """The call ``node`` (of ``partial(func, ...)``) as the call of ``func`` it makes, at ``node``'s place."""
+    call = ast.Call(
+        func=partial.args[0],
+        args=[*partial.args[1:], *node.args],
+        keywords=[*partial.keywords, *node.keywords],
+    )
+    return ast.copy_location(call, node)
+
+
 def _deferred(node: ast.Call, qualname_of: Callable[[ast.expr], str | None]) -> tuple[ast.Call, ast.expr, str]:
     """A deferred construction (``Config(Trainer, plugins=...)``, as the frameworks declare them:
     ``Framework.python_deferred_calls``) as the call it defers, ``Trainer(plugins=...)`` (the same
@@ -289,6 +306,11 @@ def recipe_default(qualname: str) -> str | None:
     return next((default for pattern, default in registered.recipe_defaults if pattern.match(qualname)), None)
 
 
+def _recipe(call: Call) -> bool:
+    """A recipe factory's call: the run with its trainer (``llm.llama3_8b.finetune_recipe(...)``)."""
+    return call.kind == "trainer-precision" and recipe_default(call.qualname) is not None
+
+
 def plugin_precision(call: Call) -> str | None:
     """The precision a ``precision-plugin`` call sets by its name (``bf16_mixed()``), or None
     (it takes ``precision=``)."""
@@ -354,6 +376,44 @@ def kind_of(qualname: str) -> str | None:
     return None
 
 
+@dataclass(slots=True, eq=False, repr=False)
+class _Static:
+    """What :class:`Collector` reads from a module before its statements, the same whatever
+    the launch's flags: kept with the tree (:func:`.tree_facts.remembered`), never changed."""
+
+    #: one walk: what the rest looks up in the tree
+    index: ModuleIndex
+    names: Names
+    #: names whose parameters the script trains (``AdamW(model.parameters())``, ``accelerator.prepare(self.model)``)
+    models: frozenset[str]
+    #: classes the file defines that subclass ``nn.Module``
+    modules: set[str]
+    #: classes that subclass a training config class → its kind
+    configs: dict[str, str]
+    #: module-level functions by name
+    entries: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]
+    #: module-level function name → the lines that name it (:func:`_word_lines`)
+    words: dict[str, list[int]]
+
+    @classmethod
+    def of(cls, tree: ast.Module, code: str) -> _Static:
+        source = Source(code)
+        index = ModuleIndex(tree, code)
+        names = Names.of(tree, index.bindings)
+        names.memo = {}  # the names are fixed from here on (a memo for the classes read here)
+        models = {*_parameter_owners(index.parameter_calls), *prepared_names(tree, code)}
+        entries = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        return cls(
+            index,
+            names,
+            frozenset(models),
+            {c.name for c in index.classes if _is_module(c, names)},
+            _config_subclasses(index.classes, names),
+            entries,
+            _code_lines(source, _word_lines(source, entries)),
+        )
+
+
 class Collector:
     """Reads a module's statements in order and collects the :class:`Call` records."""
 
@@ -367,10 +427,13 @@ class Collector:
         self._depth = 0
         #: the function whose body is read now (None: the module's own statements)
         self._function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
-        self.source = Source(code)
-        self.index = ModuleIndex(tree, code)  # one walk: what the rest looks up in the tree
-        self.names = Names.of(tree, self.index.bindings)
-        self.names.memo = {}  # the names are fixed from here on; the tree lives as long
+        # what the module alone decides, worked out once per tree (a script read once per launch)
+        static = remembered(tree, ("collector", code), partial(_Static.of, tree, code))
+        self.source = Source(code)  # (its lines, kept with the tree, would double a kept script's size)
+        self.index = static.index
+        # (the dotted names worked out are the collector's own: kept with the tree, they would
+        # hold every attribute node's name for as long as it lives)
+        self.names = Names(static.names.imports, static.names.star, static.names.defined, {})
         self.runtime = runtime
         self.runtime.unsloth = self.names.imported_from("unsloth")
         if flow is not None:
@@ -392,16 +455,15 @@ class Collector:
         #: the first line that calls ``.backward()`` (casts after it are for saving, not training)
         self.backward_at: int | None = None
         #: names (``model``, ``self.model``) whose parameters the script trains
-        self.models: set[str] = set(_parameter_owners(self.index.parameter_calls))
-        self.models |= prepared_names(tree, code)  # accelerator.prepare(self.model): the trained model
+        self.models: set[str] = set(static.models)
         #: modules the script freezes on every path it takes (``vae.requires_grad_(False)``): not
         #: trained, so a cast of one (``vae.to(dtype=weight_dtype)``) is not of the trained weights
         self.frozen: set[str] = set()
         #: classes the file defines that subclass ``nn.Module``
-        self.modules = {c.name for c in self.index.classes if _is_module(c, self.names)}
+        self.modules = static.modules
         #: classes the file defines that subclass a training config class (``class
         #: MyArguments(TrainingArguments)``): calls of them are that config, with its inherited fields
-        self.configs = _config_subclasses(self.index.classes, self.names)
+        self.configs = static.configs
         #: values (keys as written) that could not be read, for notes: (key, where, why)
         self.unknown: list[tuple[str, tuple[int, int], str]] = []
         #: the names bound since the innermost undecided branch began (None: outside any)
@@ -411,7 +473,7 @@ class Collector:
         #: the evaluator of the names last read (dropped when the run ends: it refers back to the collector)
         self._evaluator: Evaluator | None = None
         #: module-level functions, while the module's own statements are read (their calls are recorded)
-        self._entries: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self._entries: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = static.entries
         #: function name → its one call from the module's statements and what it passes (None: not known)
         self._sites: dict[str, tuple[ast.Call, dict[str | int, tuple[Any, Any]] | None]] = {}
         #: reading the module's own statements (not a function's body)
@@ -424,7 +486,7 @@ class Collector:
         #: object → the attention implementation the script sets on it as an attribute
         self.attention: dict[str, Arg] = {}
         #: module-level function name → the lines that name it (:func:`_word_lines`)
-        self._words: dict[str, list[int]] = {}
+        self._words: dict[str, list[int]] = static.words
 
     # -- positions -------------------------------------------------------------------------
 
@@ -445,8 +507,6 @@ class Collector:
 
     def _run(self) -> None:
         env: dict[str, Any] = {"__name__": "__main__"}
-        self._entries = {n.name: n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        self._words = _code_lines(self.source, _word_lines(self.source, self._entries))
         self._module = True
         self.block(self.tree.body, env, inference=False)
         self._module = False
@@ -716,6 +776,8 @@ class Collector:
         elif isinstance(target, ast.Attribute):
             if target.attr == "allow_tf32" and source is not None:
                 self._tf32(target, value, source)
+            if target.attr in ("plugins", "precision") and source is not None:
+                self._recipe_edit(target, value, source, env)
             owner_name = target.value.id if type(target.value) is ast.Name else None
             if owner_name is not None and self.flow is not None and owner_name in env:
                 rebound = self.flow.rebound(env[owner_name], target.attr, value)
@@ -741,6 +803,32 @@ class Collector:
                 self.environ[key] = Arg(value, key, self.at(target), self.at(source), self.source.segment(source))
                 if key == "CUDA_VISIBLE_DEVICES" and isinstance(value, str):
                     self._visible(value)
+
+    def _recipe_edit(self, target: ast.Attribute, value: Any, source: ast.expr, env: dict[str, Any]) -> None:
+        """A change to a recipe's trainer precision, read into the recipe's call: ``recipe.trainer.plugins
+        = fp16_mixed()`` replaces the plugin the factory built (the framework's documented way to
+        change a recipe's precision, cited where it declares its recipes; ``run.Config``/``run.Partial``
+        attributes are the arguments of the call they build, ``nemo_run/config.py``), ``recipe.trainer.plugins.precision
+        = "16-mixed"`` the plugin's precision. In a branch precheck cannot decide the change is unknown."""
+        parts = (_dotted(target) or "").split(".")
+        if (
+            len(parts) not in (3, 4)
+            or parts[1:3] != ["trainer", "plugins"]
+            or (len(parts) == 4) != (target.attr == "precision")
+        ):
+            return
+        recipe = env.get(parts[0])
+        if not (isinstance(recipe, Built) and _recipe(recipe.call)):
+            return
+        if self._written is not None:
+            value = Unknown("set in a branch precheck cannot decide")
+        arg = Arg(value, target.attr, self.at(target), self.at(source), self.source.segment(source))
+        args = recipe.call.args
+        if target.attr == "plugins":
+            args.pop("precision", None)  # a new plugin: the precision set on the old one is not its
+            args["plugins"] = arg
+        else:
+            args["precision"] = arg
 
     def _tf32(self, target: ast.Attribute, value: Any, source: ast.expr) -> None:
         """``torch.backends.cuda.matmul.allow_tf32 = value``: TF32 matmuls (torch's default False
@@ -877,8 +965,8 @@ class Collector:
 
     def _object(self, node: ast.Call) -> Any:
         call = self._seen.get(id(node))
-        if call is not None and call.kind in _BUILT:
-            return Built(call)
+        if call is not None and (call.kind in _BUILT or _recipe(call)):
+            return Built(call)  # (a recipe: its trainer's precision may be changed through it)
         if self.flow is not None and self._evaluator is not None:
             value = self.flow.call(node, self._evaluator)
             if value is not None:
@@ -964,8 +1052,11 @@ class Collector:
                 self._site(func.id, node, env)
             if method == "set_float32_matmul_precision" and qualname_of(func) == "torch.set_float32_matmul_precision":
                 self._matmul_precision(node, env)
-            qualname = qualname_of(func) or ""
             original = node
+            if type(func) is ast.Call and func.args and qualname_of(func.func) in _PARTIALS:
+                node = _partial_call(node, func)  # `partial(f, a=1)(b=2)`: the call `f(a=1, b=2)`
+                func = node.func
+            qualname = qualname_of(func) or ""
             if node.args and qualname in _deferred_calls():
                 node, func, qualname = _deferred(node, qualname_of)
             kind = kind_of(qualname)

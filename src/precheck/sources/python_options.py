@@ -53,8 +53,10 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .parsed import parse as parse_once
 from .python_literals import MISSING
 from .python_values import UNHANDLED, Unknown
+from .tree_facts import remembered
 
 if TYPE_CHECKING:
     from .python_calls import Built
@@ -148,9 +150,7 @@ class Flow:
         """Whether a function of the module calls a parse (its text names one)."""
         known = self._parsing.get(function.name)
         if known is None:
-            lines = self.code.split("\n")[function.lineno - 1 : function.end_lineno or function.lineno]
-            text = "\n".join(lines)
-            known = self._parsing[function.name] = any(f".{name}(" in text for name in _PARSES)
+            known = self._parsing[function.name] = remembered(function, "parses", partial(_parses, function, self.code))
         return known
 
     def _count(self, callee: str) -> int:
@@ -158,7 +158,7 @@ class Flow:
         word; a comment naming one counts too: more than one is not followed, never a guess)."""
         counts = self._counts
         if callee not in counts:
-            counts[callee] = len(re.findall(rf"(?<![\w.]){callee}\s*\(|\.{callee}\s*\(", self.code))
+            counts[callee] = remembered(self.tree, ("count", callee), partial(_count, callee, self.code))
         return counts[callee]
 
     def call(self, node: ast.Call, evaluate: Any) -> Any:
@@ -174,7 +174,7 @@ class Flow:
             return None
         if isinstance(func, ast.Name) and func.id in self._functions:
             return self._returned(self._functions[func.id], node, evaluate)
-        if isinstance(func, ast.Name) and self.schema() is not None:
+        if isinstance(func, ast.Name) and self._import_source(func.id) is not None and self.schema() is not None:
             imported = self._imported(func.id)
             if imported is not None:
                 flow, function = imported
@@ -188,27 +188,25 @@ class Flow:
         if name in self._imports:
             return self._imports[name]
         self._imports[name] = None
-        for statement in self.tree.body:
-            if not isinstance(statement, ast.ImportFrom) or not any(
-                a.name == name and (a.asname or a.name) == name for a in statement.names
-            ):
-                continue
-            from .script_path import module_file
+        target = self._import_source(name)
+        if target is None:
+            return None
+        try:
+            code = Path(target).read_text(encoding="utf-8")
+            tree = parse_once(code, target)  # (the tree script_schema read it into, when it did)
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+            return None
+        flow = Flow(tree, code, target, self.flags)
+        function = flow._functions.get(name)
+        if function is not None:
+            self._imports[name] = (flow, function)
+        return self._imports[name]
 
-            target = module_file(Path(self.path), statement.module, statement.level, None)
-            if target is None or target.suffix != ".py":
-                return None
-            try:
-                code = target.read_text(encoding="utf-8")
-                tree = ast.parse(code)
-            except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
-                return None
-            flow = Flow(tree, code, str(target), self.flags)
-            function = flow._functions.get(name)
-            if function is not None:
-                self._imports[name] = (flow, function)
-            return self._imports[name]
-        return None
+    def _import_source(self, name: str) -> str | None:
+        """The file of the repository the module imports the name from (:func:`_import_source`):
+        the same whatever the flags, looked for once per tree and name."""
+        found = partial(_import_source, self.tree, self.path, name)
+        return remembered(self.tree, ("imported", self.path, name), found)
 
     def _parse(self, method: str, node: ast.Call, evaluate: Any) -> Any:
         schema = self.schema()
@@ -247,22 +245,10 @@ class Flow:
         namespace (directly, or a name only ever bound to one), called with no argument list."""
         if not self._parses(function) or not _defaults_only(node, evaluate):
             return None
-        bound: dict[str, list[ast.expr]] = {}
-        returns: list[ast.expr | None] = []
-        changed: dict[str, int] = {}
-        for sub in ast.walk(function):
-            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and sub is not function:
-                return None  # a nested function: its returns are not the function's
-            if isinstance(sub, ast.Return):
-                returns.append(sub.value)
-            elif isinstance(sub, ast.Assign):
-                for target in sub.targets:
-                    if isinstance(target, ast.Name):
-                        bound.setdefault(target.id, []).append(sub.value)
-                    elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
-                        changed.setdefault(target.attr, target.lineno)
-            elif isinstance(sub, (ast.AugAssign, ast.AnnAssign)) and isinstance(sub.target, ast.Attribute):
-                changed.setdefault(sub.target.attr, sub.target.lineno)
+        shape = remembered(function, "returns", partial(_returns, function))
+        if shape is None:
+            return None  # a nested function: its returns are not the function's
+        bound, returns, changed = shape
         spaces: list[Namespace] = []
         for value in returns:
             sources = bound.get(value.id, []) if isinstance(value, ast.Name) else [value] if value is not None else []
@@ -465,6 +451,60 @@ def _assigning(code: str) -> dict[str, list[int]]:
         at = start
         out.setdefault(name, []).append(line)
     return out
+
+
+def _parses(function: ast.FunctionDef | ast.AsyncFunctionDef, code: str) -> bool:
+    """Whether the text of ``function`` (in ``code``) names a parse call (``.parse_args(``...)."""
+    lines = code.split("\n")[function.lineno - 1 : function.end_lineno or function.lineno]
+    text = "\n".join(lines)
+    return any(f".{name}(" in text for name in _PARSES)
+
+
+def _count(callee: str, code: str) -> int:
+    """How many times ``code`` writes a call of ``callee`` (:meth:`Flow._count`)."""
+    return len(re.findall(rf"(?<![\w.]){callee}\s*\(|\.{callee}\s*\(", code))
+
+
+#: what a function binds and returns (:func:`_returns`): name → the values bound to it, the
+#: returned values, attribute → the first line that sets it
+_Returns = tuple[dict[str, list[ast.expr]], list[ast.expr | None], dict[str, int]]
+
+
+def _returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> _Returns | None:
+    """The names ``function`` binds, the values it returns and the attributes it sets (None: it
+    holds a nested function or lambda)."""
+    bound: dict[str, list[ast.expr]] = {}
+    returns: list[ast.expr | None] = []
+    changed: dict[str, int] = {}
+    for sub in ast.walk(function):
+        if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and sub is not function:
+            return None
+        if isinstance(sub, ast.Return):
+            returns.append(sub.value)
+        elif isinstance(sub, ast.Assign):
+            for target in sub.targets:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).append(sub.value)
+                elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+                    changed.setdefault(target.attr, target.lineno)
+        elif isinstance(sub, (ast.AugAssign, ast.AnnAssign)) and isinstance(sub.target, ast.Attribute):
+            changed.setdefault(sub.target.attr, sub.target.lineno)
+    return bound, returns, changed
+
+
+def _import_source(tree: ast.Module, path: str, name: str) -> str | None:
+    """The ``.py`` file of the repository the module ``tree`` (at ``path``) imports ``name`` from
+    (``from utils.args_loader import parse_args``); None when ``name`` is not so imported."""
+    for statement in tree.body:
+        if not isinstance(statement, ast.ImportFrom) or not any(
+            a.name == name and (a.asname or a.name) == name for a in statement.names
+        ):
+            continue
+        from .script_path import module_file
+
+        target = module_file(Path(path), statement.module, statement.level, None)
+        return None if target is None or target.suffix != ".py" else str(target)
+    return None
 
 
 def _is_argv(expr: ast.expr) -> bool:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 
+from .tree_facts import calls
+
 
 def prepared_names(tree: ast.Module, code: str) -> set[str]:
     """The dotted names (``model``, ``self.model``) passed to a ``.prepare(...)`` call of a module that
@@ -19,8 +21,8 @@ def prepared_names(tree: ast.Module, code: str) -> set[str]:
     if ".prepare(" not in code or "Accelerator" not in code:
         return set()
     names: set[str] = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+    for node in calls(tree):
+        if not isinstance(node.func, ast.Attribute):
             continue
         if node.func.attr != "prepare":
             continue

@@ -45,13 +45,16 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FileTooLarge, InputError
+from .flag_memo import read_once
 from .nodes import ATTENTION_PATCH, Document, Node, SourceNote
 from .notebook import Cell, code_cells
 from .parsed import parse as parse_once
 from .python_calls import Arg, Built, Call, Collector, cast_dtype, plugin_precision, recipe_default, trainer_dialect
+from .python_model_config import fields_read
 from .python_options import Flow, Given
 from .python_values import Dtype, Runtime, Unknown
 from .suppressions import scan as scan_suppressions
+from .tree_facts import calls
 
 if TYPE_CHECKING:
     from ..hardware import Hardware
@@ -101,8 +104,9 @@ def _training_words(text: str) -> bool:
     return "Config" in text and any(_config_name(text, m.start()) for m in _CONFIG_END.finditer(text))
 
 
-#: a call of a recipe factory, by the spelling the frameworks' declared patterns end with
-_RECIPE_CALL = re.compile(r"\w_recipe\s*\(")
+#: a call of a recipe factory, by the spelling the frameworks' declared patterns end with (or the
+#: factory handed to a call that calls it: ``partial(llm.llama3_8b.pretrain_recipe)()``)
+_RECIPE_CALL = re.compile(r"\w_recipe\s*[(),]")
 
 
 def _declares_recipes() -> bool:
@@ -195,7 +199,9 @@ _LOADED_KEYS = ("torch_dtype", "load_in_4bit", "load_in_8bit", "bnb_4bit_compute
 def model_keys(path: str, text: str, flags: Mapping[str, Given]) -> dict[str, Node]:
     """The model a script a launch line starts loads (its first ``from_pretrained`` for training),
     read with the launch's ``flags`` as its options' values: dtype and quantization, each where
-    the script decides it. Empty for a file that holds no training words or does not parse."""
+    the script decides it. Empty for a file that holds no training words or does not parse.
+    Read once per set of the flags the reading asks for (:func:`.flag_memo.read_once`): what it
+    reads must come from the path, the text and the flags alone, all read while it runs."""
     if not _training_words(text):
         return {}
     code = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -205,8 +211,14 @@ def model_keys(path: str, text: str, flags: Mapping[str, Given]) -> dict[str, No
         tree = parse_once(code, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
-    model = _Runs(path, text, code, tree, _identity, None, Flow(tree, code, path, flags))._model()
-    return {key: node for key, node in model.keys.items() if key in _LOADED_KEYS}
+
+    def read(given: Mapping[str, Given]) -> dict[str, Node]:
+        model = _Runs(path, text, code, tree, _identity, None, Flow(tree, code, path, given))._model()
+        return {key: node for key, node in model.keys.items() if key in _LOADED_KEYS}
+
+    # launches of one script often differ only in flags its model loading does not read; the
+    # key names every other input (the tree is the code's; no hardware: the model as written)
+    return read_once(tree, ("model-keys", path, text), flags, read)
 
 
 def _notebook(path: str, text: str, hardware: Hardware | None) -> list[Document]:
@@ -490,9 +502,10 @@ class _Runs:
         loaders = [c for c in calls if c.kind in ("model", "unsloth")]
         mixed = [c for c in calls if c.kind in ("accelerator", "trainer-precision") and _precision_arg(c) is not None]
         if _RECIPE_TRAINER_CHANGED.search(self.code):
-            # a recipe whose trainer the script changes afterwards (`recipe.trainer.plugins = ...`):
-            # its factory's precision is not the run's, and the change is not followed
-            mixed = [c for c in mixed if recipe_default(c.qualname) is None or "precision" in c.args]
+            # a recipe whose trainer the script changes afterwards in a way not followed
+            # (`recipe.trainer = ...`): its factory's precision is not the run's (a changed plugin
+            # or plugin precision is read into the recipe's call, Collector._recipe_edit)
+            mixed = [c for c in mixed if recipe_default(c.qualname) is None or {"precision", "plugins"} & c.args.keys()]
         if mixed and self.collector.prepared and self.collector.backward_lines:
             # an autocast in a function that runs no backward (a validation pipeline) is not the
             # training step's: the Accelerator's mixed precision wraps the prepared model's forward
@@ -552,10 +565,10 @@ class _Runs:
         master weights), not the loop's own GradScaler. The note says so to the loop's resolver."""
         if "initialize" not in self.code:
             return None
-        for node in ast.walk(self.tree):
-            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
-                continue
+        for node in calls(self.tree):
             func = node.func
+            if not isinstance(func, ast.Attribute):
+                continue
             if func.attr == "initialize" and isinstance(func.value, ast.Name) and func.value.id in ("deepspeed", "ds"):
                 line, column = self.where(self.collector.at(node))
                 return SourceNote(
@@ -653,8 +666,11 @@ class _Runs:
                 self._put(keys, "attn_implementation", patch)
             return _Model(keys, None)
         if loader.kind == "model-config":
+            # a field reaches the model only where the script hands it on (model_name_or_path
+            # names the model whatever reads it)
+            read = fields_read(self.tree, self.collector.at, loader.at)
             for key in _MODEL_CONFIG_KEYS:
-                if key in loader.args:
+                if key in loader.args and (read is None or key in read or key == "model_name_or_path"):
                     self._put(keys, "torch_dtype" if key == "dtype" else key, loader.args[key])
             return _Model(keys, loader)
         args = loader.args
@@ -897,7 +913,7 @@ def _precision_arg(call: Call) -> Arg | None:
     precision plugin (``plugins=Plugin(precision="bf16-mixed")``, or a helper that sets one by
     its name), as the frameworks declare them (``Framework.python_precision_plugins``)."""
     own = call.args.get(_MIXED_KEY[call.kind])
-    if own is None and call.kind == "trainer-precision":
+    if own is None and call.kind == "trainer-precision" and "plugins" not in call.args:
         default = recipe_default(call.qualname)
         if default is not None:  # a recipe factory's trainer, in the precision it builds it with
             return Arg(default, None, None, call.at, f"{call.name}()")

@@ -35,6 +35,7 @@ from .python_values import Unknown
 from .script_effects import SAME, UNKNOWN, Effect, effects, holds
 from .script_formulas import Formula, Settled, settle
 from .script_schema import HF_CLASSES, MISSING, TRL_CLASSES, Option, Schema, read_schema
+from .tree_facts import calls
 
 if TYPE_CHECKING:
     from .launch_args import Field
@@ -122,9 +123,7 @@ def _builds_trainer(schema: Schema) -> bool:
     where it does not, the run is its own loop and the HF Trainer's defaults are not its."""
     wanted = HF_CLASSES | TRL_CLASSES
     for tree in schema.modules.values():
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Call):
-                continue
+        for node in calls(tree):
             func = node.func
             name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
             if name in wanted or name.endswith("Trainer"):

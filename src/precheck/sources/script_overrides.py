@@ -27,11 +27,14 @@ import ast
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from .python_calls import TRL_CONFIGS
+from .python_index import walk
 from .script_effects import NOTHING, literal
+from .tree_facts import calls, remembered
 
 #: a literal the call that builds the setting always passes
 HARD_CODED = "hard-coded"
@@ -94,15 +97,36 @@ def overrides(modules: dict[Path, ast.Module], options: set[str]) -> list[Overri
     model loaded, one quantization config, one Accelerator): a second one (a reward or
     reference model, loaded by a helper precheck may not read) could be the run's."""
     out: list[Override] = []
+    builders: Counter[str] = Counter()
     for path, tree in modules.items():
-        for statements in _scopes(tree):
-            parsed = _parsed_names(statements)
-            for statement in statements:
-                _read(statement, parsed, options, path, out)
-    builders = Counter(
-        _kind(call) for tree in modules.values() for call in ast.walk(tree) if isinstance(call, ast.Call)
-    )
+        for found in remembered(tree, "overrides", partial(_places, tree)):
+            key, value, kind, line, column = found
+            source = None
+            if kind != HARD_CODED:
+                value, source = _value(value, options)
+            out.append(Override(key, value, source, kind, path, line, column))
+        builders.update(remembered(tree, "builders", partial(_builders, tree)))
     return [o for o in out if o.kind != HARD_CODED or all(builders[k] == 1 for k in _NEEDS.get(o.key, ()))]
+
+
+#: a place :func:`_read` finds: key, value (a literal; for a setting set again, its expression),
+#: kind, line, column
+_Place = tuple[str, Any, str, int, int]
+
+
+def _places(tree: ast.Module) -> list[_Place]:
+    """What :func:`overrides` reads in one module, before the options are known (once per tree)."""
+    out: list[_Place] = []
+    for statements in _scopes(tree):
+        parsed = _parsed_names(statements)
+        for statement in statements:
+            _read(statement, parsed, out)
+    return out
+
+
+def _builders(tree: ast.Module) -> Counter[str]:
+    """How many calls of each kind (:func:`_kind`) the module writes."""
+    return Counter(_kind(call) for call in calls(tree))
 
 
 #: the calls that must each be the only one of their kind for a literal of the key to be the run's
@@ -145,7 +169,7 @@ def _arguments_class(callee: str) -> bool:
 def _scopes(tree: ast.Module) -> Iterator[list[ast.stmt]]:
     """The module and each function: the statements of each that run whenever it runs."""
     yield list(_running(tree.body))
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield list(_running(node.body))
 
@@ -165,7 +189,7 @@ def _running(statements: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield node
 
 
-def _read(node: ast.stmt, parsed: dict[str, str], options: set[str], path: Path, out: list[Override]) -> None:
+def _read(node: ast.stmt, parsed: dict[str, str], out: list[_Place]) -> None:
     if isinstance(node, ast.Assign) and len(node.targets) == 1:
         target = node.targets[0]
         if (
@@ -175,9 +199,8 @@ def _read(node: ast.stmt, parsed: dict[str, str], options: set[str], path: Path,
             and target.value.id in parsed
         ):
             late = parsed[target.value.id] in _DATACLASS_PARSES and target.attr in _POST_INIT_SWITCHES
-            value, source = _value(node.value, options)
             kind = AFTER_INIT if late else ASSIGNED
-            out.append(Override(target.attr, value, source, kind, path, node.lineno, node.col_offset + 1))
+            out.append((target.attr, node.value, kind, node.lineno, node.col_offset + 1))
             return
     for sub in ast.walk(node):
         if isinstance(sub, ast.Call):
@@ -189,7 +212,7 @@ def _read(node: ast.stmt, parsed: dict[str, str], options: set[str], path: Path,
                 if constant is not None:
                     key = "torch_dtype" if keyword.arg == "dtype" else keyword.arg
                     line, column = keyword.lineno, keyword.col_offset + 1
-                    out.append(Override(key, constant, None, HARD_CODED, path, line, column))
+                    out.append((key, constant, HARD_CODED, line, column))
 
 
 def _value(expr: ast.expr, options: set[str]) -> tuple[Any, str | None]:

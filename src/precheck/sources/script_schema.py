@@ -38,7 +38,6 @@ from typing import Any
 from . import parsed, script_path
 from .parsed import parse as parse_once
 from .python_calls import TRL_CONFIGS
-from .python_index import walk
 from .python_literals import (
     MISSING,
     _callee,
@@ -53,6 +52,7 @@ from .python_literals import (
     _unparsed,
 )
 from .script_path import module_file
+from .tree_facts import looked_up
 
 #: transformers' training-arguments classes (a dataclass that extends one has all its keys)
 HF_CLASSES = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments"})
@@ -222,8 +222,7 @@ class _Module:
 
     def nodes(self) -> list[ast.AST]:
         if self.walked is None:
-            kinds = (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign)
-            self.walked = [node for node in walk(self.tree) if isinstance(node, kinds)]
+            self.walked = looked_up(self.tree)  # (the walk the script's other readers share)
         return self.walked
 
 

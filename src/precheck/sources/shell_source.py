@@ -50,6 +50,8 @@ COMMAND_LINE = "<command line>"
 
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 #: reserved words that may start a command before the real one (bash "SHELL GRAMMAR")
+#: builtins that declare variables (and may assign arrays: ``declare -a NAME=(...)``)
+_DECLARING = frozenset({"export", "declare", "typeset", "local", "readonly"})
 _KEYWORDS = {"if", "then", "elif", "else", "do", "while", "until", "!", "{", "}", "(", "time", "fi", "done", "esac"}
 #: prefixes that run the rest of the line as the command: name → options that take a value
 _PREFIXES: dict[str, set[str]] = {
@@ -317,6 +319,8 @@ class Shell:
             for name, append, word, value in prefix:
                 self.assign(name, value, word, append=append, export=self.allexport or name in self.exported)
             return
+        if words[0].literal() in _DECLARING:
+            words = self._declared_arrays(words)
         argv = [f for w in words for f in self.expand(w)]
         if argv and argv[0].text == "read" and not argv[0].unresolved:
             ifs = next((value for name, _, _, value in reversed(prefix) if name == "IFS"), self.vars.get("IFS"))
@@ -326,6 +330,22 @@ class Shell:
         for name, _append, word, value in prefix:
             self._env_entry(env, name, value, word)
         self.command(argv, env)
+
+    def _declared_arrays(self, words: list[Word]) -> list[Word]:
+        """``declare -a NAME=(a b c)`` (also ``typeset``, ``local``, ``export``, ``readonly``):
+        the builtin assigns an array as ``NAME=(a b c)`` does (bash(1) "declare"); the array words
+        are assigned here, the others (options, scalar assignments) are left to :meth:`declare`."""
+        options = [w.literal() or "" for w in words[1:] if (w.literal() or "").startswith("-")]
+        export = words[0].literal() == "export" or any("x" in o for o in options)
+        kept = [words[0]]
+        for word in words[1:]:
+            assignment = self._assignment(word) if word.array is not None else None
+            if assignment is None:
+                kept.append(word)
+                continue
+            name, append, _, value = assignment
+            self.assign(name, value, word, append=append, export=export or self.allexport or name in self.exported)
+        return kept
 
     def _input(self, command: Command | None) -> Value | None:
         """What a command reads from the script: its here-document or here-string (expanded);

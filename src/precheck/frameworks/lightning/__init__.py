@@ -4,26 +4,7 @@ from ...dialects.base import Priority
 from ...traits import Traits
 from ..base import Framework, LazyResolver
 from . import dialect, modes
-
-#: NeMo 2's precision plugins (nemo_toolkit 2.4.0): ``nemo/lightning/pytorch/plugins/mixed_precision.py``
-#: ``MegatronMixedPrecision(precision=...)`` ("16-mixed", "bf16-mixed", "32"), and the recipe
-#: helpers of ``nemo/collections/llm/recipes/precision/mixed_precision.py`` that return one:
-#: ``bf16_mixed`` (``:23``: precision "bf16-mixed", params bf16), ``fp16_mixed`` (``:40``:
-#: "16-mixed", params fp16), their fp8/mxfp8 variants the same 16-bit precisions with Transformer
-#: Engine fp8 on top (read here as their 16-bit base)
-NEMO2_PRECISION_PLUGINS: tuple[tuple[str, str | None], ...] = (
-    ("MegatronMixedPrecision", None),
-    ("bf16_mixed", "bf16-mixed"),
-    ("fp16_mixed", "16-mixed"),
-    ("bf16_with_fp8_mixed", "bf16-mixed"),
-    ("fp16_with_fp8_mixed", "16-mixed"),
-    ("bf16_with_mxfp8_mixed", "bf16-mixed"),
-    ("fp16_with_mxfp8_mixed", "16-mixed"),
-    ("bf16_with_fp8_current_scaling_mixed", "bf16-mixed"),
-    ("fp16_with_fp8_current_scaling_mixed", "16-mixed"),
-    ("bf16_with_fp8_subchannel_scaling_mixed", "bf16-mixed"),
-    ("fp16_with_fp8_subchannel_scaling_mixed", "16-mixed"),
-)
+from .modes import NEMO2_PRECISION_PLUGINS
 
 #: Lightning's own precision plugins (``plugins=`` of ``Fabric``/``Trainer``), each taking its
 #: ``precision=`` (lightning 2.1.3 ``fabric/plugins/precision/half.py:35`` ``HalfPrecision(precision=
@@ -78,7 +59,9 @@ FRAMEWORK = Framework(
     # NeMo 2's recipe factories (``llm.llama3_8b.finetune_recipe(...)``) build their Trainer with
     # ``plugins=bf16_mixed()`` (``recipes/finetune_default.py:145``, ``llama3_8b.py:138``@8cfedd7) or a
     # ``precision: str = "bf16-mixed"`` parameter (``qwen2.py:89``, ``bert.py:69``...); the HF AutoModel
-    # recipe sets no plugin (``hf_auto_model_for_causal_lm.py:109-120``): left out
+    # recipe sets no plugin (``hf_auto_model_for_causal_lm.py:109-120``): left out. A script changes a
+    # recipe's precision by its trainer's plugin (``recipe.trainer.plugins = fp16_mixed()``, NeMo's docs
+    # ``docs/source/features/mixed_precision.rst:49-58``@8cfedd7): followed by the script reader
     python_recipe_defaults=(
         (r"nemo\.collections\.llm\.(?:recipes\.)?(?!hf_auto_model)\w+\.(?:finetune|pretrain)_recipe$", "bf16-mixed"),
     ),

@@ -9,10 +9,13 @@ data (:mod:`precheck.release_schemas`)."""
 
 from __future__ import annotations
 
-from ...sources.launch_args import put
+import re
+from dataclasses import replace
+
+from ...sources.launch_args import Field, put
 from ...sources.launchers import Entry, Found, Launch, ModuleEntry
 from ...sources.nodes import Node
-from .modes import ENTRY_NOTE, GPT_PROGRAM
+from .modes import ENTRY_NOTE, GPT_PROGRAM, NEMO2_PRECISION_PLUGINS, NEMO_PROGRAM
 
 #: the training commands (every release's in the schema data: ``tests/test_release_schemas.py`` checks)
 COMMANDS = {
@@ -66,7 +69,82 @@ def command(launch: Launch) -> Found | None:
     return Found(None, root)
 
 
+#: the Megatron variant's 2.x CLI (``NEMO_PROGRAM llm pretrain|finetune``: ``pretrain``/``finetune`` are
+#: ``@run.cli.entrypoint(namespace="llm")``, ``collections/llm/api.py:141``/``:192``, nemo_toolkit main@8cfedd7)
+NEMO_COMMANDS = ("finetune", "pretrain")
+#: the recipe factories that build no precision plugin (``hf_auto_model_for_causal_lm.py:109-120``)
+_NO_PLUGIN = re.compile(r"^hf_auto_model")
+_FACTORY_CALL = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?:\(.*\))?\s*$", re.S)
+
+
+def nemo_command(launch: Launch) -> Found | None:
+    """``NEMO_PROGRAM llm finetune|pretrain --factory RECIPE [KEY=VALUE ...]``: the recipe the factory names
+    (``@run.cli.factory(target=finetune, name=NAME)`` on ``finetune_recipe``, ``llama3_8b.py:244``),
+    whose trainer takes ``plugins=bf16_mixed()`` (``finetune_default.py:145``, ``llama3_8b.py:138``),
+    changed by the overrides nemo_run applies after it: ``trainer.plugins=fp16_mixed`` (a factory
+    by its name: ``mixed_precision.py:22``/``:39`` are ``@run.cli.factory``) and
+    ``trainer.plugins.precision=...``. None without a factory (the run's parts are given one by one)."""
+    builder = launch.builder
+    args = list(launch.args)
+    factory: Node | None = None
+    plugin: tuple[str, Field] | None = None
+    precision: tuple[str, Field] | None = None
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        text = arg.text
+        if text in ("--factory", "-f") and i + 1 < len(args):
+            name = _FACTORY_CALL.match(args[i + 1].text)
+            if name is not None:
+                factory = builder.value(arg, "factory", args[i + 1], "yaml")
+                if factory is not None:
+                    factory.value = name.group(1)
+            i += 2
+            continue
+        if text.startswith(("--factory=", "-f=")):
+            name = _FACTORY_CALL.match(text.partition("=")[2])
+            if name is not None:
+                factory = builder.value(arg, "factory", arg.tail(text.index("=") + 1), "yaml")
+                if factory is not None:
+                    factory.value = name.group(1)
+        key, eq, value = text.partition("=")
+        if eq and key.lstrip("-") in ("trainer.plugins", "trainer.plugins.precision"):
+            found = (value.strip("'\""), arg.tail(len(key) + 1))
+            if key.lstrip("-") == "trainer.plugins":
+                plugin, precision = found, None
+            else:
+                precision = found
+        i += 1
+    if factory is None or not isinstance(factory.value, str) or _NO_PLUGIN.match(factory.value):
+        return None
+    chosen: Node | None = None
+    if precision is not None:
+        chosen = builder.value(None, "trainer.plugins.precision", precision[1], "yaml")
+        if chosen is not None:
+            chosen.value = precision[0]
+    elif plugin is not None:
+        implied = dict(NEMO2_PRECISION_PLUGINS).get(_FACTORY_CALL.sub(r"\1", plugin[0]))
+        if implied is None:
+            return None  # a plugin precheck does not know the precision of: the run is not read
+        chosen = builder.value(None, "trainer.plugins", plugin[1], "yaml")
+        if chosen is not None:
+            chosen.value = implied
+    else:  # the recipe's own plugin, cited at the factory that builds it
+        chosen = replace(factory, value="bf16-mixed", raw=None, key="trainer.plugins")
+    if chosen is None:
+        return None
+    # the trainer's MegatronMixedPrecision plugin (read as the dialect reads a `_target_` block)
+    target = replace(chosen, value="MegatronMixedPrecision", raw=None, key="_target_")
+    # (its precision keyed as the override that changes it: a fix says `trainer.plugins.precision=...`)
+    block = {"_target_": target, "precision": replace(chosen, key="trainer.plugins.precision")}
+    plugins = replace(chosen, value=block, raw=None, key="plugins")
+    return Found(None, {"trainer": replace(chosen, value={"plugins": plugins}, raw=None, key="trainer")})
+
+
 #: the command lines that start it, each with its parser (bound to the framework by its ``Framework``)
-ENTRIES: tuple[Entry, ...] = tuple(Entry((GPT_PROGRAM, sub), command) for sub in sorted(COMMANDS))
+ENTRIES: tuple[Entry, ...] = (
+    *(Entry((GPT_PROGRAM, sub), command) for sub in sorted(COMMANDS)),
+    *(Entry((NEMO_PROGRAM, "llm", sub), nemo_command) for sub in NEMO_COMMANDS),
+)
 #: the Python modules that start it, each with its parser
 MODULES: tuple[ModuleEntry, ...] = ()

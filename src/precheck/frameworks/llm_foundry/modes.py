@@ -9,7 +9,7 @@ from ...config import TrainingConfig
 from ...provenance import Origin, Sourced
 from ...versions import Versions
 from .label import NAME, TRAINER
-from .schema import default, values
+from .schema import default, required_sections, values
 
 #: ``_get_torch_dtype`` (``composer/distributed/mosaic_parallelism.py``@0.32.1): a precision's FSDP dtype
 FSDP_DTYPE = {"fp32": "float32", "amp_fp16": "float16", "amp_bf16": "bfloat16", "amp_fp8": "bfloat16"}
@@ -39,6 +39,15 @@ def precision(config: TrainingConfig, versions: Versions) -> tuple[Sourced[Any],
     it names (lower-cased; None when Composer's ``Precision`` refuses it)."""
     version, note = _version_note(versions)
     item: Sourced[Any] | None = config.precision
+    if item is None and (lacking := missing_sections(config, version)):
+        # not a TrainConfig llm-foundry could build: a Composer-based repository's own script
+        # reads it (mosaicml/examples' resnet_cifar main.py passes its own precision), and
+        # TrainConfig's default is not the run's
+        detail = (
+            f"no precision: the YAML has no {', '.join(lacking)} section, which llm-foundry's TrainConfig requires, "
+            "so TrainConfig's precision default does not apply: the script that reads it decides"
+        )
+        return Sourced(None, Origin.default(detail)), None
     if item is None:
         found = default("precision", version)
         if found is None:
@@ -48,6 +57,12 @@ def precision(config: TrainingConfig, versions: Versions) -> tuple[Sourced[Any],
     valid = values("precision", version)
     text = str(item.value).lower() if isinstance(item.value, str) else None
     return item, text if text in valid else None
+
+
+def missing_sections(config: TrainingConfig, version: str | None) -> list[str]:
+    """The ``TrainConfig`` sections without a default that the run's YAML (with its launch's
+    overrides) leaves out (:func:`.schema.required_sections`)."""
+    return [name for name in required_sections(version) if config.setting(name) is None]
 
 
 def mixed_precision(config: TrainingConfig) -> Sourced[Any] | None:

@@ -37,7 +37,12 @@ def resolve(config: TrainingConfig, hardware: Hardware, versions: Versions) -> P
     if mode in AUTOCAST:
         autocast = Sourced(AUTOCAST[mode], item.origin)
     else:
-        why = "Composer's Precision refuses this value" if mode is None else f"precision {mode}: no torch autocast"
+        if item.value is None and not item.origin.in_file:  # no precision llm-foundry's default could stand for
+            why = item.origin.detail or "no precision known"
+        elif mode is None:
+            why = "Composer's Precision refuses this value"
+        else:
+            why = f"precision {mode}: no torch autocast"
         autocast = Sourced(None, item.origin.derived(why) if item.origin.in_file else Origin.default(why))
     scaling, scaler = scaler_for(autocast, f"{TRAINER} creates a GradScaler for amp_fp16")
     rest: dict[str, Any] = {}

@@ -27,5 +27,18 @@ def default(option: str, version: str | None = None) -> tuple[Any, ReleaseSchema
     return spec["default"], found
 
 
+def required_sections(version: str | None = None) -> tuple[str, ...]:
+    """``TrainConfig``'s sections without a default (``model: dict[str, Any] = MISSING``...): a
+    YAML without one of them is refused by ``train_from_yaml`` (OmegaConf's ``MissingMandatoryValue``
+    when the dataclass is built), so it is no llm-foundry training config as written. Only the
+    mappings: the scalars without a default (``device_train_batch_size``, ``n_gpus``...) are
+    filled by ``train()`` before the dataclass is built."""
+    config = schema(version).schema.get("config_class")
+    options: dict[str, Any] = config["options"] if config is not None else {}
+    return tuple(
+        name for name, spec in options.items() if spec.get("required") and str(spec.get("type", "")).startswith("dict")
+    )
+
+
 def values(label: str, version: str | None = None) -> tuple[Any, ...]:
     return schema(version).values(label)

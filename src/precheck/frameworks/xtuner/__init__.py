@@ -16,6 +16,7 @@ FRAMEWORK = Framework(
         fills_deepspeed_auto=True,
         deepspeed_auto_dtype_by_device=True,
         amp_replaced_by_launch="--deepspeed",
+        bf16_checked_by_autocast=True,
     ),
     dialect_class=dialect.MmengineConfig,
     resolver=LazyResolver(f"{__name__}.resolve"),

@@ -57,7 +57,9 @@ def bundled(name: str) -> dict[str, Node] | None:
 def with_deepspeed(config: TrainingConfig) -> TrainingConfig:
     """``config`` as ``xtuner train CONFIG --deepspeed deepspeed_zero2`` runs it (the launch its
     README gives): the run a config checked on its own may be, whose precision the DeepSpeed
-    file decides instead of the ``AmpOptimWrapper`` (:func:`precheck.premises.premises`)."""
+    file decides instead of the ``AmpOptimWrapper`` (:func:`precheck.premises.premises`). Its
+    ZeRO stage and offload are left unknown: the bundled files differ there and the launch
+    picks one (``deepspeed_zero3`` in the 70B/100B configs' READMEs)."""
     from ...dialects import registered  # the registry's table (the registry imports this module)
     from ...sources.nodes import Document
 
@@ -66,6 +68,10 @@ def with_deepspeed(config: TrainingConfig) -> TrainingConfig:
     name = "<xtuner>/configs/deepspeed/deepspeed_zero2.json"
     text = (DATA / "deepspeed_zero2.json").read_text(encoding="utf-8")
     deepspeed = registered.by_name["deepspeed"].read(Document(name, "json", Node(root, 1, 1), text), {})
+    # the README's file stands for whichever the launch names: every bundled file has the same
+    # `"auto"` fp16/bf16, but their ZeRO stage and offload differ (70B configs are run with
+    # deepspeed_zero3): those are the launch's, not known here
+    deepspeed = replace(deepspeed, zero_stage=None, offload_optimizer=None, offload_param=None)
     return replace(config, attached={**config.attached, "deepspeed": deepspeed})
 
 
