@@ -105,6 +105,13 @@ class Names:
                         names.star.append(node.module)
                     else:
                         names.imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            elif isinstance(node, ast.ImportFrom) and node.level:
+                # the repository's own module (``from .config import PPOConfig``): its dots kept, so
+                # a name a library also defines is not taken for the library's (EasyR1's PPOConfig)
+                module = f"{node.module}." if node.module else ""
+                for alias in node.names:
+                    if alias.name != "*":
+                        names.imports[alias.asname or alias.name] = f"{'.' * node.level}{module}{alias.name}"
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 names.defined.add(node.name)
         return names
