@@ -317,6 +317,11 @@ GENERATING_ARGUMENTS = (
     "skip_special_tokens",
 )
 
+#: ``EvaluationArguments`` (``hparams/evaluation_args.py:23-56@0.9.3``): ``llamafactory-cli eval``
+#: parses a file with them (``_EVAL_ARGS``, ``hparams/parser.py:54@0.9.3``), as the framework's own
+#: ``examples/train_lora/llama3_lora_eval.yaml`` does
+EVALUATION_ARGUMENTS = ("task", "task_dir", "batch_size", "seed", "lang", "n_shot", "save_dir", "download_mode")
+
 #: ``MegatronBridgeArguments`` (``hparams/megatron_bridge_args.py``, ``USE_MEGATRON_BRIDGE=1``);
 #: mcore_adapter's ``TrainingArguments`` (``USE_MCA=1``) takes the same parallelism keys
 MEGATRON_ARGUMENTS = (
@@ -467,6 +472,7 @@ class TrainConfig(Dialect):
         | frozenset(TRAINING_EXTRAS)
         | frozenset(FINETUNING_ARGUMENTS)
         | frozenset(GENERATING_ARGUMENTS)
+        | frozenset(EVALUATION_ARGUMENTS)
         | frozenset(MEGATRON_ARGUMENTS)
     )
     closed_keys = True
