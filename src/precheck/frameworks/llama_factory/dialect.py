@@ -317,7 +317,7 @@ GENERATING_ARGUMENTS = (
     "skip_special_tokens",
 )
 
-#: ``EvaluationArguments`` (``hparams/evaluation_args.py:23-56@0.9.3``): ``llamafactory-cli eval``
+#: ``EvaluationArguments`` (``hparams/evaluation_args.py:23-56@0.9.3``): the CLI's ``eval`` command
 #: parses a file with them (``_EVAL_ARGS``, ``hparams/parser.py:54@0.9.3``), as the framework's own
 #: ``examples/train_lora/llama3_lora_eval.yaml`` does
 EVALUATION_ARGUMENTS = ("task", "task_dir", "batch_size", "seed", "lang", "n_shot", "save_dir", "download_mode")
