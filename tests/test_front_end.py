@@ -67,14 +67,21 @@ def test_block_handed_over_by_the_code_is_read(tmp_path: Path, code: str, dialec
     assert [Path(p).name for r in report.files for p in r.attached] == ["ds.json"]
 
 
-def test_load_runs_looks_for_every_block() -> None:
-    import inspect
+def test_load_runs_looks_at_every_top_level_block(tmp_path: Path) -> None:
+    # a block of any name the code names itself (`SFTConfig(` `**config["training"])`) is read
+    write(tmp_path, "requirements.txt", "")
+    config = write(tmp_path, "run.json", '{"models": {"student": "m"},\n "training": {"bf16": true}}\n')
+    write(tmp_path, "train.py", 'config = json.load(open("run.json"))\nSFTConfig(' + '**config["training"])\n')
+    assert errors(config, "V100") == {("PC101", "run.json", 2)}
+    # a bare name is a block only when it is one of BLOCKS or bound to one (`kwargs` is neither)
+    from precheck.sources import front_end
 
-    from precheck import sources
-    from precheck.sources.front_end import BLOCKS
-
-    text = inspect.getsource(sources.load_runs)
-    assert all(f'"{block}" in root' in text for block in BLOCKS)
+    write(tmp_path, "train.py", "training = 1\nSFTConfig(" + "**training)\n")
+    front_end.clear()
+    assert errors(config, "V100") == set()
+    write(tmp_path, "train.py", "kwargs = config.training\nSFTConfig(" + "**kwargs)\n")
+    front_end.clear()
+    assert errors(config, "V100") == {("PC101", "run.json", 2)}
 
 
 def test_no_handoff_in_the_code_leaves_the_file_alone(tmp_path: Path) -> None:
