@@ -174,3 +174,58 @@ def test_code_in_a_folder_beside_the_config(tmp_path: Path) -> None:
     code.write_text('cfg = yaml.safe_load(open("configs/train.yaml"))\nTrainingArguments(**cfg["training_args"])\n')
     front_end.clear()
     assert errors(config, "V100") == {("PC101", "train.yaml", 7)}
+
+
+EASYDISTILL = Path(__file__).parent / "fixtures" / "front_end_launch" / "easydistill"
+
+
+def launched(tmp_path: Path, command: str, edit: dict[str, str] | None = None) -> Path:
+    """A copy of the trimmed easydistill tree with ``run.sh`` holding ``command``."""
+    import shutil
+
+    tree = tmp_path / "easydistill"
+    shutil.copytree(EASYDISTILL, tree)
+    for name, text in (edit or {}).items():
+        path = tree / name
+        path.write_text(path.read_text(encoding="utf-8").replace(*text.split("=>")), encoding="utf-8")
+    return write(tree, "run.sh", command + "\n")
+
+
+def test_config_named_by_a_launch_flag_hands_its_block(tmp_path: Path) -> None:
+    # `python easydistill/kd/train.py --config configs/x.json`; the script does
+    # `config = json.load(open(args.config))` and `SFTConfig(**config["training"])`: the block's
+    # settings are the run's (TRL's SFTConfig, its defaults for what the block leaves out)
+    run_sh = launched(
+        tmp_path,
+        "python easydistill/kd/train.py --config configs/kd_black_box_local.json",
+        {
+            "configs/kd_black_box_local.json": '"lr_scheduler_type": "cosine"=>"lr_scheduler_type": "cosine",\n "bf16": true'
+        },
+    )
+    (document,) = load_runs(run_sh, str(run_sh))
+    assert document.dialect == "trl" and "config" not in document.mapping()
+    assert {"bf16", "learning_rate", "output_dir"} <= set(document.mapping())
+    assert {(rule, name) for rule, name, _ in errors(run_sh, "V100")} == {("PC101", "kd_black_box_local.json")}
+    assert errors(run_sh, "8xA100-80GB") == set()
+    # fp16 stated in the block: no error on a V100; no unknown-option warning for the block's keys
+    fixed = launched(
+        tmp_path / "fp16",
+        "python easydistill/kd/train.py --config configs/kd_black_box_local.json",
+        {
+            "configs/kd_black_box_local.json": '"lr_scheduler_type": "cosine"=>"lr_scheduler_type": "cosine", "bf16": false, "fp16": true'
+        },
+    )
+    report = run([str(fixed)], from_specs(["V100"], {}), env={})
+    assert [f.rule for f in report.findings if f.severity.name in ("ERROR", "WARNING")] == []
+
+
+def test_config_flag_of_a_script_that_hands_no_block_stays_a_flag(tmp_path: Path) -> None:
+    run_sh = launched(
+        tmp_path,
+        "python easydistill/rl/grpo_train.py --config configs/rl_grpo.json",
+        {"easydistill/rl/grpo_train.py": 'config["training"]=>config["other"]'},
+    )
+    assert load_runs(run_sh, str(run_sh)) == []  # as before: the file is not the run's settings
+    handed = launched(tmp_path / "handed", "python easydistill/rl/grpo_train.py --config configs/rl_grpo.json")
+    (document,) = load_runs(handed, str(handed))
+    assert document.dialect == "trl" and "learning_rate" in document.mapping()

@@ -259,6 +259,11 @@ def _below(top: Path, seen: Path, blocks: frozenset[str], name: str) -> tuple[st
     return None
 
 
+def handoffs(code: Path) -> tuple[tuple[tuple[str, str, int], ...], frozenset[str]]:
+    """The (block, class, line) handoffs of the Python file ``code`` (see :func:`_handoffs`)."""
+    return _handoffs(code.resolve())
+
+
 def _in_file(code: Path, blocks: frozenset[str], name: str = "") -> tuple[str, str, Path, int] | None:
     if code.name.startswith("test_") or code.name.endswith("_test.py") or code.name == "conftest.py":
         return None  # a test module (pytest's names) checks the code; it does not run the training
@@ -319,4 +324,4 @@ def clear() -> None:
     _handoffs.cache_clear()
 
 
-__all__ = ["BLOCKS", "HYDRA_KEYS", "blocks", "clear", "front_end", "targeted"]
+__all__ = ["BLOCKS", "HYDRA_KEYS", "blocks", "clear", "front_end", "handoffs", "targeted"]
