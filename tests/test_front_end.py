@@ -177,6 +177,8 @@ def test_code_in_a_folder_beside_the_config(tmp_path: Path) -> None:
 
 
 EASYDISTILL = Path(__file__).parent / "fixtures" / "front_end_launch" / "easydistill"
+KD = "configs/kd_black_box_local.json"
+LAST = '"lr_scheduler_type": "cosine"'  # the `training` block's last key
 
 
 def launched(tmp_path: Path, command: str, edit: dict[str, str] | None = None) -> Path:
@@ -198,9 +200,7 @@ def test_config_named_by_a_launch_flag_hands_its_block(tmp_path: Path) -> None:
     run_sh = launched(
         tmp_path,
         "python easydistill/kd/train.py --config configs/kd_black_box_local.json",
-        {
-            "configs/kd_black_box_local.json": '"lr_scheduler_type": "cosine"=>"lr_scheduler_type": "cosine",\n "bf16": true'
-        },
+        {KD: f'{LAST}=>{LAST},\n "bf16": true'},
     )
     (document,) = load_runs(run_sh, str(run_sh))
     assert document.dialect == "trl" and "config" not in document.mapping()
@@ -211,9 +211,7 @@ def test_config_named_by_a_launch_flag_hands_its_block(tmp_path: Path) -> None:
     fixed = launched(
         tmp_path / "fp16",
         "python easydistill/kd/train.py --config configs/kd_black_box_local.json",
-        {
-            "configs/kd_black_box_local.json": '"lr_scheduler_type": "cosine"=>"lr_scheduler_type": "cosine", "bf16": false, "fp16": true'
-        },
+        {KD: f'{LAST}=>{LAST}, "bf16": false, "fp16": true'},
     )
     report = run([str(fixed)], from_specs(["V100"], {}), env={})
     assert [f.rule for f in report.findings if f.severity.name in ("ERROR", "WARNING")] == []
