@@ -6,6 +6,12 @@ Many repositories keep their run in a YAML of their own (``data_config:``, ``pef
 ``SFTConfig(**cfg["trainer"])``. That block is then read with the HF Trainer's (or TRL's)
 semantics, and the file's other keys are the repository's own.
 
+Any top-level mapping of the file is a block the code may name (``SFTConfig(**config["training"])``,
+easydistill's ``kd/train.py``); a bare name handed over is a block when it is one of
+:data:`BLOCKS` or bound to one (``kwargs = cfg["training"]``). A launch that names the file by a
+flag (``--config configs/kd.json``) takes the block the launched script hands over
+(:mod:`.script_launch`). Test modules (``test_*.py``) are not the run's code.
+
 The handoff is a fact only where precheck reads it: a Python file in the config's folder or a
 folder above it (up to the repository's root, at most :data:`MAX_LEVELS` levels and
 :data:`MAX_FILES` files each) that calls one of the HF/TRL argument classes with ``**`` of an
