@@ -227,3 +227,25 @@ def test_config_flag_of_a_script_that_hands_no_block_stays_a_flag(tmp_path: Path
     handed = launched(tmp_path / "handed", "python easydistill/rl/grpo_train.py --config configs/rl_grpo.json")
     (document,) = load_runs(handed, str(handed))
     assert document.dialect == "trl" and "learning_rate" in document.mapping()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        # the forms public front-ends use: OmegaConf's container of the block, and keyword arguments
+        # the code sets itself before the block's
+        "TrainingArguments(**OmegaConf.to_container(cfg.training, resolve=True))",
+        "TrainingArguments(\n    output_dir=output_dir,\n    overwrite_output_dir=True,\n"
+        "    **OmegaConf.to_container(cfg.training, resolve=True)\n)",
+        "SFTConfig(**dict(cfg.training), report_to='none')",
+    ],
+)
+def test_block_through_a_conversion_or_after_keywords(tmp_path: Path, call: str) -> None:
+    from precheck.sources import front_end
+
+    write(tmp_path, "requirements.txt", "")
+    config = write(tmp_path, "config.yaml", "model: gpt2\ntraining:\n  num_train_epochs: 1\n  bf16: true\n")
+    write(tmp_path, "train.py", 'cfg = OmegaConf.load("config.yaml")\nargs = ' + call + "\n")
+    front_end.clear()
+    assert errors(config, "V100") == {("PC101", "config.yaml", 4)}
+    assert errors(config, "8xA100-80GB") == set()

@@ -51,8 +51,13 @@ BLOCKS = ("training_args", "trainer", "args")
 MAX_BLOCK_KEYS = 64
 #: the classes the block is handed to: transformers' and TRL's argument classes
 HF_CLASSES = ("TrainingArguments", "Seq2SeqTrainingArguments")
+#: the call: keyword arguments before the ``**`` (``output_dir=out_dir,``), and the block as it is
+#: or through a conversion that keeps its keys (``**OmegaConf.to_container(cfg.training, resolve=True)``,
+#: ``**dict(cfg.training)``)
 _HANDOFF = re.compile(
-    r"\b(?P<cls>" + "|".join(sorted({*HF_CLASSES, *TRL_CONFIGS})) + r")\s*\(\s*\*\*\s*(?P<expr>[^(),]{1,200})[,)]"
+    r"\b(?P<cls>" + "|".join(sorted({*HF_CLASSES, *TRL_CONFIGS})) + r")\s*\(\s*"
+    r"(?:[A-Za-z_]\w*\s*=\s*[^(),=]{1,200},\s*){0,8}"
+    r"\*\*\s*(?:(?:OmegaConf\.to_container|dict|asdict)\(\s*)?(?P<expr>[^(),]{1,200})[,)]"
 )
 _LAST = re.compile(r"""[A-Za-z_]\w*|["'][A-Za-z_]\w*["']""")
 #: how far up from the config the code is looked for, and how many files a folder is read for
@@ -295,7 +300,7 @@ def _handoffs(code: Path) -> tuple[tuple[tuple[str, str, int], ...], frozenset[s
         text = code.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return (), frozenset()
-    if "(**" not in text.replace(" ", ""):
+    if "**" not in text:
         return (), frozenset()
     found: list[tuple[str, str, int]] = []
     for match in _HANDOFF.finditer(text):
