@@ -55,3 +55,29 @@ def test_the_second_file_an_if_none_default_over_the_flag(tmp_path: Path) -> Non
     """Case 203: `if precision is None: precision = ...` keeps the flag's `16-true`."""
     launch = repo(tmp_path, CASE_203, "--precision 16-true")
     assert ("PC405", "warning") in findings(launch, "T4")
+
+
+def test_a_finding_a_flag_decides_is_keyed_by_the_flag_and_cites_it(tmp_path: Path) -> None:
+    """The finding stays at the `L.Fabric(precision=precision)` line the value reaches, keyed by
+    the launch's `--precision` (its `Origin.option`), its origin citing the flag's line; a fix never
+    edits the flag through the Python line (no edit names `--precision` in the script)."""
+    launch = repo(tmp_path, ADAPTER_V2, "--precision 16-true --checkpoint_dir checkpoints/x")
+    report = engine.run([str(launch)], from_specs(["T4"], {}), env={})
+    (found,) = [f for f in report.findings if f.rule == "PC405"]
+    assert found.origin.path is not None and found.origin.path.endswith("adapter_v2.py")
+    assert found.origin.shown_key == "--precision" and found.origin.key is None
+    assert "the launch's --precision at" in (found.origin.detail or "") and "train.sh:2" in (found.origin.detail or "")
+    assert not any(e.key == "--precision" for e in (found.fix.edits if found.fix else ()))
+
+
+def test_a_keyword_the_plan_reads_as_other_settings_keys_its_finding(tmp_path: Path) -> None:
+    """No flag: `bf16-true` written in `L.Fabric(precision=...)` is keyed `precision` (the keyword)."""
+    script = tmp_path / "finetune_lora.py"
+    script.write_text(
+        'import lightning as L\n\n\ndef main():\n    fabric = L.Fabric(devices=1, precision="bf16-true")\n'
+        '    fabric.launch()\n\n\nif __name__ == "__main__":\n    main()\n',
+        encoding="utf-8",
+    )
+    report = engine.run([str(script)], from_specs(["V100"], {}), env={})
+    (found,) = [f for f in report.findings if f.rule == "PC101"]
+    assert (found.origin.line, found.origin.shown_key) == (5, "precision")

@@ -23,6 +23,7 @@ class _Origin:  # the generated __init__, for comparison
     written: Any = dataclasses.field(default=None, compare=False)
     format: Any = dataclasses.field(default=None, compare=False)
     through: Any = dataclasses.field(default=(), compare=False)
+    option: Any = dataclasses.field(default=None, compare=False)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -42,6 +43,7 @@ CALLS: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
     ((), {"kind": "env", "key": "CUDA_VISIBLE_DEVICES"}),
     (("derived", "a.json", 1, 1, "k", "from x", "1", "json"), {}),
     (("file", "a.py", 4, 1, "dtype"), {"through": (("a.py", 9),)}),
+    (("file", "a.py", 21, 59), {"option": "--precision"}),
 ]
 
 
@@ -64,7 +66,7 @@ def test_origin_is_built_as_the_generated_init_builds_it(args: tuple[Any, ...], 
 def test_the_signatures_and_refusals_are_the_generated_ones() -> None:
     assert _parameters(Origin) == _parameters(_Origin)
     assert _parameters(Sourced) == _parameters(_Sourced)
-    for bad_args, bad_kwargs in [((), {}), (("file",) * 10, {}), (("file",), {"nope": 1}), (("file",), {"kind": "x"})]:
+    for bad_args, bad_kwargs in [((), {}), (("file",) * 11, {}), (("file",), {"nope": 1}), (("file",), {"kind": "x"})]:
         with pytest.raises(TypeError):
             Origin(*bad_args, **bad_kwargs)
         with pytest.raises(TypeError):

@@ -54,7 +54,7 @@ def write(findings: list[Finding], baseline: Path) -> int:
             "rule": f.rule,
             "path": relative(f.origin.path) if f.origin.path else None,
             "line": f.origin.line,
-            "key": f.origin.key,
+            "key": f.origin.shown_key,
         }
         for f, fingerprint in zip(findings, _prints(findings, baseline), strict=True)
     ]

@@ -30,6 +30,12 @@ class Origin:
     #: that passes a name decided above (``load_in_4bit=load_in_4bit``), the branch of an
     #: ``x if c else y`` taken, a launched script's line that turns a flag into a setting
     through: tuple[tuple[str, int], ...] = field(default=(), compare=False)
+    #: the setting the user spells to change the value, as spelled where it is set, when the
+    #: origin's place holds it under no key an edit may set: the launch's flag a Python line
+    #: receives (``--precision`` reaching ``L.Fabric(precision=precision)``), the keyword of a
+    #: call whose value the plan reads as other keys (``Fabric(precision=...)`` as autocast and
+    #: weights dtype). Findings show it as their key (:attr:`shown_key`); fixes never edit it.
+    option: str | None = field(default=None, compare=False)
 
     def __init__(
         self,
@@ -42,6 +48,7 @@ class Origin:
         written: str | None = None,
         format: str | None = None,
         through: tuple[tuple[str, int], ...] = (),
+        option: str | None = None,
     ) -> None:
         # the generated frozen __init__'s, through the slots themselves rather than
         # object.__setattr__ (a third of the time; every key read makes one)
@@ -54,6 +61,7 @@ class Origin:
         _set_written(self, written)
         _set_format(self, format)
         _set_through(self, through)
+        _set_option(self, option)
 
     @classmethod
     def env(cls, name: str) -> Origin:
@@ -69,7 +77,16 @@ class Origin:
         if self.kind == "file" and self.detail:
             detail = f"{detail} ({self.detail})"
         return Origin(
-            "derived", self.path, self.line, self.column, self.key, detail, self.written, self.format, self.through
+            "derived",
+            self.path,
+            self.line,
+            self.column,
+            self.key,
+            detail,
+            self.written,
+            self.format,
+            self.through,
+            self.option,
         )
 
     def with_through(self, places: tuple[tuple[str, int], ...]) -> Origin:
@@ -79,8 +96,23 @@ class Origin:
         if added == self.through:
             return self
         return Origin(
-            self.kind, self.path, self.line, self.column, self.key, self.detail, self.written, self.format, added
+            self.kind,
+            self.path,
+            self.line,
+            self.column,
+            self.key,
+            self.detail,
+            self.written,
+            self.format,
+            added,
+            self.option,
         )
+
+    @property
+    def shown_key(self) -> str | None:
+        """The key a finding at this origin shows (JSON ``key``): the key as spelled at its
+        place, else the setting that decided the value there (:attr:`option`)."""
+        return self.key if self.key is not None else self.option
 
     @property
     def places(self) -> tuple[tuple[str, int], ...]:
@@ -132,5 +164,6 @@ _set_detail = Origin.__dict__["detail"].__set__
 _set_written = Origin.__dict__["written"].__set__
 _set_format = Origin.__dict__["format"].__set__
 _set_through = Origin.__dict__["through"].__set__
+_set_option = Origin.__dict__["option"].__set__
 _set_value = Sourced.__dict__["value"].__set__
 _set_origin = Sourced.__dict__["origin"].__set__

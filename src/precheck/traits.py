@@ -71,6 +71,10 @@ class Traits:
     precision_modes: bool = False
     #: refuses fp16 training before the run starts
     refuses_fp16: bool = False
+    #: the precision modes its quantized path takes (its ``quantize`` setting), each with what it
+    #: trains in, when it refuses the others (a quantized path that takes the ``-true`` modes alone, its
+    #: mixed modes raise): a fix for a quantized run names only these; empty: any mode
+    quantized_precisions: tuple[tuple[str, str], ...] = ()
     #: the optimizer a fix names to keep bf16 weights with compensated rounding (Kahan summation)
     kahan_optimizer: str | None = None
     #: its fp16 switch also loads fp16 weights, which a full fine-tune cannot train: the fix

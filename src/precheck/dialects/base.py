@@ -53,7 +53,7 @@ def origin_of(doc: Document, node: Node) -> Origin:
     fmt = doc.format if node.path is None else None  # a node from another file: not its format
     path = node.path or doc.path
     through = _through(node, path) if node.through else ()
-    return Origin("file", path, line, column, node.key, node.via, written=node.raw, format=fmt, through=through)
+    return Origin("file", path, line, column, node.key, node.via, node.raw, fmt, through, node.option)
 
 
 def _through(node: Node, path: str) -> tuple[tuple[str, int], ...]:
@@ -73,7 +73,7 @@ def _sourced_keys(doc: Document, root: Mapping[str, Node]) -> dict[str, Sourced[
         fmt = own_format if other is None else None  # a node from another file: not its format
         path = other or own_path
         through = _through(node, path) if node.through else ()
-        origin = Origin("file", path, line, column, node.key, node.via, written=node.raw, format=fmt, through=through)
+        origin = Origin("file", path, line, column, node.key, node.via, node.raw, fmt, through, node.option)
         out[key] = Sourced(node.value, origin)
     return out
 

@@ -174,6 +174,7 @@ def _register() -> None:
     sources_table.detect = _detected_name
     sources_table.trainer_packages = {p: f.name for f in FRAMEWORKS for p in f.python_trainer_packages}
     sources_table.precision_plugins = {n: p for f in FRAMEWORKS for n, p in f.python_precision_plugins}
+    sources_table.plugin_parameters = {n: p for f in FRAMEWORKS for n, p in f.python_plugin_parameters}
     sources_table.deferred_calls = frozenset(n for f in FRAMEWORKS for n in f.python_deferred_calls)
     sources_table.recipe_defaults = tuple((re.compile(p), d) for f in FRAMEWORKS for p, d in f.python_recipe_defaults)
     sources_table.model_bases = tuple(b for f in FRAMEWORKS for b in f.python_model_bases)

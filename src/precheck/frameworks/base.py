@@ -92,6 +92,9 @@ class Framework:
     #: one of :attr:`python_trainer_packages`) and the precision each sets (None: its
     #: ``precision=`` argument)
     python_precision_plugins: tuple[tuple[str, str | None], ...] = ()
+    #: the positional parameters of those plugins whose first is not ``precision``
+    #: (``BitsandbytesPrecision(mode, dtype)``): the plugin's name → its parameters in order
+    python_plugin_parameters: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: calls (dotted, as imported) that build another call later, the callee their first
     #: positional argument and its keywords theirs (``run.Config(Trainer, plugins=...)``): a
     #: training script's such call is read as the call it defers

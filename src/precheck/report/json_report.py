@@ -69,7 +69,7 @@ def render(report: Report) -> str:
                 "path": f.origin.path,
                 "line": f.origin.line,
                 "column": f.origin.column,
-                "key": f.origin.key,
+                "key": f.origin.shown_key,
                 "message": f.message,
                 "headline": headline(f.message),
                 "fix": f.fix.text() if f.fix else None,

@@ -14,7 +14,19 @@ from ..facts import quote, span
 from ..hardware import Device, devices_label
 from ..provenance import Origin
 from ..training_method import is_adapter_training
-from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule, unknown_version_note
+from .base import (
+    Context,
+    Edit,
+    Finding,
+    Fix,
+    FixSafety,
+    Severity,
+    anchor,
+    edits_for,
+    rule,
+    unknown_version_note,
+    written,
+)
 
 #: ``is_torch_bf16_gpu_available`` up to 4.34 returns False below compute capability 8 by itself
 #: (``utils/import_utils.py:313@4.34.0``); from 4.35.0 it returns ``torch.cuda.is_bf16_supported()``
@@ -50,6 +62,22 @@ def _switch_to_fp16(ctx: Context) -> Fix:
     """Edits that take bf16 out of every place the plan got it from."""
     config, plan = ctx.config, ctx.plan
     traits = config.traits
+    if traits.quantized_precisions and config.quantize is not None and config.precision is not None:
+        # its quantized path refuses the mixed modes: its fp32 mode (Traits.quantized_precisions)
+        value, means = traits.quantized_precisions[-1]
+        return Fix(
+            f"train in {value} ({means}): `{written(config.quantize, 'quantize')}` takes no mixed precision",
+            edits_for(config.precision, config.path, value),
+        )
+    if traits.precision_without_bf16 is not None and config.precision is None and traits.quantized_precisions:
+        # no precision set, the framework's default picked bf16: set the mode without bf16 that every
+        # one of its commands takes, its quantized path's fp32 one (the framework's traits cite why)
+        value, means = traits.quantized_precisions[-1]
+        return Fix(
+            f"set the precision to {value} ({means}), or to {traits.precision_without_bf16[0]} where the command "
+            "takes it",
+            (Edit(config.path, "precision", value, format=config.format or None),),
+        )
     if traits.precision_without_bf16 is not None and config.precision is not None:
         value, description = traits.precision_without_bf16
         return Fix(description, edits_for(config.precision, config.path, value))

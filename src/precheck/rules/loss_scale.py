@@ -27,7 +27,7 @@ from typing import Any
 from ..config import TrainingConfig
 from ..facts import quote, span
 from ..provenance import Sourced
-from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule
+from .base import Context, Edit, Finding, Fix, FixSafety, Severity, anchor, edits_for, rule, written
 from .device import flag_edit
 from .optimizer_support import names_adapters
 
@@ -113,11 +113,32 @@ def fp16_without_loss_scaling(ctx: Context) -> Iterator[Finding]:
         anchor(config.path, plan.grad_dtype.origin, plan.param_dtype.origin, plan.load_dtype.origin, *model),
         f"gradients are float16{source} and nothing scales the loss: values below 2**-24 (~6e-8) become 0 and "
         "below 2**-14 (~6e-5) lose precision, so small gradients vanish, and overflowing steps are not skipped",
-        Fix(
+        _quantized_fix(ctx)
+        or Fix(
             "train with fp16 mixed precision (fp32 weights, fp16 autocast, dynamic loss scaling) or in bf16",
             _mixed_precision_edits(ctx),
         ),
     )
+
+
+def _quantized_fix(ctx: Context) -> Fix | None:
+    """A quantized run of a framework whose quantized path refuses mixed precision
+    (``Traits.quantized_precisions``): the modes it takes, bf16 where every GPU the run uses has
+    it (sm_80+), else fp32; None for any other run."""
+    config = ctx.config
+    modes = config.traits.quantized_precisions
+    if not modes or config.quantize is None:
+        return None
+    (bf16, bf16_means), (fp32, fp32_means) = modes[0], modes[-1]
+    devices = ctx.hardware.devices if ctx.hardware.known else []
+    used = [devices[i] for i in ctx.plan.device_indices(len(devices))] if devices else []
+    chosen = bf16 if used and all(d.bf16 for d in used) else fp32 if used else None
+    text = (
+        f"`{written(config.quantize, 'quantize')}` takes no mixed precision (the run raises): train in {bf16} "
+        f"({bf16_means}) where the GPU has bf16 (sm_80+), else in {fp32} ({fp32_means})"
+    )
+    edits = edits_for(config.precision, config.path, chosen) if chosen is not None and config.precision else ()
+    return Fix(text, edits)
 
 
 # --- PC406 ------------------------------------------------------------------------------------

@@ -45,6 +45,10 @@ class Node:
     #: where the value came from when not from where it stands: a script's option it is read
     #: from (``mixed_precision=args.mixed_precision``: the option's default and its lines)
     via: str | None = None
+    #: the setting the user spells to change this value when the node's own key is not one an
+    #: edit may set (:attr:`precheck.provenance.Origin.option`): a launch's flag a Python line
+    #: receives (``--precision``), the keyword of a call read as other keys
+    option: str | None = None
 
     @property
     def anchor(self) -> tuple[int, int]:

@@ -143,12 +143,16 @@ class Arg:
     through: tuple[int, ...] = field(default=(), compare=False)
     #: where the value came from when not from this line (an option's default, a launch's flag)
     via: str | None = None
+    #: the launch's flag it was read from, as spelled (``--precision``): the key of a finding
+    #: about it (:attr:`precheck.provenance.Origin.option`)
+    option: str | None = None
 
 
 class Flow(Protocol):
     """The values of the options a script parses (:class:`.python_options.Flow`)."""
 
     vias: dict[int, str]
+    flagged: dict[int, tuple[str, str]]
     functions: list[ast.FunctionDef | ast.AsyncFunctionDef] | None
     #: the flags a launch gives the script (None: run on its own)
     flags: Mapping[str, Any] | None
@@ -240,6 +244,10 @@ _ATTENTION_ATTRIBUTES = frozenset({"_attn_implementation", "_attn_implementation
 _DECISIONS = frozenset({ast.Constant, ast.Attribute, ast.IfExp, ast.BoolOp, ast.UnaryOp, ast.Compare})
 #: the dict literal a name was bound to (``ds_config = {...}``), while it holds: the place of each key
 _LITERAL = "\0dict "
+#: the launch's flag (as spelled, ``--precision``) a name's value was read from, while it holds:
+#: a CLI builder's parameter the launch gives (``CLI(setup)``), a name bound from an expression
+#: that reads one (``dtype = {...}[precision]``) or an option the flag gives (``args.precision``)
+_FLAG_OF = "\0flag "
 #: the other lines the value a name holds flows through after :data:`_DECIDED_AT`'s place
 #: (:meth:`Collector._lines_through`), while it holds
 _THROUGH = "\0through "
@@ -266,6 +274,19 @@ def _declared() -> tuple[Mapping[str, str], tuple[str, ...], Mapping[str, str | 
     from . import registered  # the registry's table (the registry imports the sources)
 
     return registered.trainer_packages, registered.model_bases, registered.precision_plugins
+
+
+@lru_cache(maxsize=1)
+def _plugin_parameters() -> Mapping[str, tuple[str, ...]]:
+    """A precision plugin's positional parameters when its first is not ``precision``
+    (``Framework.python_plugin_parameters``)."""
+    from . import registered  # the registry's table (the registry imports the sources)
+
+    return registered.plugin_parameters
+
+
+#: a precision plugin's positional parameters, unless its framework declares others
+_PLUGIN_POSITIONAL = ("precision",)
 
 
 @lru_cache(maxsize=1)
@@ -509,6 +530,8 @@ class Collector:
                         local[param.arg] = given[param.arg]
                         if _DECIDED_AT + param.arg in given:
                             local[_DECIDED_AT + param.arg] = given[_DECIDED_AT + param.arg]
+                        if _FLAG_OF + param.arg in given:
+                            local[_FLAG_OF + param.arg] = given[_FLAG_OF + param.arg]
                     else:
                         local[param.arg] = Unknown(f"`{param.arg}` is a parameter of `{node.name}`")
                 if id(node) in constants:  # a method: `self.use_amp` set once to a constant in __init__
@@ -571,6 +594,7 @@ class Collector:
             given = flags.get(param.arg) if flags is not None else None
             if given is not None:
                 values[param.arg] = given.value
+                values[_FLAG_OF + param.arg] = (given.spelled(param.arg), given.where)
             elif default is not None:
                 values[param.arg] = evaluate(default)
                 place = self._place_of(param, default, env)
@@ -717,6 +741,16 @@ class Collector:
                 where = ""
             if where and self._written is not None:
                 self._written.add(where)
+            flagged = _FLAG_OF + target.id
+            flag = self._flag_in(source, env) if source is not None else None
+            if flag is not None:
+                env[flagged] = flag
+            elif flagged in env:
+                env[flagged] = None
+            else:
+                flagged = ""
+            if flagged and self._written is not None:
+                self._written.add(flagged)
             literal = _LITERAL + target.id
             if type(source) is ast.Dict and isinstance(value, dict):
                 env[literal] = source
@@ -1073,6 +1107,8 @@ class Collector:
         params = AUTOCASTS.get(call.qualname) or SCALERS.get(call.qualname) or POSITIONAL.get(call.kind)
         if call.kind == "model":
             params = POSITIONAL["from_pretrained"]
+        elif call.kind == "precision-plugin":  # HalfPrecision("bf16-true"), BitsandbytesPrecision("nf4", dtype)
+            params = _plugin_parameters().get(call.qualname.rsplit(".", 1)[-1], _PLUGIN_POSITIONAL)
         for index, positional in enumerate(node.args):
             if isinstance(positional, ast.Starred) or params is None or index >= len(params):
                 continue
@@ -1080,12 +1116,31 @@ class Collector:
             decided = env.get(_DECIDED_AT + positional.id) if type(positional) is ast.Name else None
             if type(decided) is tuple and type(value) in _DECIDED:
                 through = _through(env, positional.id, positional.lineno)  # type: ignore[attr-defined]
-                call.args[params[index]] = Arg(
-                    value, None, None, decided[1], decided[2], via=decided[3], through=through
+                call.args[params[index]] = self._flagged(
+                    Arg(
+                        value,
+                        None,
+                        None,
+                        decided[1],
+                        decided[2],
+                        via=decided[3],
+                        through=through,
+                    ),
+                    positional,
+                    env,
                 )
                 continue
-            call.args[params[index]] = Arg(
-                value, None, None, self.at(positional), self.source.segment(positional), via=self._via(positional)
+            call.args[params[index]] = self._flagged(
+                Arg(
+                    value,
+                    None,
+                    None,
+                    self.at(positional),
+                    self.source.segment(positional),
+                    via=self._via(positional),
+                ),
+                positional,
+                env,
             )
             if type(positional) is ast.IfExp:
                 call.args[params[index]].through = self._choice_lines(positional, env)
@@ -1104,12 +1159,31 @@ class Collector:
                     # `dtype = torch.bfloat16` ... `torch_dtype=dtype`: the line that decides it,
                     # and the keyword's own line, that passes it
                     through = _through(env, keyword.value.id, keyword.lineno)  # type: ignore[attr-defined]
-                    call.args[keyword.arg] = Arg(
-                        value, keyword.arg, decided[0], decided[1], decided[2], via=decided[3], through=through
+                    call.args[keyword.arg] = self._flagged(
+                        Arg(
+                            value,
+                            keyword.arg,
+                            decided[0],
+                            decided[1],
+                            decided[2],
+                            via=decided[3],
+                            through=through,
+                        ),
+                        keyword.value,
+                        env,
                     )
                     continue
-                call.args[keyword.arg] = Arg(
-                    value, keyword.arg, self.at(keyword), self.at(keyword.value), raw, via=self._via(keyword.value)
+                call.args[keyword.arg] = self._flagged(
+                    Arg(
+                        value,
+                        keyword.arg,
+                        self.at(keyword),
+                        self.at(keyword.value),
+                        raw,
+                        via=self._via(keyword.value),
+                    ),
+                    keyword.value,
+                    env,
                 )
                 if type(keyword.value) is ast.IfExp:  # a choice over lines: its test and the branch taken
                     call.args[keyword.arg].through = self._choice_lines(keyword.value, env)
@@ -1160,6 +1234,38 @@ class Collector:
             return None
         parts = [*self._vias_in(expr), *self._taken]
         return "; ".join(dict.fromkeys(parts)) if parts else None
+
+    def _flagged(self, arg: Arg, expr: ast.expr, env: dict[str, Any]) -> Arg:
+        """``arg`` marked with the launch's flag ``expr`` reads its value from (its
+        :attr:`Arg.option`, and where the launch gives it in its ``via``), if any."""
+        flag = self._flag_in(expr, env)
+        if flag is not None:
+            arg.option = flag[0]
+            given = f"the launch's {flag[0]} at {flag[1]}"
+            arg.via = arg.via if arg.via is not None and flag[1] in arg.via else _joined(given, arg.via)
+        return arg
+
+    def _flag_in(self, expr: ast.expr, env: dict[str, Any]) -> tuple[str, str] | None:
+        """The launch's flag (as spelled) whose value ``expr`` reads (not inside a call it
+        makes), and where the launch gives it: a name the flag gave (:data:`_FLAG_OF`), an
+        option's attribute the flag gave (``args.mixed_precision``); the first one read, None
+        when it reads none."""
+        flow = self.flow
+        if flow is None or flow.flags is None:
+            return None
+        flagged = flow.flagged
+        queue: list[ast.AST] = [expr]
+        for node in queue:
+            kind = type(node)
+            if kind is ast.Name:
+                found = env.get(_FLAG_OF + node.id)  # type: ignore[attr-defined]
+                if type(found) is tuple:
+                    return found
+            elif kind is ast.Attribute and id(node) in flagged:
+                return flagged[id(node)]
+            if kind in _READS:
+                queue.extend(ast.iter_child_nodes(node))
+        return None
 
     def _vias_in(self, expr: ast.expr, env: dict[str, Any] | None = None) -> list[str]:
         """The provenance of the option reads in ``expr`` (not inside a call it makes); with
@@ -1404,6 +1510,11 @@ def cast_dtype(call: Call) -> Arg | None:
 _READS = frozenset(
     {ast.Attribute, ast.IfExp, ast.BoolOp, ast.UnaryOp, ast.Compare, ast.Subscript, ast.Name, ast.Load, ast.Constant}
 )
+
+
+def _joined(first: str, then: str | None) -> str:
+    """``first; then`` (``first`` alone when ``then`` is None)."""
+    return first if then is None else f"{first}; {then}"
 
 
 def _cut(text: str, limit: int = 80) -> str:

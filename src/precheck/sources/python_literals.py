@@ -92,6 +92,13 @@ def _type_name_text(written: str) -> str:
         if text.startswith(prefix) and text.endswith("]"):
             text = text[len(prefix) : -1]
     text = text.removesuffix("|None").removeprefix("None|")
+    for prefix in ("typing.Literal[", "Literal["):
+        if text.startswith(prefix) and text.endswith("]"):  # Literal["bnb.nf4", "bnb.fp4"]: strings alone
+            try:
+                items = ast.literal_eval(f"({text[len(prefix) : -1]},)")
+            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                return "other"
+            return "str" if all(isinstance(item, str) for item in items) else "other"
     return text if text in ("str", "int", "float", "bool") else "other"
 
 

@@ -78,6 +78,12 @@ class Given:
 
     value: Any
     where: str
+    #: the flag as the launch spells it (``--precision``; None: ``--`` and the option's name)
+    flag: str | None = None
+
+    def spelled(self, name: str) -> str:
+        """The flag as written (``--precision``), for a finding's key."""
+        return self.flag or f"--{name}"
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -119,6 +125,9 @@ class Flow:
         self._spans: list[tuple[int, int, ast.AST]] | None = None
         #: the provenance of the attribute reads, per expression (for the arguments they give)
         self.vias: dict[int, str] = {}
+        #: the launch's flag (as spelled, ``--mixed_precision``) an attribute read takes its value
+        #: from, per expression: the key of a finding about a value it decides
+        self.flagged: dict[int, tuple[str, str]] = {}
         #: functions imported from the repository's modules (:meth:`_imported`), by name
         self._imports: dict[str, tuple[Flow, ast.FunctionDef | ast.AsyncFunctionDef] | None] = {}
 
@@ -295,6 +304,7 @@ class Flow:
         flag = self.flags.get(name) if self.flags is not None else None
         if flag is not None:
             self.vias[id(expr)] = f"the launch's --{name} at {flag.where}; a TrainingArguments field"
+            self.flagged[id(expr)] = (flag.spelled(name), flag.where)
             return flag.value
         known = TRAINING_DEFAULTS.get(name)
         if known is None:
@@ -330,6 +340,7 @@ class Flow:
         where = defined_at(option)
         if flag is not None:
             self.vias[id(expr)] = f"the launch's --{name} at {flag.where}; {where}"
+            self.flagged[id(expr)] = (flag.spelled(name), flag.where)
             return flag.value
         if option.default is MISSING or option.required:
             why = "is required" if option.required else "has no default precheck can read"

@@ -60,12 +60,13 @@ if TYPE_CHECKING:
     from ..hardware import Hardware
 
 #: a cheap test before parsing: a file holds a run only if it names a training config
-#: class, a GradScaler, calls ``.backward(`` or names a precision and constructs a framework
-#: object that takes one (``Fabric(``, ``Trainer(``, ``Accelerator(``); the rest is never parsed
+#: class, a GradScaler, calls ``.backward(`` or names a precision (or a ``...Precision`` plugin)
+#: and constructs a framework object that takes one (``Fabric(``, ``Trainer(``, ``Accelerator(``);
+#: the rest is never parsed
 _TRAINING_WORDS = re.compile(
     r"TrainingArguments|\b(?:SFT|DPO|GRPO|ORPO|KTO|Reward|PPO|CPO|BCO|PRM|OnlineDPO|RLOO|NashMD|XPO|GKD|GSPO|"
     r"IterativeSFT)Config\b|GradScaler|\.backward\s*\(|precision\s*=\s*[\"'](?:bf16|16)"
-    r"|(?s:^(?=.*precision)(?=.*\b(?:Fabric|Trainer|Accelerator)\s*\())"
+    r"|(?s:^(?=.*[pP]recision)(?=.*\b(?:Fabric|Trainer|Accelerator)\s*\())"
     r"|(?s:^(?=.*deepspeed)(?=.*(?:initialize|DeepSpeedConfig)))"
     r"|(?s:^(?=.*Accelerator)(?=.*\.prepare\())"
 )
@@ -90,6 +91,8 @@ def _training_words(text: str) -> bool:
         return True
     if "precision" in text and (_PRECISION.search(text) or _FRAMEWORK_OBJECT.search(text)):
         return True
+    if "Precision" in text and _FRAMEWORK_OBJECT.search(text):
+        return True  # a precision plugin handed to one (``plugins=HalfPrecision("bf16-true")``)
     if "deepspeed" in text and ("initialize" in text or "DeepSpeedConfig" in text):
         return True
     if "Accelerator" in text and ".prepare(" in text:
@@ -596,8 +599,11 @@ class _Runs:
         if autocast is None and weights is None:
             return
 
+        # the finding's key: the launch's flag the value came from, else the keyword as written
+        option = arg.option or arg.key
+
         def at(value: Any) -> Arg:
-            return Arg(value, None, arg.key_at, arg.at, arg.raw, via=arg.via, through=arg.through)
+            return Arg(value, None, arg.key_at, arg.at, arg.raw, via=arg.via, through=arg.through, option=option)
 
         if autocast is not None:
             self._put(root, "autocast", at(autocast != "no"))
@@ -817,7 +823,7 @@ class _Runs:
         line, column = self.where(arg.at)
         key_line, key_column = self.where(arg.key_at) if arg.key_at is not None else (line, column)
         value = _value(arg.value, line, column)
-        node = Node(value, line, column, arg.key, key_line, key_column, raw=arg.raw, via=arg.via)
+        node = Node(value, line, column, arg.key, key_line, key_column, raw=arg.raw, via=arg.via, option=arg.option)
         if arg.through:  # the other lines it flows through, as the file counts them (a notebook's)
             node.through = tuple(dict.fromkeys((None, self.where((at, 0))[0]) for at in arg.through))
         return node
@@ -875,7 +881,7 @@ def mixed_precision_keys(node: Node) -> dict[str, Node]:
         return {}
 
     def at(value: Any) -> Node:
-        return replace(node, value=value, key=None)
+        return replace(node, value=value, key=None, option=node.option or node.key)
 
     out: dict[str, Node] = {}
     if autocast is not None:
@@ -911,16 +917,34 @@ def _precision_arg(call: Call) -> Arg | None:
         default = recipe_default(call.qualname)
         if default is not None:  # a recipe factory's trainer, in the precision it builds it with
             return Arg(default, None, None, call.at, f"{call.name}()")
-    if own is not None or call.kind != "trainer-precision" or "plugins" not in call.args:
+    # (``precision=None`` beside a precision plugin: the trainer takes the plugin's, as the
+    # framework declaring the plugin documents: ``Framework.python_precision_plugins``)
+    if (own is not None and own.value is not None) or call.kind != "trainer-precision" or "plugins" not in call.args:
         return own
     plugins = call.args["plugins"].value
     for value in plugins if isinstance(plugins, (list, tuple)) else (plugins,):
         if isinstance(value, Built) and value.call.kind == "precision-plugin":
             implied = plugin_precision(value.call)
             if implied is None:
-                return value.call.args.get("precision")
+                return value.call.args.get("precision") or _plugin_dtype(value.call)
             return Arg(implied, None, None, value.call.at, f"{value.call.name}()")
-    return None
+    return own
+
+
+#: a plugin's compute dtype → the precision mode that trains in it
+_TRUE_PRECISION = {"float16": "16-true", "bfloat16": "bf16-true", "float32": "32-true"}
+
+
+def _plugin_dtype(call: Call) -> Arg | None:
+    """A precision plugin that takes a ``dtype`` and no ``precision`` (a quantization plugin, as
+    its framework declares it: ``Framework.python_plugin_parameters``, whose citation says why):
+    it creates the layers it does not quantize in that dtype, runs the forward in it and creates
+    no GradScaler, so the run trains as ``"<dtype>-true"`` would. With no ``dtype`` the plugin
+    picks one at run time (None here)."""
+    dtype = call.args.get("dtype")
+    if dtype is None or not isinstance(dtype.value, Dtype) or dtype.value.name not in _TRUE_PRECISION:
+        return None
+    return replace(dtype, value=_TRUE_PRECISION[dtype.value.name])
 
 
 #: an assignment that changes a built run's trainer or its precision plugin (``recipe.trainer =``,

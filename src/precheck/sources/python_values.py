@@ -282,6 +282,9 @@ _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
 _CONVERSIONS: dict[str, Callable[[Any], Any]] = {"bool": bool, "int": int, "float": float, "str": str}
 #: the methods of a string :meth:`Evaluator._string_method` answers
 _STRING_METHODS: dict[str, Callable[[str], str]] = {"lower": str.lower, "upper": str.upper, "strip": str.strip}
+#: the tests of a string :meth:`Evaluator._string_method` answers, given one string (or a tuple
+#: of strings): ``quantize.startswith("bnb.")`` (lit-gpt finetune/lora.py)
+_STRING_TESTS: dict[str, Callable[[str, Any], bool]] = {"startswith": str.startswith, "endswith": str.endswith}
 #: the calls that read a config file the script names (:meth:`Evaluator._loaded`)
 _FILE_LOADS = frozenset(
     {"omegaconf.OmegaConf.load", "omegaconf.OmegaConf.create", "yaml.safe_load", "yaml.load", "yaml.full_load"}
@@ -521,6 +524,12 @@ class Evaluator:
 
     def _subscript(self, expr: ast.Subscript) -> Any:
         base = self._eval(expr.value)
+        if isinstance(base, str) and type(expr.slice) is ast.Slice:  # `quantize[4:]`: a part of a known string
+            part = expr.slice
+            bounds = [self._eval(b) if b is not None else None for b in (part.lower, part.upper, part.step)]
+            if all(b is None or type(b) is int for b in bounds) and bounds[2] != 0:
+                return base[slice(*bounds)]
+            return Unknown(f"`{self.text(expr)}`")
         index = self._eval(expr.slice)
         for side in (base, index):
             if isinstance(side, Unknown):
@@ -558,7 +567,9 @@ class Evaluator:
         qualname = self.names.qualname(expr.func) or ""
         if qualname in _FILE_LOADS:
             return self._loaded(expr, qualname)
-        if qualname == "getattr" or (type(expr.func) is ast.Attribute and expr.func.attr in _STRING_METHODS):
+        if qualname == "getattr" or (
+            type(expr.func) is ast.Attribute and (expr.func.attr in _STRING_METHODS or expr.func.attr in _STRING_TESTS)
+        ):
             known = self._named_dtype(expr) if qualname == "getattr" else self._string_method(expr)
             if known is not None:
                 return known
@@ -617,14 +628,26 @@ class Evaluator:
         return Unknown(f"`{self.text(expr)}`: torch has no dtype `{name}`")
 
     def _string_method(self, expr: ast.Call) -> Any:
-        """``name.lower()``, ``.upper()``, ``.strip()`` of a known string; None otherwise."""
+        """``name.lower()``, ``.upper()``, ``.strip()`` of a known string, and its
+        ``.startswith(prefix)``/``.endswith(suffix)`` given a known string or tuple of strings;
+        None otherwise."""
         assert isinstance(expr.func, ast.Attribute)
-        if expr.args or expr.keywords:
+        test = _STRING_TESTS.get(expr.func.attr)
+        if expr.keywords or len(expr.args) != (1 if test is not None else 0):
             return None
         text = self._eval(expr.func.value)
         if isinstance(text, Unknown):
             return text
-        return _STRING_METHODS[expr.func.attr](text) if isinstance(text, str) else None
+        if not isinstance(text, str):
+            return None
+        if test is None:
+            return _STRING_METHODS[expr.func.attr](text)
+        given = self._eval(expr.args[0])
+        if isinstance(given, Unknown):
+            return given
+        if isinstance(given, str) or (isinstance(given, tuple) and all(isinstance(g, str) for g in given)):
+            return test(text, given)
+        return None
 
     def _loaded(self, expr: ast.Call, qualname: str) -> Any:
         """``OmegaConf.load("cfg.yaml")``, ``yaml.safe_load(open("cfg.yaml"))``, ``json.load(open(...))``:

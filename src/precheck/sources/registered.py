@@ -33,6 +33,9 @@ detect: Callable[[Document], str | None]
 trainer_packages: Mapping[str, str]
 #: a precision plugin's callee (last dotted name) → the precision it sets (None: its ``precision=``)
 precision_plugins: Mapping[str, str | None]
+#: a precision plugin's callee (last dotted name) → its positional parameters, when its first is
+#: not ``precision`` (``BitsandbytesPrecision(mode, dtype)``)
+plugin_parameters: Mapping[str, tuple[str, ...]]
 #: calls that build another call later, its callee their first argument (``run.Config(cls, **kw)``)
 deferred_calls: frozenset[str]
 #: recipe factories (a pattern over the call's dotted name) → the precision their trainer takes by default

@@ -217,7 +217,9 @@ def _given(schema: Schema, root: dict[str, Node], launched_from: str) -> dict[st
             value = _converted(option, node)
         where = f"{launched_from}:{node.key_line or node.line}"
         out[key] = Given(
-            Unknown(f"`--{key}` is given a value precheck cannot read") if value is MISSING else value, where
+            Unknown(f"`--{key}` is given a value precheck cannot read") if value is MISSING else value,
+            where,
+            node.key,
         )
     return out
 

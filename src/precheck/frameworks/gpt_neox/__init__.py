@@ -21,4 +21,5 @@ FRAMEWORK = Framework(
     priority=Priority.OWN_SCHEMA,
     launch=f"{__name__}.launch",
     signature=frozenset(("pipe_parallel_size", "model_parallel_size", "num_layers")),
+    rules=(f"{__name__}.rules",),
 )

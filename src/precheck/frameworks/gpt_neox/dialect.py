@@ -80,6 +80,11 @@ class NeoXConfig(DeepSpeed):
         return key.replace("-", "_")
 
     def score(self, doc: Document) -> int:
+        if doc.format == "shell":
+            # deepy.py takes config files, never these keys as flags, and names its launches'
+            # dialect itself (``launch.py``): flags that look like NeoXArgs are another program's,
+            # most often Megatron-LM's ``pretrain_gpt.py`` (the arguments gpt-neox inherited)
+            return 0
         keys = {k.replace("-", "_") for k in self.root(doc)}
         hits = count_keys(keys, DISTINCTIVE)
         return self.priority + hits if hits >= 3 else 0

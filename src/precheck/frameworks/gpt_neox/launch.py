@@ -3,7 +3,8 @@
 
 Its parser: the user script first, then ``conf_file`` (``nargs="+"``); ``--conf_dir``/``-d``
 is prefixed to every config path and a name without ``.yml``/``.json`` gets ``.yml``
-(``:414-422``). ``from_ymls`` (``:225``) loads the files in order into one dict and raises
+(``:414-422``; a ``.yaml`` name that exists, with no ``.yaml.yml`` beside it, is read as written:
+forks take ``.yaml``). ``from_ymls`` (``:225``) loads the files in order into one dict and raises
 ``ValueError`` on a key two files both set (``:245``), so no file overrides another.
 """
 
@@ -13,7 +14,7 @@ import os
 import re
 from dataclasses import replace
 
-from ...sources.launch_args import Field
+from ...sources.launch_args import Field, locate
 from ...sources.launchers import Entry, Found, Launch, ModuleEntry
 from ...sources.nodes import Node
 
@@ -53,12 +54,24 @@ def command(launch: Launch, args: list[Field]) -> Found | None:
     root: dict[str, Node] = {}
     for conf in positional[1:]:
         text = os.path.join(conf_dir, conf.text) if conf_dir else conf.text
-        if not text.endswith((".yml", ".json")):
+        if not text.endswith((".yml", ".json")) and not _fork_yaml(text, launch):
             text += ".yml"
         loaded = launch.load(replace(conf, text=text), "conf_file") or {}
         for key, node in loaded.items():
             root.setdefault(re.sub("-", "_", key), node)
     return Found(None, root) if root else None
+
+
+def _fork_yaml(text: str, launch: Launch) -> bool:
+    """A ``.yaml`` name read as written: upstream would look for ``NAME.yaml.yml`` (and fail), but
+    a repository whose launch names ``.yaml`` files that exist, and no ``.yaml.yml`` ones, runs a
+    fork whose parser takes them (forks' READMEs: ``deepy.py train.py -d configs 125M.yaml
+    local_setup.yaml``)."""
+    return (
+        text.endswith(".yaml")
+        and locate(text + ".yml", launch.bases) is None
+        and locate(text, launch.bases) is not None
+    )
 
 
 #: nothing starts it by a program name of its own

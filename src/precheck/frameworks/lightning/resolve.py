@@ -551,7 +551,13 @@ def _bitsandbytes(config: TrainingConfig, mode: _Mode, count: int | None, kind: 
             + quote(f"{PACKAGE}.bnb_int8_dtype", mode=repr(method[4:]), dtype=f"torch.{dtype}")
         )
     tag = f" [{'; '.join(problems)}]" if problems else ""
-    origin = _at(bits.origin, f"BitsandbytesPrecision(dtype={dtype}): weights, LoRA and inputs in {dtype}{tag}")
+    # the GPT variant's dtype is its precision's (`dtype = {...}[precision]`): the precision set decides it,
+    # through the quantize that hands it to the plugin; a plugin's own `dtype` otherwise
+    decided = mode.origin if kind == GPT_VARIANT and mode.origin.in_file else bits.origin
+    detail = f"BitsandbytesPrecision(dtype={dtype}): weights, LoRA and inputs in {dtype}{tag}"
+    origin = _at(decided, detail)
+    if decided is not bits.origin:
+        origin = origin.with_through(bits.origin.places)
     item = Sourced(dtype, origin)
     mode_name = QUANTIZE.get(method, (bits.value, method[4:] or "bnb"))[1]
     label = f"{bits.value}-bit {mode_name} (bitsandbytes), compute {dtype}"

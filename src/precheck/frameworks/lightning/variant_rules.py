@@ -33,15 +33,16 @@ LITGPT_QUANTIZE_PRECISIONS = ("16-true", "bf16-true", "32-true")
 
 
 def _litgpt_precision_fix(ctx: Context, raw: str | None) -> str:
-    """The ``-true`` precision LitGPT's quantized path takes, keeping the 16-bit type asked for."""
+    """The ``-true`` precision LitGPT's quantized path takes: bf16 where asked for or where every
+    GPU has it, else fp32 (not ``16-true``: pure fp16 with no GradScaler, PC405)."""
     if raw is not None:
         if raw.startswith("bf16"):
             return "bf16-true"
-        if raw.startswith("16"):
-            return "16-true"
         if raw.startswith("32"):
             return "32-true"
-    return "16-true" if all_bf16(ctx) is False else "bf16-true"
+        if raw.startswith("16"):
+            return "bf16-true" if all_bf16(ctx) else "32-true"
+    return "32-true" if all_bf16(ctx) is False else "bf16-true"
 
 
 @rule("PC707", "litgpt-quantize-precision", Severity.ERROR, fix_safety=FixSafety.UNSAFE, frameworks=("lightning",))
@@ -74,8 +75,8 @@ def litgpt_quantize_precision(ctx: Context) -> Iterator[Finding]:
     ```
 
     ## Fix
-    Use the "-true" precision of the same 16-bit type (`bf16-true`; `16-true` on GPUs
-    without bf16). Weights and LoRA then compute in that dtype (`BitsandbytesPrecision`)
+    Use `bf16-true` where the GPUs have bf16 (sm_80+), else `32-true` (`16-true` runs, but
+    trains pure fp16 with no GradScaler: PC405). Weights and LoRA then compute in that dtype (`BitsandbytesPrecision`)
     instead of autocast, so the fix is marked unsafe.
     """
     config = ctx.config
