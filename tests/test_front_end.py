@@ -67,14 +67,21 @@ def test_block_handed_over_by_the_code_is_read(tmp_path: Path, code: str, dialec
     assert [Path(p).name for r in report.files for p in r.attached] == ["ds.json"]
 
 
-def test_load_runs_looks_for_every_block() -> None:
-    import inspect
+def test_load_runs_looks_at_every_top_level_block(tmp_path: Path) -> None:
+    # a block of any name the code names itself (`SFTConfig(` `**config["training"])`) is read
+    write(tmp_path, "requirements.txt", "")
+    config = write(tmp_path, "run.json", '{"models": {"student": "m"},\n "training": {"bf16": true}}\n')
+    write(tmp_path, "train.py", 'config = json.load(open("run.json"))\nSFTConfig(' + '**config["training"])\n')
+    assert errors(config, "V100") == {("PC101", "run.json", 2)}
+    # a bare name is a block only when it is one of BLOCKS or bound to one (`kwargs` is neither)
+    from precheck.sources import front_end
 
-    from precheck import sources
-    from precheck.sources.front_end import BLOCKS
-
-    text = inspect.getsource(sources.load_runs)
-    assert all(f'"{block}" in root' in text for block in BLOCKS)
+    write(tmp_path, "train.py", "training = 1\nSFTConfig(" + "**training)\n")
+    front_end.clear()
+    assert errors(config, "V100") == set()
+    write(tmp_path, "train.py", "kwargs = config.training\nSFTConfig(" + "**kwargs)\n")
+    front_end.clear()
+    assert errors(config, "V100") == {("PC101", "run.json", 2)}
 
 
 def test_no_handoff_in_the_code_leaves_the_file_alone(tmp_path: Path) -> None:
@@ -167,3 +174,78 @@ def test_code_in_a_folder_beside_the_config(tmp_path: Path) -> None:
     code.write_text('cfg = yaml.safe_load(open("configs/train.yaml"))\nTrainingArguments(**cfg["training_args"])\n')
     front_end.clear()
     assert errors(config, "V100") == {("PC101", "train.yaml", 7)}
+
+
+EASYDISTILL = Path(__file__).parent / "fixtures" / "front_end_launch" / "easydistill"
+KD = "configs/kd_black_box_local.json"
+LAST = '"lr_scheduler_type": "cosine"'  # the `training` block's last key
+
+
+def launched(tmp_path: Path, command: str, edit: dict[str, str] | None = None) -> Path:
+    """A copy of the trimmed easydistill tree with ``run.sh`` holding ``command``."""
+    import shutil
+
+    tree = tmp_path / "easydistill"
+    shutil.copytree(EASYDISTILL, tree)
+    for name, text in (edit or {}).items():
+        path = tree / name
+        path.write_text(path.read_text(encoding="utf-8").replace(*text.split("=>")), encoding="utf-8")
+    return write(tree, "run.sh", command + "\n")
+
+
+def test_config_named_by_a_launch_flag_hands_its_block(tmp_path: Path) -> None:
+    # `python easydistill/kd/train.py --config configs/x.json`; the script does
+    # `config = json.load(open(args.config))` and `SFTConfig(**config["training"])`: the block's
+    # settings are the run's (TRL's SFTConfig, its defaults for what the block leaves out)
+    run_sh = launched(
+        tmp_path,
+        "python easydistill/kd/train.py --config configs/kd_black_box_local.json",
+        {KD: f'{LAST}=>{LAST},\n "bf16": true'},
+    )
+    (document,) = load_runs(run_sh, str(run_sh))
+    assert document.dialect == "trl" and "config" not in document.mapping()
+    assert {"bf16", "learning_rate", "output_dir"} <= set(document.mapping())
+    assert {(rule, name) for rule, name, _ in errors(run_sh, "V100")} == {("PC101", "kd_black_box_local.json")}
+    assert errors(run_sh, "8xA100-80GB") == set()
+    # fp16 stated in the block: no error on a V100; no unknown-option warning for the block's keys
+    fixed = launched(
+        tmp_path / "fp16",
+        "python easydistill/kd/train.py --config configs/kd_black_box_local.json",
+        {KD: f'{LAST}=>{LAST}, "bf16": false, "fp16": true'},
+    )
+    report = run([str(fixed)], from_specs(["V100"], {}), env={})
+    assert [f.rule for f in report.findings if f.severity.name in ("ERROR", "WARNING")] == []
+
+
+def test_config_flag_of_a_script_that_hands_no_block_stays_a_flag(tmp_path: Path) -> None:
+    run_sh = launched(
+        tmp_path,
+        "python easydistill/rl/grpo_train.py --config configs/rl_grpo.json",
+        {"easydistill/rl/grpo_train.py": 'config["training"]=>config["other"]'},
+    )
+    assert load_runs(run_sh, str(run_sh)) == []  # as before: the file is not the run's settings
+    handed = launched(tmp_path / "handed", "python easydistill/rl/grpo_train.py --config configs/rl_grpo.json")
+    (document,) = load_runs(handed, str(handed))
+    assert document.dialect == "trl" and "learning_rate" in document.mapping()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        # the forms public front-ends use: OmegaConf's container of the block, and keyword arguments
+        # the code sets itself before the block's
+        "TrainingArguments(**OmegaConf.to_container(cfg.training, resolve=True))",
+        "TrainingArguments(\n    output_dir=output_dir,\n    overwrite_output_dir=True,\n"
+        "    **OmegaConf.to_container(cfg.training, resolve=True)\n)",
+        "SFTConfig(**dict(cfg.training), report_to='none')",
+    ],
+)
+def test_block_through_a_conversion_or_after_keywords(tmp_path: Path, call: str) -> None:
+    from precheck.sources import front_end
+
+    write(tmp_path, "requirements.txt", "")
+    config = write(tmp_path, "config.yaml", "model: gpt2\ntraining:\n  num_train_epochs: 1\n  bf16: true\n")
+    write(tmp_path, "train.py", 'cfg = OmegaConf.load("config.yaml")\nargs = ' + call + "\n")
+    front_end.clear()
+    assert errors(config, "V100") == {("PC101", "config.yaml", 4)}
+    assert errors(config, "8xA100-80GB") == set()

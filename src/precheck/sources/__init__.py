@@ -54,19 +54,18 @@ def load_runs(path: str | Path, display: str | None = None, hardware: Hardware |
             # a GitHub Actions workflow: the launch commands of its steps
             return parse_workflow(document.path, document.text)
         root = document.mapping()
-        # a block the repository's code may hand to TrainingArguments (front_end.BLOCKS)
-        if document.format in ("yaml", "json") and ("training_args" in root or "trainer" in root or "args" in root):
-            from .front_end import front_end
-
-            handed = front_end(document, Path(path))
-            if handed is not None:
-                return [handed]
         if document.format in ("yaml", "json") and "_target_" in document.text:
             from .front_end import targeted  # a Hydra block built as an HF/TRL argument class
 
             built = targeted(document)
             if built is not None:
                 return [built]
+        if document.format in ("yaml", "json") and any(isinstance(node.value, dict) for node in root.values()):
+            from .front_end import front_end  # a block the repository's code hands to TrainingArguments
+
+            handed = front_end(document, Path(path))
+            if handed is not None:
+                return [handed]
         return [document]
     shown = display if display is not None else str(path)
     text = read_text(Path(path), shown)

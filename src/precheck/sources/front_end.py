@@ -6,6 +6,12 @@ Many repositories keep their run in a YAML of their own (``data_config:``, ``pef
 ``SFTConfig(**cfg["trainer"])``. That block is then read with the HF Trainer's (or TRL's)
 semantics, and the file's other keys are the repository's own.
 
+Any top-level mapping of the file is a block the code may name (``SFTConfig(**config["training"])``,
+easydistill's ``kd/train.py``); a bare name handed over is a block when it is one of
+:data:`BLOCKS` or bound to one (``kwargs = cfg["training"]``). A launch that names the file by a
+flag (``--config configs/kd.json``) takes the block the launched script hands over
+(:mod:`.script_launch`). Test modules (``test_*.py``) are not the run's code.
+
 The handoff is a fact only where precheck reads it: a Python file in the config's folder or a
 folder above it (up to the repository's root, at most :data:`MAX_LEVELS` levels and
 :data:`MAX_FILES` files each) that calls one of the HF/TRL argument classes with ``**`` of an
@@ -38,12 +44,20 @@ from pathlib import Path
 from .nodes import Document, Node
 from .python_calls import TRL_CONFIGS
 
-#: the blocks a front-end hands over (``load_runs`` looks for them before importing this module)
+#: the blocks a front-end hands over by a bare name (``TrainingArguments(**training_args)``); a block
+#: the code names itself (``SFTConfig(**config["training"])``, ``GRPOConfig(**cfg.train)``) may have
+#: any name: every top-level mapping of the file (at most :data:`MAX_BLOCK_KEYS`) is a candidate
 BLOCKS = ("training_args", "trainer", "args")
+MAX_BLOCK_KEYS = 64
 #: the classes the block is handed to: transformers' and TRL's argument classes
 HF_CLASSES = ("TrainingArguments", "Seq2SeqTrainingArguments")
+#: the call: keyword arguments before the ``**`` (``output_dir=out_dir,``), and the block as it is
+#: or through a conversion that keeps its keys (``**OmegaConf.to_container(cfg.training, resolve=True)``,
+#: ``**dict(cfg.training)``)
 _HANDOFF = re.compile(
-    r"\b(?P<cls>" + "|".join(sorted({*HF_CLASSES, *TRL_CONFIGS})) + r")\s*\(\s*\*\*\s*(?P<expr>[^(),]{1,200})[,)]"
+    r"\b(?P<cls>" + "|".join(sorted({*HF_CLASSES, *TRL_CONFIGS})) + r")\s*\(\s*"
+    r"(?:[A-Za-z_]\w*\s*=\s*[^(),=]{1,200},\s*){0,8}"
+    r"\*\*\s*(?:(?:OmegaConf\.to_container|dict|asdict)\(\s*)?(?P<expr>[^(),]{1,200})[,)]"
 )
 _LAST = re.compile(r"""[A-Za-z_]\w*|["'][A-Za-z_]\w*["']""")
 #: how far up from the config the code is looked for, and how many files a folder is read for
@@ -67,11 +81,18 @@ ROOTS = (".git", "pyproject.toml", "setup.py", "requirements.txt")
 PATH_KEYS = ("deepspeed",)
 
 
+def blocks(document: Document) -> frozenset[str]:
+    """The names of ``document``'s top-level mappings: the blocks its code may hand over."""
+    root = document.mapping()
+    names = list(root)[:MAX_BLOCK_KEYS]
+    return frozenset(name for name in names if isinstance(root[name].value, dict) and root[name].value)
+
+
 def front_end(document: Document, file: Path) -> Document | None:
     """The block of ``document`` that the repository's code hands to an argument class, as a
     document of its own (named for the class's framework); None when there is none."""
+    present = blocks(document)
     root = document.mapping()
-    present = {name for name in BLOCKS if name in root and isinstance(root[name].value, dict)}
     if not present:
         return None
     found = _handoff(file.resolve().parent, frozenset(present), file.name)
@@ -249,26 +270,53 @@ def _below(top: Path, seen: Path, blocks: frozenset[str], name: str) -> tuple[st
     return None
 
 
+def handoffs(code: Path) -> tuple[tuple[tuple[str, str, int], ...], frozenset[str]]:
+    """The (block, class, line) handoffs of the Python file ``code`` (see :func:`_handoffs`)."""
+    return _handoffs(code.resolve())
+
+
 def _in_file(code: Path, blocks: frozenset[str], name: str = "") -> tuple[str, str, Path, int] | None:
-    try:
-        if code.stat().st_size > MAX_BYTES:
-            return None
-        text = code.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    if code.name.startswith("test_") or code.name.endswith("_test.py") or code.name == "conftest.py":
+        return None  # a test module (pytest's names) checks the code; it does not run the training
+    handoffs, mentioned = _handoffs(code)
+    if name and name not in mentioned:
         return None
-    if "(**" not in text.replace(" ", "") or (name and name not in text):
-        return None
-    for match in _HANDOFF.finditer(text):
-        names = _LAST.findall(match.group("expr"))
-        last = names[-1].strip("\"'") if names else None
-        if last not in blocks and last is not None and len(names) == 1:
-            last = _bound_block(text, last, match.start(), blocks)  # `args = cfg["training_args"]`
-        if last in blocks:
-            return last, match.group("cls"), code, text.count("\n", 0, match.start()) + 1
+    for block, cls, line in handoffs:
+        if block in blocks:
+            return block, cls, code, line
     return None
 
 
-def _bound_block(text: str, name: str, before: int, blocks: frozenset[str]) -> str | None:
+_MENTIONED = re.compile(r"[\w.-]+\.(?:ya?ml|json)\b")
+
+
+@lru_cache(maxsize=1024)
+def _handoffs(code: Path) -> tuple[tuple[tuple[str, str, int], ...], frozenset[str]]:
+    """The (block, class, line) handoffs of one Python file, whatever the config's blocks are,
+    and the config file names it mentions (read once per file, however many configs ask)."""
+    try:
+        if code.stat().st_size > MAX_BYTES:
+            return (), frozenset()
+        text = code.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return (), frozenset()
+    if "**" not in text:
+        return (), frozenset()
+    found: list[tuple[str, str, int]] = []
+    for match in _HANDOFF.finditer(text):
+        names = _LAST.findall(match.group("expr"))
+        last = names[-1].strip("\"'") if names else None
+        if last is not None and len(names) == 1:
+            # a bare name: one bound to a block (`args = cfg["training"]`), or one of BLOCKS
+            bound = _bound_block(text, last, match.start())
+            last = bound if bound is not None else last if last in BLOCKS else None
+        if last is not None:
+            found.append((last, match.group("cls"), text.count("\n", 0, match.start()) + 1))
+    mentioned = frozenset(m.rsplit("/", 1)[-1] for m in _MENTIONED.findall(text)) if found else frozenset()
+    return tuple(found), mentioned
+
+
+def _bound_block(text: str, name: str, before: int) -> str | None:
     """The block a name handed over is bound to, by the last assignment above the handoff
     (``training_args = config["training_args"]``, ``args = cfg.get("trainer", {}).copy()``);
     None when it is bound otherwise, or to one section of the block (``.get("training_args",
@@ -279,12 +327,12 @@ def _bound_block(text: str, name: str, before: int, blocks: frozenset[str]) -> s
     if found is None:
         return None
     match = _BLOCK_VALUE.match(found.strip())
-    block = next((g for g in match.group("b1", "b2", "b3") if g), None) if match is not None else None
-    return block if block in blocks else None
+    return next((g for g in match.group("b1", "b2", "b3") if g), None) if match is not None else None
 
 
 def clear() -> None:
     _handoff.cache_clear()
+    _handoffs.cache_clear()
 
 
-__all__ = ["BLOCKS", "HYDRA_KEYS", "clear", "front_end", "targeted"]
+__all__ = ["BLOCKS", "HYDRA_KEYS", "blocks", "clear", "front_end", "handoffs", "targeted"]

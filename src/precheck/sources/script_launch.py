@@ -54,18 +54,25 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
     path = found.script_path  # resolved as the launcher would (script_path.resolve_script)
     schema = read_schema(path) if path is not None else None
     if schema is None or not schema.known:
+        handed = None
         for option in _CONFIG_OPTIONS:
             if option in found.root:
-                _config_file(launch, None, option, found.root)
-        found.dialect = _dialect(None, found)
+                handed = _config_file(launch, None, option, found.root, path) or handed
+        found.dialect = _dialect(None, found) or handed
         if found.dialect is None and path is not None:
             _own_loop(path, found)
         return found
+    handed = None
     for option in sorted(schema.config_options):
-        _config_file(launch, schema, option, found.root)
+        handed = _config_file(launch, schema, option, found.root, path) or handed
+    for option in sorted(set(_CONFIG_OPTIONS) - schema.config_options):
+        # `config = json.load(open(args.config))` ... `SFTConfig(**config["training"])`: the block handed
+        if isinstance(found.root.get(option), Node) and schema.options.get(option) is not None:
+            handed = _config_file(launch, schema, option, found.root, path, handed_only=True) or handed
     found.script_keys = schema.defined()
-    # TRL's configs have more fields than precheck lists: a TRL schema is never closed
-    found.script_closed = schema.closed and "trl" not in schema.frameworks
+    # TRL's configs have more fields than precheck lists: a TRL schema is never closed; nor is a
+    # script that hands a block of its config file over (the block's keys are the class's)
+    found.script_closed = schema.closed and "trl" not in schema.frameworks and handed is None
     _defaults(schema, found.root)
     _defined_at(schema, found.root)
     before = set(found.root)
@@ -92,7 +99,7 @@ def read_launched(launch: Launch, name: Field, module: bool, found: Found) -> Fo
         and _own_loop(path, found, derived, given)
     ):
         return found  # no Trainer's arguments: what the script's own loop does with its options is the run
-    found.dialect = _dialect(schema, found)
+    found.dialect = _dialect(schema, found) or handed
     found.script_own_loop = not schema.frameworks and not _builds_trainer(schema)
     if path is not None and found.dialect in ("hf-trainer", "trl"):
         _model_loaded(path, found, given)
@@ -235,17 +242,29 @@ _LOOP_KEYS = frozenset(
 _CONFIG_OPTIONS = ("config", "config_file", "cfg")
 
 
-def _config_file(launch: Launch, schema: Schema | None, option: str, root: dict[str, Node]) -> None:
+def _config_file(
+    launch: Launch,
+    schema: Schema | None,
+    option: str,
+    root: dict[str, Node],
+    script: Path | None = None,
+    handed_only: bool = False,
+) -> str | None:
     """The settings in the file an option names (its flag, else its default), merged under
     the command line's flags; a missing file is a note. ``schema`` None: a script precheck
-    cannot read, whose ``--config`` names a file of a run's settings (one detection knows)."""
+    cannot read, whose ``--config`` names a file of a run's settings (one detection knows).
+    Where the launched ``script`` hands one block of the file to an argument class
+    (``SFTConfig(**config["training"])``, :mod:`.front_end`), that block is the settings, and
+    the dialect of its class is returned (``handed_only``: only such a block is read)."""
     node = root.get(option)
     if node is None and schema is None:
-        return
+        return None
     value = node.value if node is not None else schema.options[option].default  # type: ignore[union-attr]
     if not isinstance(value, str) or not value.lower().endswith((".json", ".yaml", ".yml")):
-        return
+        return None
     target = locate(value, launch.bases)
+    if target is None and handed_only:
+        return None
     if target is None:
         if node is not None:
             launch.builder.notes.append(
@@ -258,19 +277,37 @@ def _config_file(launch: Launch, schema: Schema | None, option: str, root: dict[
                     node.key,
                 )
             )
-        return
+        return None
     from .reading import load  # the package imports this module lazily
 
     name = shown(target)
     document = load(target, name)
-    if schema is None and not _detected(document):
-        return  # a file the script reads for something else: not the run's settings
-    if node is not None and schema is None:
+    handed = _handed_block(document, script)
+    if handed is not None:
+        document = replace(document, root=handed[0])
+    elif handed_only or (schema is None and not _detected(document)):
+        return None  # a file the script reads for something else: not the run's settings
+    if node is not None and (schema is None or handed is not None):
         del root[option]  # the flag is the file's name, not a setting
     for note in document.notes:
         launch.builder.notes.append(replace(note, path=note.path or name))
     for key, child in document.mapping().items():
         root.setdefault(key, with_path(child, name))
+    return handed[1] if handed is not None else None
+
+
+def _handed_block(document: Document, script: Path | None) -> tuple[Node, str] | None:
+    """The block of ``document`` the launched script hands to an HF/TRL argument class, and
+    that class's dialect; None when it hands none."""
+    if script is None or document.format not in ("yaml", "json"):
+        return None
+    from .front_end import HF_CLASSES, blocks, handoffs  # read only where a launch names a config file
+
+    present = blocks(document)
+    for block, cls, _line in handoffs(script)[0] if present else ():
+        if block in present:
+            return document.mapping()[block], "hf-trainer" if cls in HF_CLASSES else "trl"
+    return None
 
 
 def _detected(document: Document) -> bool:
