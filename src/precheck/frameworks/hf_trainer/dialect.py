@@ -110,7 +110,7 @@ class HfTrainer(Dialect):
         # another framework's file (its declared signature keys), or a component recipe
         if keys & registered.signature_keys or _instantiates_components(doc):
             return 0
-        hits = count_keys(keys, TRAINING_ARGS)
+        hits = count_keys(keys - _section_keys(self, doc), TRAINING_ARGS)
         return self.priority + hits if hits >= 2 else 0
 
     def finish(self, doc: Document, config: TrainingConfig) -> None:
@@ -142,6 +142,16 @@ class HfTrainer(Dialect):
             self.put(config, "fsdp_sharding", strategy, doc, node)
         if "offload" in options:
             self.put(config, "offload_param", "cpu", doc, node)
+
+
+def _section_keys(dialect: Dialect, doc: Document) -> set[str]:
+    """Top-level keys whose value is a section (a mapping). No field of ``TRAINING_ARGS`` is
+    one: ``optim: OptimizerNames | str``, ``max_steps: int``, ``output_dir: str | None``
+    (``training_args.py:771,779,812@5.24.0``). A file whose ``optim:`` holds ``lr`` and
+    ``weight_decay`` (mistral-finetune's ``TrainArgs.optim: OptimArgs``, read by
+    simple_parsing) names another parser's field, and is no evidence of TrainingArguments."""
+    root = dialect.root(doc)
+    return {dialect.normalise_key(k) for k, node in root.items() if isinstance(node.value, dict)}
 
 
 def _instantiates_components(doc: Document) -> bool:
