@@ -136,7 +136,9 @@ def premises(document: Document, config: TrainingConfig, context: Context) -> li
             why = f"load dtype {load.value}: `{runtime['torch_dtype']}` is set at run time"
         else:
             why = f"load dtype {load.value}, `from_pretrained`'s default, as {script} is not read"
-        out.append(Premise("torch_dtype", others, f"{why}; state `torch_dtype`"))
+        # a warning on the load dtype rests on it as much as an error (PC405 "gradients are
+        # float16" of an open-instruct YAML whose finetune.py loads bfloat16): it names it
+        out.append(Premise("torch_dtype", others, f"{why}; state `torch_dtype`", judges_warnings=script is not None))
     # Unsloth replaces TRL's trainers and configs when imported (UnslothSFTConfig: both flags
     # default to False, and its trainer picks fp16 or bf16 from the model's dtype): TRL's
     # own defaults do not hold there, and precheck does not model Unsloth's
