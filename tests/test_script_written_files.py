@@ -33,13 +33,15 @@ def test_online_rlhf_heredoc_config_is_not_missing(name: str) -> None:
     ("writer", "missing"),
     [
         ("cat <<EOF > run.yaml\nbf16: true\nEOF\n", False),
+        ("cat > run.yaml <<'EOF'\nbf16: true\nEOF\n", False),
         ('echo "bf16: true" >> "run.yaml"\n', False),
         ("python make_cfg.py &> ./run.yaml\n", False),
         ("python make_cfg.py > other.yaml 2>&1\n", True),
         ("", True),
     ],
 )
-def test_written_before_the_launch(tmp_path: Path, writer: str, missing: bool) -> None:
+@pytest.mark.parametrize("launch", ["train.py run.yaml", "train.py --config run.yaml"])
+def test_written_before_the_launch(tmp_path: Path, writer: str, missing: bool, launch: str) -> None:
     script = tmp_path / "go.sh"
-    script.write_text(writer + "accelerate launch --mixed_precision bf16 train.py run.yaml\n", encoding="utf-8")
+    script.write_text(writer + f"accelerate launch --mixed_precision bf16 {launch}\n", encoding="utf-8")
     assert ("PC904" in _rules(script)) is missing
