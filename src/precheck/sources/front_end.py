@@ -246,8 +246,27 @@ def _below(top: Path, seen: Path, blocks: frozenset[str], name: str) -> tuple[st
     """A handoff in the folders under ``top`` (at most :data:`SUBFOLDER_DEPTH` deep, not the
     chain from ``seen`` already read), by code that names the config file."""
     chain = {seen, *seen.parents}
-    folders = [top]
     read = 0
+    for current, codes in _code_below(top):
+        if current in chain:
+            continue
+        for code in codes:
+            read += 1
+            if read > MAX_BELOW:
+                return None
+            hit = _in_file(code, blocks, name)
+            if hit is not None:
+                return hit
+    return None
+
+
+@lru_cache(maxsize=64)
+def _code_below(top: Path) -> tuple[tuple[Path, tuple[Path, ...]], ...]:
+    """The folders under ``top``, level by level (at most :data:`SUBFOLDER_DEPTH` deep), each with
+    its ``.py`` files: listed once per folder, however many configs below it ask."""
+    out: list[tuple[Path, tuple[Path, ...]]] = []
+    listed = 0
+    folders = [top]
     for _ in range(SUBFOLDER_DEPTH):
         below: list[Path] = []
         for parent in folders:
@@ -257,17 +276,15 @@ def _below(top: Path, seen: Path, blocks: frozenset[str], name: str) -> tuple[st
                 continue
             below.extend(c for c in children[:MAX_FILES] if c.name not in _SKIPPED)
         for current in below:
-            if current in chain:
-                continue
-            for code in sorted(current.glob("*.py"))[:MAX_FILES]:
-                read += 1
-                if read > MAX_BELOW:
-                    return None
-                hit = _in_file(code, blocks, name)
-                if hit is not None:
-                    return hit
+            codes = tuple(sorted(current.glob("*.py"))[:MAX_FILES])
+            out.append((current, codes))
+            listed += len(codes)
+            if listed > MAX_BELOW + MAX_FILES * SUBFOLDER_DEPTH:
+                # more than a search reads: MAX_BELOW files beside the (at most SUBFOLDER_DEPTH)
+                # folders of the config's own chain, which it skips
+                return tuple(out)
         folders = below
-    return None
+    return tuple(out)
 
 
 def handoffs(code: Path) -> tuple[tuple[tuple[str, str, int], ...], frozenset[str]]:
@@ -333,6 +350,7 @@ def _bound_block(text: str, name: str, before: int) -> str | None:
 def clear() -> None:
     _handoff.cache_clear()
     _handoffs.cache_clear()
+    _code_below.cache_clear()
 
 
 __all__ = ["BLOCKS", "HYDRA_KEYS", "blocks", "clear", "front_end", "handoffs", "targeted"]
