@@ -132,6 +132,21 @@ def _lost_updates(config: TrainingConfig, states: str) -> str:
     return text
 
 
+def _state_dtype(ctx: Context) -> str:
+    """The optimizer states' dtype: a bitsandbytes optimizer keeps its own whatever the weights'
+    dtype (``Optimizer2State.init_state``: ``optim_bits == 32`` -> ``torch.float32``, 8 ->
+    ``torch.uint8`` blockwise-quantized, fp32 below ``min_8bit_size``;
+    bitsandbytes/optim/optimizer.py:492-510@0.50.2.dev0, commit 95f9af3), so
+    ``paged_adamw_32bit`` on bf16 weights keeps fp32 moments; a torch optimizer's states
+    follow the parameters (the plan's)."""
+    name = (optimizer_name(ctx.config) or "").lower()
+    if name.endswith("32bit"):
+        return "float32"
+    if name.endswith("8bit"):
+        return "8-bit quantized"
+    return str(ctx.plan.optimizer_state_dtype.value)
+
+
 def _pure_bf16_origin(ctx: Context) -> Any:
     plan, config = ctx.plan, ctx.config
     item = config.optimizer
@@ -217,7 +232,7 @@ def pure_bf16_weights(ctx: Context) -> Iterator[Finding]:
     """
     if not _pure_bf16(ctx) or _deliberate(ctx) is not None or _launcher_may_shard(ctx):
         return
-    states = ctx.plan.optimizer_state_dtype.value
+    states = _state_dtype(ctx)
     yield Finding(
         _pure_bf16_origin(ctx),
         f"the trainable weights are bf16{_weights_source(ctx)} and {_named(ctx.config)} updates them in place "
@@ -272,7 +287,7 @@ def pure_bf16_by_design(ctx: Context) -> Iterator[Finding]:
     why = _deliberate(ctx)
     if why is None:
         return
-    states = ctx.plan.optimizer_state_dtype.value
+    states = _state_dtype(ctx)
     yield Finding(
         _pure_bf16_origin(ctx),
         f"{why}, and {_named(ctx.config, short=True)} rounds each update into the bf16 weights "

@@ -190,6 +190,16 @@ class Builder:
         self.path = path
         self.text = text
         self.notes: list[SourceNote] = []
+        #: the files the script writes before the command being read (``cat <<EOF > cfg.yaml``),
+        #: as written, normalized: a later command that names one names a file the run will have
+        self.written: set[str] = set()
+
+    def wrote(self, name: str) -> None:
+        self.written.add(os.path.normpath(name))
+
+    def writes(self, name: str) -> bool:
+        """The script itself wrote the file ``name`` names before this command."""
+        return os.path.normpath(name) in self.written
 
     def where(self, offset: int) -> tuple[int, int]:
         return position(self.text, offset)

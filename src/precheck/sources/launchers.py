@@ -96,6 +96,8 @@ class Launch:
         """The mapping of a config file the command names (nodes marked with its path), or
         None with a ``missing-reference`` note when it is not there."""
         target = locate(value.text, self.bases)
+        if target is None and self.builder.writes(value.text):
+            return None  # the script writes it before this command (``cat <<EOF > cfg.yaml``)
         if target is None:
             self.builder.note(
                 "missing-reference",

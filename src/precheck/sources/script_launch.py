@@ -266,7 +266,7 @@ def _config_file(
     if target is None and handed_only:
         return None
     if target is None:
-        if node is not None:
+        if node is not None and not launch.builder.writes(value):
             launch.builder.notes.append(
                 SourceNote(
                     "missing-reference",

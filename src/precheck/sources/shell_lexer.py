@@ -134,6 +134,9 @@ class Command:
     words: list[Word] = field(default_factory=list)
     heredoc: Heredoc | None = None
     herestring: Word | None = None
+    #: the files its output is redirected into (``> f``, ``>> f``, ``>| f``, ``&> f``): they
+    #: exist for the commands after it (``cat <<EOF > cfg.yaml``, then ``train.py cfg.yaml``)
+    writes: list[Word] = field(default_factory=list)
 
 
 #: operators, longest first
@@ -164,6 +167,8 @@ _OPERATORS = (
 )
 _REDIRECTIONS = {"&>>", "<<<", "&>", ">>", ">&", ">|", "<&", "<>", "<", ">"}
 _HEREDOCS = {"<<", "<<-"}
+#: the redirections that write their target file (``>&`` and ``<&`` duplicate a descriptor)
+_WRITES = {">", ">>", ">|", "&>", "&>>"}
 _META = set(";&|()<> \t\r\n")
 #: characters a word takes as they are (not an operator, a blank, a quote, an escape or an expansion)
 _PLAIN = re.compile(r"[^;&|()<> \t\r\n\\'\"$`]+")
@@ -207,13 +212,15 @@ class Lexer:
     def commands(self) -> list[Command]:
         out: list[Command] = []
         current = Command()
-        target_next = herestring_next = False
+        target_next = herestring_next = write_next = False
         for token in self.tokens():
             if isinstance(token, Word):
                 if herestring_next:
                     current.herestring, current.heredoc = token, None
+                if write_next:
+                    current.writes.append(token)
                 if target_next:
-                    target_next = herestring_next = False
+                    target_next = herestring_next = write_next = False
                 else:
                     current.words.append(token)
                 continue
@@ -223,10 +230,11 @@ class Lexer:
             if token in _REDIRECTIONS:
                 target_next = True
                 herestring_next = token == "<<<"
+                write_next = token in _WRITES
                 continue
             if token in _HEREDOCS:
                 continue
-            target_next = herestring_next = False
+            target_next = herestring_next = write_next = False
             if current.words:
                 out.append(current)
             current = Command()

@@ -305,6 +305,15 @@ class Shell:
     def run(self, commands: list[Command]) -> None:
         for command in commands:
             self.simple(command.words, command)
+            for target in command.writes:
+                self._wrote(target)
+
+    def _wrote(self, target: Word) -> None:
+        """The script wrote the file ``target`` names (a redirection's target): the commands
+        after it may name it though it is not in the tree (``cat <<EOF > cfg.yaml``)."""
+        fields = self.expand(target)
+        if len(fields) == 1 and not fields[0].unresolved and fields[0].text:
+            self.builder.wrote(fields[0].text)
 
     def simple(self, words: list[Word], command: Command | None = None) -> None:
         while words and words[0].literal() in _KEYWORDS:
